@@ -1,0 +1,131 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tiletune/v1/jobs.pb.h"
+#include "tiletune/v1/records.pb.h"
+#include "tiletune/v1/tiletune.pb.h"
+
+namespace tiletune::db {
+
+// Any storage failure (I/O, corruption, a newer schema). The message is meant
+// for an operator.
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The next piece of work for a device: one item of one job.
+struct JobItemClaim {
+  std::string job_id;
+  int item_index = 0;
+  v1::KernelKey key;
+  v1::JobSpec spec;
+};
+
+struct RecordPage {
+  std::vector<v1::Record> records;
+  std::string next_page_token;  // empty on the last page
+};
+
+struct JobPage {
+  std::vector<v1::Job> jobs;
+  std::string next_page_token;
+};
+
+// A record to import with the canonical key the caller computed for it and
+// the 1-based line it came from.
+struct ImportedRecord {
+  int line = 0;
+  std::string canonical_key;
+  v1::Record record;
+};
+
+// The tuning database. The server and tuner use only this interface; SQLite
+// is the embedded implementation, PostgreSQL the fleet one (later). Keys are
+// canonical strings computed by kernels::CanonicalKeyString: the store does
+// not interpret kernel keys. Every method is thread-safe. Writes are durable
+// when the call returns.
+class TuningStore {
+ public:
+  virtual ~TuningStore() = default;
+
+  // Devices and kernels.
+  virtual void UpsertDevice(const v1::DeviceFingerprint& device, const v1::Toolchain& toolchain) = 0;
+  virtual void UpsertKernel(const std::string& source_hash, const std::string& kernel_name,
+                            const std::string& library_version, const std::string& source) = 0;
+
+  // Records: the best known answer per (canonical key, device class).
+  virtual std::optional<v1::Record> FindRecord(const std::string& canonical_key,
+                                               const std::string& device_class) = 0;
+  // Inserts or replaces the record for its key and device class.
+  virtual void PutRecord(const std::string& canonical_key, const v1::Record& record) = 0;
+  // Filters are exact; empty means any. Ordered by op, key, device class.
+  virtual RecordPage ListRecords(const std::string& op, const std::string& device_class,
+                                 int page_size, const std::string& page_token) = 0;
+  virtual void ExportRecords(const std::string& op, const std::string& device_class,
+                             const std::function<void(const v1::Record&)>& sink) = 0;
+  // All or nothing: returns the lines whose key and device class already
+  // have a record (when !replace) or repeat an earlier line; on any such
+  // conflict, or when dry_run, nothing is written.
+  virtual std::vector<v1::ImportReject> ImportRecords(const std::vector<ImportedRecord>& records,
+                                                      bool replace, bool dry_run) = 0;
+
+  // Trials: every variant tried, whatever its outcome.
+  virtual int64_t AddTrial(const std::string& canonical_key, const std::string& device_class,
+                           const v1::Trial& trial) = 0;
+  virtual std::vector<v1::Trial> TrialsForItem(const std::string& job_id, int item_index) = 0;
+
+  // Jobs. CreateJob stores the job (state QUEUED, `device` set) and one item
+  // per spec kernel, with its canonical key.
+  virtual void CreateJob(const v1::Job& job, const std::vector<std::string>& canonical_keys) = 0;
+  virtual std::optional<v1::Job> GetJob(const std::string& job_id) = 0;
+  // Newest first; empty `states` means every state.
+  virtual JobPage ListJobs(const std::vector<v1::JobState>& states, int page_size,
+                           const std::string& page_token) = 0;
+  // The next item for `device`: first the remaining items of a job already
+  // RUNNING there, else the first item of the QUEUED job with the highest
+  // priority (oldest first among equals). Marks item and job RUNNING.
+  virtual std::optional<JobItemClaim> ClaimNextItem(const std::string& device) = 0;
+  // Saves an item's progress (state, counters, best so far).
+  virtual void UpdateItem(const std::string& job_id, const v1::JobItemProgress& item) = 0;
+  // Marks the job finished (SUCCEEDED/FAILED/CANCELLED) when it is not
+  // finished already.
+  virtual void FinishJob(const std::string& job_id, v1::JobState state,
+                         const std::string& error) = 0;
+  // Marks a QUEUED/RUNNING job and its unfinished items CANCELLED. False if
+  // the job does not exist or had already finished.
+  virtual bool CancelJob(const std::string& job_id) = 0;
+  // At daemon start: RUNNING items go back to QUEUED (their trials stay, so
+  // a resumed item skips what it already tried). Returns the items requeued.
+  virtual int RequeueInterrupted() = 0;
+  // A QUEUED or RUNNING job on `device` with an unfinished item for this key.
+  virtual std::optional<std::string> FindActiveJobForKey(const std::string& canonical_key,
+                                                         const std::string& device) = 0;
+  virtual std::map<v1::JobState, int64_t> CountJobsByState() = 0;
+
+  // "ok" when PRAGMA integrity_check (or the engine's equivalent) passes.
+  virtual std::string IntegrityCheck() = 0;
+};
+
+struct SqliteOptions {
+  std::string path;                 // database file; created if missing
+  int read_connections = 4;         // pooled readers (WAL allows them beside the writer)
+  int busy_timeout_ms = 5000;
+};
+
+// Opens (creating or migrating) a SQLite tuning database. Throws StoreError
+// when the file is newer than this binary understands or fails quick_check.
+std::unique_ptr<TuningStore> OpenSqliteStore(const SqliteOptions& options);
+
+// The schema version this binary writes (PRAGMA user_version).
+int SqliteSchemaVersion();
+
+}  // namespace tiletune::db

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of tiletune from Debian 12 packages.
+# Idempotent: README, .ci/run and the Dockerfiles all call this one script.
+#   deploy/install-deps.sh            build + test dependencies
+#   deploy/install-deps.sh --runtime  only what a running tiletuned needs
+set -euo pipefail
+
+runtime_packages=(
+  ca-certificates
+  libgrpc++1.51 libprotobuf32 libsqlite3-0 libspdlog1.10 libyaml-cpp0.7 libfmt9
+  g++ # the host backend compiles CPU kernel variants at run time
+)
+build_packages=(
+  build-essential cmake ninja-build pkg-config git
+  libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
+  libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
+  libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libcpp-httplib-dev
+  libamdhip64-dev
+  clang-format
+)
+
+packages=("${runtime_packages[@]}")
+if [[ "${1:-}" != "--runtime" ]]; then
+  packages+=("${build_packages[@]}")
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-deps: installed ${#missing[@]} packages"

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tiletune/v1/kernel_key.pb.h"
+
+namespace tiletune::kernels {
+
+// Limits on what a key may describe. Owned by the daemon's config; these are
+// the defaults.
+struct KeyLimits {
+  int64_t max_dim = int64_t{1} << 20;           // any single dimension
+  int64_t max_elements = int64_t{1} << 32;      // product of all dimensions
+  int max_chain_length = 16;
+};
+
+// A rejected request field: `field` is the path in the request message
+// (e.g. "key.shape[1].size") so clients can point at it.
+struct FieldError {
+  std::string field;
+  std::string message;
+  std::string ToString() const { return field + ": " + message; }
+};
+
+// The ops whose keys we understand, and the epilogue ops a chain may hold.
+bool IsKnownOp(std::string_view op);
+bool IsKnownChainOp(std::string_view op);
+
+// Checks op, chain, dtypes, layouts and shape against the op's rules and the
+// limits. `prefix` is prepended to field paths ("key", "spec.kernels[2]").
+std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyLimits& limits,
+                                            const std::string& prefix = "key");
+
+// Fills what a client may leave out (accumulate dtype, output dtype, row-major
+// layouts) so that equal problems get equal canonical strings.
+v1::KernelKey NormalizeKernelKey(const v1::KernelKey& key);
+
+// A stable text form of a normalized key, used as the database key and the
+// cache key. Scalar arguments of chain ops (the `scale` value) are runtime
+// arguments and are left out.
+std::string CanonicalKeyString(const v1::KernelKey& key);
+
+// A dimension by name; nullopt if the key has none.
+std::optional<int64_t> DimSize(const v1::KernelKey& key, std::string_view name);
+
+// Short lower-case names used in canonical strings, the CLI and job files.
+std::string_view DTypeName(v1::DType dtype);
+std::optional<v1::DType> ParseDType(std::string_view name);
+std::string_view LayoutName(v1::Layout layout);
+std::optional<v1::Layout> ParseLayout(std::string_view name);
+
+// Bytes and floating-point operations the problem must move and do at the
+// least; used for bandwidth/TFLOP figures.
+int64_t ProblemFlops(const v1::KernelKey& key);
+
+}  // namespace tiletune::kernels

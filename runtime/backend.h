@@ -1,0 +1,68 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/kernel_template.h"
+#include "tiletune/v1/records.pb.h"
+
+namespace tiletune::runtime {
+
+// One device a backend drives. `worker_env` pins a benchmark worker to it
+// (CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES...).
+struct DeviceInfo {
+  std::string id;  // "cpu:0", "cuda:0"
+  std::string backend;
+  v1::DeviceFingerprint fingerprint;
+  v1::Toolchain toolchain;
+  std::map<std::string, std::string> worker_env;
+};
+
+struct CompileLimits {
+  double timeout_seconds = 60;
+};
+
+// Resource usage the compiler reported; GPU backends fill it, the host
+// backend leaves it empty.
+struct ResourceReport {
+  int registers = 0;
+  int64_t shared_memory_bytes = 0;
+  int64_t spill_bytes = 0;
+  int64_t stack_bytes = 0;
+};
+
+struct CompileResult {
+  bool ok = false;
+  bool timed_out = false;
+  bool cache_hit = false;
+  std::string artifact_path;  // what the worker loads
+  std::string cache_key;      // hash of source, options, compiler, target
+  std::string log;            // compiler output (errors on failure)
+  double seconds = 0;
+  ResourceReport resources;
+};
+
+// A way to build and run kernels on one kind of device. The daemon holds
+// one per available backend; compiles happen in the daemon (in subprocesses
+// where the compiler can hang), runs happen in the benchmark worker.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::vector<DeviceInfo> Devices() const = 0;
+  // Thread-safe: the tuner compiles several variants at once.
+  virtual CompileResult Compile(const kernels::KernelSource& source, const DeviceInfo& device,
+                                const CompileLimits& limits) = 0;
+};
+
+// Whether a backend could be opened here, and if not, why not.
+struct BackendStatus {
+  std::string name;
+  bool available = false;
+  std::string reason;
+};
+
+}  // namespace tiletune::runtime

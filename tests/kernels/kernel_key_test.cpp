@@ -1,0 +1,100 @@
+#include "kernels/kernel_key.h"
+
+#include <gtest/gtest.h>
+
+namespace tiletune::kernels {
+namespace {
+
+v1::KernelKey Gemm(int64_t m, int64_t n, int64_t k) {
+  v1::KernelKey key;
+  key.set_op("gemm");
+  key.set_input_dtype(v1::DTYPE_F32);
+  for (auto [name, size] : {std::pair{"m", m}, {"n", n}, {"k", k}}) {
+    auto* d = key.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  return key;
+}
+
+TEST(KernelKey, ValidGemmPasses) { EXPECT_FALSE(ValidateKernelKey(Gemm(64, 64, 64), {})); }
+
+TEST(KernelKey, UnknownOpNamesTheField) {
+  auto key = Gemm(1, 1, 1);
+  key.set_op("conv");
+  auto err = ValidateKernelKey(key, {});
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->field, "key.op");
+}
+
+TEST(KernelKey, NegativeDimNamesItsIndex) {
+  auto err = ValidateKernelKey(Gemm(64, -3, 64), {});
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->field, "key.shape[1].size");
+}
+
+TEST(KernelKey, AbsurdDimsHitTheLimits) {
+  KeyLimits limits;
+  limits.max_dim = 1000;
+  EXPECT_EQ(ValidateKernelKey(Gemm(64, 1001, 64), limits)->field, "key.shape[1].size");
+  limits.max_dim = 1 << 20;
+  limits.max_elements = 1000;
+  EXPECT_EQ(ValidateKernelKey(Gemm(64, 64, 64), limits)->field, "key.shape");
+}
+
+TEST(KernelKey, MissingDimAndUnsupportedDtype) {
+  auto key = Gemm(8, 8, 8);
+  key.mutable_shape()->RemoveLast();
+  EXPECT_EQ(ValidateKernelKey(key, {})->field, "key.shape");
+  key = Gemm(8, 8, 8);
+  key.set_input_dtype(v1::DTYPE_UNSPECIFIED);
+  EXPECT_EQ(ValidateKernelKey(key, {})->field, "key.input_dtype");
+  key.set_input_dtype(static_cast<v1::DType>(42));
+  EXPECT_EQ(ValidateKernelKey(key, {})->field, "key.input_dtype");
+}
+
+TEST(KernelKey, UnknownChainOpAndMisplacedCast) {
+  auto key = Gemm(8, 8, 8);
+  key.add_chain()->set_op("tanh");
+  EXPECT_EQ(ValidateKernelKey(key, {})->field, "key.chain[0].op");
+  key = Gemm(8, 8, 8);
+  auto* cast = key.add_chain();
+  cast->set_op("cast");
+  cast->set_dtype(v1::DTYPE_BF16);
+  key.add_chain()->set_op("relu");
+  EXPECT_EQ(ValidateKernelKey(key, {})->field, "key.chain[0]");
+}
+
+TEST(KernelKey, CanonicalStringIgnoresOrderDefaultsAndScaleValue) {
+  auto a = Gemm(128, 256, 64);
+  auto b = a;
+  std::reverse(b.mutable_shape()->begin(), b.mutable_shape()->end());
+  auto* layout = b.add_layouts();
+  layout->set_tensor("a");
+  layout->set_layout(v1::LAYOUT_ROW_MAJOR);
+  b.set_output_dtype(v1::DTYPE_F32);
+  a.add_chain()->set_op("scale");
+  a.mutable_chain(0)->set_scalar(0.5);
+  b.add_chain()->set_op("scale");
+  b.mutable_chain(0)->set_scalar(2.0);
+  EXPECT_EQ(CanonicalKeyString(a), CanonicalKeyString(b));
+  EXPECT_EQ(CanonicalKeyString(a),
+            "gemm|chain=scale:f32|in=f32|out=f32|acc=f32|layout=a:row,b:row|shape=k=64,m=128,n=256");
+}
+
+TEST(KernelKey, DifferentShapesDiffer) {
+  EXPECT_NE(CanonicalKeyString(Gemm(1, 2, 3)), CanonicalKeyString(Gemm(1, 2, 4)));
+}
+
+TEST(KernelKey, RowOpsNeedRowsAndCols) {
+  v1::KernelKey key;
+  key.set_op("softmax");
+  key.set_input_dtype(v1::DTYPE_F32);
+  auto* d = key.add_shape();
+  d->set_name("m");
+  d->set_size(4);
+  EXPECT_EQ(ValidateKernelKey(key, {})->field, "key.shape[0].name");
+}
+
+}  // namespace
+}  // namespace tiletune::kernels
