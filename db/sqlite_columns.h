@@ -1,0 +1,32 @@
+#pragma once
+
+#include <google/protobuf/timestamp.pb.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "db/sqlite_connection.h"
+#include "db/tuning_store.h"
+
+namespace tiletune::db {
+
+// Timestamps live in columns as unix microseconds; an unset one is NULL.
+int64_t NowMicros();
+std::optional<int64_t> MicrosOf(bool present, const google::protobuf::Timestamp& timestamp);
+// Nullopt when the column is NULL.
+std::optional<google::protobuf::Timestamp> ReadTimestamp(const Statement& row, int column);
+
+// A whole proto kept in a BLOB column. `what` names it in the error.
+template <typename Message>
+Message ReadProto(const Statement& row, int column, std::string_view what) {
+  Message message;
+  if (!message.ParseFromString(row.Bytes(column))) {
+    throw StoreError("database " + row.database_path() + ": stored " + std::string(what) +
+                     " cannot be parsed; the file is damaged or was written by other software");
+  }
+  return message;
+}
+
+}  // namespace tiletune::db

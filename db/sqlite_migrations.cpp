@@ -1,0 +1,142 @@
+#include "db/sqlite_migrations.h"
+
+#include <array>
+#include <string>
+
+#include "db/tuning_store.h"
+
+namespace tiletune::db {
+namespace {
+
+// One step of the schema history. Steps are never edited once released: a
+// change is a new step. Enum columns (state, status, winner) hold the proto
+// enum numbers; *_us columns hold unix microseconds; whole protos are kept
+// in the BLOB columns, the other columns are what queries filter and sort on.
+struct Migration {
+  int version;
+  const char* sql;
+};
+
+constexpr std::array kMigrations = {
+    Migration{1, R"sql(
+CREATE TABLE devices (
+  device_class TEXT PRIMARY KEY,
+  vendor TEXT NOT NULL,
+  arch TEXT NOT NULL,
+  name TEXT NOT NULL,
+  compute_units INTEGER NOT NULL,
+  memory_bytes INTEGER NOT NULL,
+  l2_bytes INTEGER NOT NULL,
+  clock_mhz INTEGER NOT NULL,
+  driver_version TEXT NOT NULL,
+  runtime_version TEXT NOT NULL,
+  compiler_version TEXT NOT NULL,
+  kernel_library_version TEXT NOT NULL,
+  first_seen_us INTEGER NOT NULL,
+  last_seen_us INTEGER NOT NULL
+);
+
+CREATE TABLE kernels (
+  source_hash TEXT PRIMARY KEY,
+  kernel_name TEXT NOT NULL,
+  library_version TEXT NOT NULL,
+  source TEXT NOT NULL,
+  created_at_us INTEGER NOT NULL
+);
+
+CREATE TABLE records (
+  canonical_key TEXT NOT NULL,
+  device_class TEXT NOT NULL,
+  op TEXT NOT NULL,
+  winner INTEGER NOT NULL,
+  tuned_median_us REAL NOT NULL,
+  baseline_median_us REAL NOT NULL,
+  speedup REAL NOT NULL,
+  measured_at_us INTEGER,
+  record BLOB NOT NULL,
+  PRIMARY KEY (canonical_key, device_class)
+);
+CREATE INDEX records_by_op ON records (op, canonical_key, device_class);
+CREATE INDEX records_by_device_class ON records (device_class, op, canonical_key);
+
+CREATE TABLE trials (
+  id INTEGER PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  item_index INTEGER NOT NULL,
+  canonical_key TEXT NOT NULL,
+  device_class TEXT NOT NULL,
+  params TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  median_us REAL NOT NULL,
+  rel_error REAL NOT NULL,
+  error TEXT NOT NULL,
+  source_hash TEXT NOT NULL,
+  finished_at_us INTEGER,
+  trial BLOB NOT NULL
+);
+CREATE INDEX trials_by_item ON trials (job_id, item_index);
+CREATE INDEX trials_by_key ON trials (canonical_key, device_class);
+
+CREATE TABLE jobs (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  priority INTEGER NOT NULL,
+  device TEXT NOT NULL,
+  created_at_us INTEGER NOT NULL,
+  started_at_us INTEGER,
+  finished_at_us INTEGER,
+  error TEXT NOT NULL,
+  spec BLOB NOT NULL
+);
+CREATE INDEX jobs_by_state ON jobs (state, device, priority DESC, created_at_us);
+CREATE INDEX jobs_by_created ON jobs (created_at_us);
+
+CREATE TABLE job_items (
+  job_id TEXT NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+  item_index INTEGER NOT NULL,
+  canonical_key TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  progress BLOB NOT NULL,
+  PRIMARY KEY (job_id, item_index)
+);
+CREATE INDEX job_items_by_state ON job_items (state);
+CREATE INDEX job_items_by_key ON job_items (canonical_key, state);
+)sql"},
+};
+
+}  // namespace
+
+int SqliteSchemaVersion() {
+  return kMigrations.back().version;
+}
+
+int StoredSchemaVersion(Connection& connection) {
+  return std::stoi(connection.QueryText("PRAGMA user_version"));
+}
+
+void RefuseNewerSchema(Connection& connection) {
+  int stored = StoredSchemaVersion(connection);
+  if (stored > SqliteSchemaVersion()) {
+    throw StoreError(connection.path() + ": database schema version " + std::to_string(stored) +
+                     " is newer than this tiletuned supports (" +
+                     std::to_string(SqliteSchemaVersion()) +
+                     "); upgrade tiletuned or use another --db");
+  }
+}
+
+void MigrateSchema(Connection& connection) {
+  // Read the version inside the write transaction: another process may have
+  // migrated the file since we last looked.
+  Transaction transaction(connection, TransactionKind::kWrite);
+  RefuseNewerSchema(connection);
+  int stored = StoredSchemaVersion(connection);
+  if (stored == SqliteSchemaVersion()) return;
+  for (const auto& migration : kMigrations) {
+    if (migration.version > stored) connection.Exec(migration.sql);
+  }
+  connection.Exec("PRAGMA user_version = " + std::to_string(SqliteSchemaVersion()));
+  transaction.Commit();
+}
+
+}  // namespace tiletune::db

@@ -1,0 +1,201 @@
+// Records (the best answer per key and device class), their import and
+// export, and trials.
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include "db/page_token.h"
+#include "db/sqlite_columns.h"
+#include "db/sqlite_tuning_store.h"
+
+namespace tiletune::db {
+namespace {
+
+void RequireRecordKey(const std::string& canonical_key, const v1::Record& record) {
+  if (canonical_key.empty()) throw std::invalid_argument("record.key: canonical key is empty");
+  if (record.device_class().empty()) {
+    throw std::invalid_argument("record.device_class is required");
+  }
+}
+
+void WriteRecord(Connection& connection, const std::string& canonical_key,
+                 const v1::Record& record) {
+  connection
+      .Prepare(
+          "INSERT INTO records (canonical_key, device_class, op, winner, tuned_median_us,"
+          " baseline_median_us, speedup, measured_at_us, record)"
+          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+          " ON CONFLICT (canonical_key, device_class) DO UPDATE SET op = excluded.op,"
+          " winner = excluded.winner, tuned_median_us = excluded.tuned_median_us,"
+          " baseline_median_us = excluded.baseline_median_us, speedup = excluded.speedup,"
+          " measured_at_us = excluded.measured_at_us, record = excluded.record")
+      .Bind(canonical_key, record.device_class(), record.key().op(), record.winner(),
+            record.tuned().median_us(), record.baseline().median_us(), record.speedup(),
+            MicrosOf(record.has_measured_at(), record.measured_at()),
+            Blob{record.SerializeAsString()})
+      .Run();
+}
+
+bool RecordExists(Connection& connection, const std::string& canonical_key,
+                  const std::string& device_class) {
+  return connection.Prepare("SELECT 1 FROM records WHERE canonical_key = ? AND device_class = ?")
+      .Bind(canonical_key, device_class)
+      .Step();
+}
+
+// What import reports for one line, or nullopt when the line may be written.
+std::optional<v1::ImportReject> CheckImportLine(
+    Connection& connection, const ImportedRecord& item, bool replace,
+    std::map<std::pair<std::string, std::string>, int>& first_line_of) {
+  v1::ImportReject reject;
+  reject.set_line(item.line);
+  reject.set_field("record.key");
+  if (item.canonical_key.empty()) {
+    reject.set_message("has no canonical key");
+    return reject;
+  }
+  if (item.record.device_class().empty()) {
+    reject.set_field("record.device_class");
+    reject.set_message("is required");
+    return reject;
+  }
+  auto [earlier, first] =
+      first_line_of.emplace(std::pair{item.canonical_key, item.record.device_class()}, item.line);
+  if (!first) {
+    reject.set_message("duplicate of line " + std::to_string(earlier->second));
+    return reject;
+  }
+  if (!replace && RecordExists(connection, item.canonical_key, item.record.device_class())) {
+    reject.set_message("record already exists; use replace");
+    return reject;
+  }
+  return std::nullopt;
+}
+
+// Sorted keys, so equal parameter sets are equal strings.
+std::string ParamsJson(const google::protobuf::Map<std::string, int64_t>& params) {
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& [name, value] : params) json[name] = value;
+  return json.dump();
+}
+
+}  // namespace
+
+std::optional<v1::Record> SqliteTuningStore::FindRecord(const std::string& canonical_key,
+                                                        const std::string& device_class) {
+  auto reader = readers_->Acquire();
+  auto row =
+      reader->Prepare("SELECT record FROM records WHERE canonical_key = ? AND device_class = ?");
+  if (!row.Bind(canonical_key, device_class).Step()) return std::nullopt;
+  return ReadProto<v1::Record>(row, 0, "record " + canonical_key);
+}
+
+void SqliteTuningStore::PutRecord(const std::string& canonical_key, const v1::Record& record) {
+  RequireRecordKey(canonical_key, record);
+  writer_->Run([&](Connection& connection) { WriteRecord(connection, canonical_key, record); });
+}
+
+RecordPage SqliteTuningStore::ListRecords(const std::string& op, const std::string& device_class,
+                                          int page_size, const std::string& page_token) {
+  int limit = EffectivePageSize(page_size);
+  std::vector<std::string> after = {"", "", ""};
+  if (!page_token.empty()) after = DecodePageToken(page_token, 3);
+  // Fixed parameter numbers; ?6 always appears, so binding all six is valid
+  // whichever filters the text holds.
+  std::string sql = "SELECT op, canonical_key, device_class, record FROM records WHERE 1";
+  if (!op.empty()) sql += " AND op = ?1";
+  if (!device_class.empty()) sql += " AND device_class = ?2";
+  if (!page_token.empty()) {
+    // Resume after the last row, comparing only the sort columns no filter
+    // fixes, so that the index range starts right there.
+    std::string columns = op.empty() ? "op, canonical_key" : "canonical_key";
+    std::string after_last = op.empty() ? "?3, ?4" : "?4";
+    if (device_class.empty()) {
+      columns += ", device_class";
+      after_last += ", ?5";
+    }
+    sql += " AND (" + columns + ") > (" + after_last + ")";
+  }
+  sql += " ORDER BY op, canonical_key, device_class LIMIT ?6";
+
+  auto reader = readers_->Acquire();
+  auto rows = reader->Prepare(sql);
+  // One row past the page tells whether another page follows.
+  rows.Bind(op, device_class, after[0], after[1], after[2], limit + 1);
+  RecordPage page;
+  std::vector<std::string> last;
+  while (rows.Step()) {
+    if (static_cast<int>(page.records.size()) == limit) {
+      page.next_page_token = EncodePageToken(last);
+      break;
+    }
+    last = {rows.Text(0), rows.Text(1), rows.Text(2)};
+    page.records.push_back(ReadProto<v1::Record>(rows, 3, "record " + last[1]));
+  }
+  return page;
+}
+
+void SqliteTuningStore::ExportRecords(const std::string& op, const std::string& device_class,
+                                      const std::function<void(const v1::Record&)>& sink) {
+  // Page by page, so a slow sink holds no read connection between pages.
+  std::string token;
+  do {
+    RecordPage page = ListRecords(op, device_class, kMaxPageSize, token);
+    for (const auto& record : page.records) sink(record);
+    token = page.next_page_token;
+  } while (!token.empty());
+}
+
+std::vector<v1::ImportReject> SqliteTuningStore::ImportRecords(
+    const std::vector<ImportedRecord>& records, bool replace, bool dry_run) {
+  return writer_->Run([&](Connection& connection) {
+    std::vector<v1::ImportReject> rejects;
+    std::map<std::pair<std::string, std::string>, int> first_line_of;
+    for (const auto& item : records) {
+      if (auto reject = CheckImportLine(connection, item, replace, first_line_of)) {
+        rejects.push_back(std::move(*reject));
+      }
+    }
+    if (rejects.empty() && !dry_run) {
+      for (const auto& item : records) WriteRecord(connection, item.canonical_key, item.record);
+    }
+    return rejects;
+  });
+}
+
+int64_t SqliteTuningStore::AddTrial(const std::string& canonical_key,
+                                    const std::string& device_class, const v1::Trial& trial) {
+  return writer_->Run([&](Connection& connection) {
+    connection
+        .Prepare(
+            "INSERT INTO trials (job_id, item_index, canonical_key, device_class, params, status,"
+            " median_us, rel_error, error, source_hash, finished_at_us, trial)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        .Bind(trial.job_id(), trial.item_index(), canonical_key, device_class,
+              ParamsJson(trial.params()), trial.status(), trial.timing().median_us(),
+              trial.rel_error(), trial.error(), trial.source_hash(),
+              MicrosOf(trial.has_finished_at(), trial.finished_at()),
+              Blob{trial.SerializeAsString()})
+        .Run();
+    return connection.LastInsertRowId();
+  });
+}
+
+std::vector<v1::Trial> SqliteTuningStore::TrialsForItem(const std::string& job_id, int item_index) {
+  auto reader = readers_->Acquire();
+  auto rows = reader->Prepare(
+      "SELECT id, trial FROM trials WHERE job_id = ? AND item_index = ? ORDER BY id");
+  rows.Bind(job_id, item_index);
+  std::vector<v1::Trial> trials;
+  while (rows.Step()) {
+    auto trial = ReadProto<v1::Trial>(rows, 1, "trial " + std::to_string(rows.Int64(0)));
+    // The row id is assigned on insert, after the blob was serialized.
+    trial.set_id(rows.Int64(0));
+    trials.push_back(std::move(trial));
+  }
+  return trials;
+}
+
+}  // namespace tiletune::db

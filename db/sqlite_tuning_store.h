@@ -1,0 +1,68 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "db/sqlite_read_pool.h"
+#include "db/sqlite_write_queue.h"
+#include "db/tuning_store.h"
+
+namespace tiletune::db {
+
+// TuningStore on one SQLite file: every write goes through the single
+// writer thread, every query through the read pool. Methods are defined in
+// sqlite_tuning_store.cpp (opening, devices, kernels, checks),
+// sqlite_records.cpp (records, import, trials) and sqlite_jobs.cpp (the job
+// queue).
+class SqliteTuningStore final : public TuningStore {
+ public:
+  explicit SqliteTuningStore(const SqliteOptions& options);
+
+  void UpsertDevice(const v1::DeviceFingerprint& device, const v1::Toolchain& toolchain) override;
+  void UpsertKernel(const std::string& source_hash, const std::string& kernel_name,
+                    const std::string& library_version, const std::string& source) override;
+
+  std::optional<v1::Record> FindRecord(const std::string& canonical_key,
+                                       const std::string& device_class) override;
+  void PutRecord(const std::string& canonical_key, const v1::Record& record) override;
+  RecordPage ListRecords(const std::string& op, const std::string& device_class, int page_size,
+                         const std::string& page_token) override;
+  void ExportRecords(const std::string& op, const std::string& device_class,
+                     const std::function<void(const v1::Record&)>& sink) override;
+  std::vector<v1::ImportReject> ImportRecords(const std::vector<ImportedRecord>& records,
+                                              bool replace, bool dry_run) override;
+
+  int64_t AddTrial(const std::string& canonical_key, const std::string& device_class,
+                   const v1::Trial& trial) override;
+  std::vector<v1::Trial> TrialsForItem(const std::string& job_id, int item_index) override;
+
+  void CreateJob(const v1::Job& job, const std::vector<std::string>& canonical_keys) override;
+  std::optional<v1::Job> GetJob(const std::string& job_id) override;
+  JobPage ListJobs(const std::vector<v1::JobState>& states, int page_size,
+                   const std::string& page_token) override;
+  // A RUNNING job whose items are all claimed or finished does not hold the
+  // device: the next QUEUED job may start beside it.
+  std::optional<JobItemClaim> ClaimNextItem(const std::string& device) override;
+  // Cancellation wins: an item already CANCELLED keeps that state, though
+  // its counters are saved.
+  void UpdateItem(const std::string& job_id, const v1::JobItemProgress& item) override;
+  // Items still QUEUED or RUNNING become CANCELLED: they will never run.
+  void FinishJob(const std::string& job_id, v1::JobState state, const std::string& error) override;
+  bool CancelJob(const std::string& job_id) override;
+  int RequeueInterrupted() override;
+  std::optional<std::string> FindActiveJobForKey(const std::string& canonical_key,
+                                                 const std::string& device) override;
+  std::map<v1::JobState, int64_t> CountJobsByState() override;
+
+  std::string IntegrityCheck() override;
+
+ private:
+  // Destroyed in reverse: the write queue drains first, then the readers
+  // close, then the writer connection, whose close (the last one)
+  // checkpoints the WAL into the database file.
+  std::unique_ptr<Connection> writer_connection_;
+  std::unique_ptr<ReadPool> readers_;
+  std::unique_ptr<WriteQueue> writer_;
+};
+
+}  // namespace tiletune::db

@@ -1,0 +1,92 @@
+#include "db/sqlite_write_queue.h"
+
+#include <cstddef>
+
+#include "db/tuning_store.h"
+
+namespace tiletune::db {
+namespace {
+
+// Bounds how long the first task of a batch waits on the ones after it.
+constexpr std::size_t kMaxBatch = 64;
+
+}  // namespace
+
+WriteQueue::WriteQueue(Connection& connection)
+    : connection_(connection), thread_([this] { Loop(); }) {}
+
+WriteQueue::~WriteQueue() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  queued_.notify_one();
+  thread_.join();
+}
+
+void WriteQueue::Submit(std::function<void(Connection&)> body) {
+  Task task{std::move(body)};
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) throw StoreError("database " + connection_.path() + " is closed");
+    pending_.push_back(&task);
+  }
+  queued_.notify_one();
+  {
+    std::unique_lock lock(mutex_);
+    settled_.wait(lock, [&task] { return task.done; });
+  }
+  if (task.error) std::rethrow_exception(task.error);
+}
+
+void WriteQueue::Loop() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    queued_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+    if (pending_.empty()) return;
+    std::vector<Task*> batch;
+    while (!pending_.empty() && batch.size() < kMaxBatch) {
+      batch.push_back(pending_.front());
+      pending_.pop_front();
+    }
+    lock.unlock();
+    RunBatch(batch);
+    Settle(batch);
+    lock.lock();
+  }
+}
+
+void WriteQueue::RunBatch(const std::vector<Task*>& batch) {
+  try {
+    Transaction transaction(connection_, TransactionKind::kWrite);
+    for (Task* task : batch) {
+      connection_.Exec("SAVEPOINT task");
+      try {
+        task->body(connection_);
+        connection_.Exec("RELEASE task");
+      } catch (...) {
+        task->error = std::current_exception();
+        // After an I/O error or a full disk SQLite may have rolled back the
+        // whole transaction: then nothing in this batch was written.
+        if (connection_.InAutocommit()) throw;
+        connection_.Exec("ROLLBACK TO task; RELEASE task");
+      }
+    }
+    transaction.Commit();
+  } catch (...) {
+    auto error = std::current_exception();
+    for (Task* task : batch) {
+      if (!task->error) task->error = error;
+    }
+  }
+}
+
+void WriteQueue::Settle(const std::vector<Task*>& tasks) {
+  {
+    std::lock_guard lock(mutex_);
+    for (Task* task : tasks) task->done = true;
+  }
+  settled_.notify_all();
+}
+
+}  // namespace tiletune::db

@@ -1,0 +1,284 @@
+// The durable job queue: creation, claiming order, progress, cancellation
+// and recovery after a restart.
+#include "db/tuning_store.h"
+#include "store_test.h"
+
+namespace tiletune::db {
+namespace {
+
+// A job of `kernels` softmax items on `device`, created `created_s` seconds
+// after the epoch. Item i has canonical key "<id>/i".
+v1::Job Job(const std::string& id, const std::string& device, int priority, int64_t created_s,
+            int kernels = 2) {
+  v1::Job job;
+  job.set_id(id);
+  job.set_device(device);
+  job.mutable_created_at()->set_seconds(created_s);
+  job.mutable_spec()->set_name("job " + id);
+  job.mutable_spec()->set_priority(priority);
+  for (int i = 0; i < kernels; ++i) {
+    auto* key = job.mutable_spec()->add_kernels();
+    key->set_op("softmax");
+    auto* rows = key->add_shape();
+    rows->set_name("rows");
+    rows->set_size(i + 1);
+  }
+  return job;
+}
+
+std::vector<std::string> Keys(const v1::Job& job) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < job.spec().kernels_size(); ++i) {
+    keys.push_back(job.id() + "/" + std::to_string(i));
+  }
+  return keys;
+}
+
+void Create(TuningStore& store, const v1::Job& job) {
+  store.CreateJob(job, Keys(job));
+}
+
+// "job/item" of the next claim on `device`, or "none".
+std::string Claim(TuningStore& store, const std::string& device) {
+  auto claim = store.ClaimNextItem(device);
+  if (!claim) return "none";
+  return claim->job_id + "/" + std::to_string(claim->item_index);
+}
+
+using SqliteJobs = StoreTest;
+
+TEST_F(SqliteJobs, CreatedJobComesBackWithItsItems) {
+  auto store = Open();
+  auto job = Job("j1", "cpu:0", 3, 1000, 3);
+  Create(*store, job);
+  auto got = store->GetJob("j1");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->state(), v1::JOB_QUEUED);
+  EXPECT_EQ(got->device(), "cpu:0");
+  EXPECT_EQ(got->created_at().seconds(), 1000);
+  EXPECT_FALSE(got->has_started_at());
+  EXPECT_EQ(got->spec().SerializeAsString(), job.spec().SerializeAsString());
+  ASSERT_EQ(got->items_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(got->items(i).index(), i);
+    EXPECT_EQ(got->items(i).state(), v1::JOB_QUEUED);
+    EXPECT_EQ(got->items(i).key().SerializeAsString(), job.spec().kernels(i).SerializeAsString());
+  }
+  EXPECT_FALSE(store->GetJob("j2"));
+}
+
+TEST_F(SqliteJobs, CreateRefusesMismatchedKeysAndEmptyJobs) {
+  auto store = Open();
+  auto job = Job("j1", "cpu:0", 0, 1);
+  EXPECT_THROW(store->CreateJob(job, {"only-one"}), std::invalid_argument);
+  EXPECT_THROW(store->CreateJob(Job("j2", "cpu:0", 0, 1, 0), {}), std::invalid_argument);
+  EXPECT_THROW(Create(*store, Job("j3", "", 0, 1)), std::invalid_argument);
+  Create(*store, job);
+  EXPECT_THROW(Create(*store, job), StoreError);
+}
+
+TEST_F(SqliteJobs, ClaimsByPriorityThenAgeAndFinishesARunningJobFirst) {
+  auto store = Open();
+  Create(*store, Job("old-low", "cpu:0", 0, 100));
+  Create(*store, Job("high", "cpu:0", 5, 300));
+  Create(*store, Job("newer-high", "cpu:0", 5, 400));
+  Create(*store, Job("other-device", "cpu:1", 9, 50));
+
+  EXPECT_EQ(Claim(*store, "cpu:0"), "high/0");
+  EXPECT_EQ(store->GetJob("high")->state(), v1::JOB_RUNNING);
+  EXPECT_TRUE(store->GetJob("high")->has_started_at());
+  // A more urgent job arriving later waits for the running one's items.
+  Create(*store, Job("urgent", "cpu:0", 100, 500));
+  EXPECT_EQ(Claim(*store, "cpu:0"), "high/1");
+  // Every item of "high" is claimed: it no longer holds the device.
+  EXPECT_EQ(Claim(*store, "cpu:0"), "urgent/0");
+  EXPECT_EQ(Claim(*store, "cpu:0"), "urgent/1");
+  EXPECT_EQ(Claim(*store, "cpu:0"), "newer-high/0");
+  EXPECT_EQ(Claim(*store, "cpu:0"), "newer-high/1");
+  EXPECT_EQ(Claim(*store, "cpu:0"), "old-low/0");
+  EXPECT_EQ(Claim(*store, "cpu:0"), "old-low/1");
+  EXPECT_EQ(Claim(*store, "cpu:0"), "none");
+  EXPECT_EQ(Claim(*store, "cpu:1"), "other-device/0");
+  EXPECT_EQ(Claim(*store, "gpu:7"), "none");
+}
+
+TEST_F(SqliteJobs, EqualPriorityAndTimeClaimInCreationOrder) {
+  auto store = Open();
+  Create(*store, Job("b-first", "cpu:0", 1, 100, 1));
+  Create(*store, Job("a-second", "cpu:0", 1, 100, 1));
+  EXPECT_EQ(Claim(*store, "cpu:0"), "b-first/0");
+  EXPECT_EQ(Claim(*store, "cpu:0"), "a-second/0");
+}
+
+TEST_F(SqliteJobs, ClaimCarriesTheKeyAndSpec) {
+  auto store = Open();
+  auto job = Job("j1", "cpu:0", 0, 1, 2);
+  Create(*store, job);
+  Claim(*store, "cpu:0");
+  auto claim = store->ClaimNextItem("cpu:0");
+  ASSERT_TRUE(claim);
+  EXPECT_EQ(claim->item_index, 1);
+  EXPECT_EQ(claim->key.SerializeAsString(), job.spec().kernels(1).SerializeAsString());
+  EXPECT_EQ(claim->spec.name(), "job j1");
+}
+
+TEST_F(SqliteJobs, ItemProgressIsSavedAndSurvivesReopening) {
+  {
+    auto store = Open();
+    Create(*store, Job("j1", "cpu:0", 0, 1));
+    Claim(*store, "cpu:0");
+    v1::JobItemProgress progress;
+    progress.set_index(0);
+    progress.set_state(v1::JOB_SUCCEEDED);
+    progress.set_compiled(12);
+    progress.set_benchmarked(10);
+    progress.set_best_us(3.5);
+    (*progress.mutable_best_params())["block_m"] = 128;
+    store->UpdateItem("j1", progress);
+    progress.set_index(5);
+    EXPECT_THROW(store->UpdateItem("j1", progress), std::invalid_argument);
+  }
+  auto item = Open()->GetJob("j1")->items(0);
+  EXPECT_EQ(item.state(), v1::JOB_SUCCEEDED);
+  EXPECT_EQ(item.compiled(), 12);
+  EXPECT_EQ(item.benchmarked(), 10);
+  EXPECT_EQ(item.best_us(), 3.5);
+  EXPECT_EQ(item.best_params().at("block_m"), 128);
+}
+
+TEST_F(SqliteJobs, CancelStopsAnUnfinishedJobOnce) {
+  auto store = Open();
+  Create(*store, Job("j1", "cpu:0", 0, 1, 3));
+  Claim(*store, "cpu:0");
+  v1::JobItemProgress done;
+  done.set_index(0);
+  done.set_state(v1::JOB_SUCCEEDED);
+  store->UpdateItem("j1", done);
+  Claim(*store, "cpu:0");
+
+  EXPECT_TRUE(store->CancelJob("j1"));
+  auto job = store->GetJob("j1");
+  EXPECT_EQ(job->state(), v1::JOB_CANCELLED);
+  EXPECT_TRUE(job->has_finished_at());
+  EXPECT_EQ(job->items(0).state(), v1::JOB_SUCCEEDED);
+  EXPECT_EQ(job->items(1).state(), v1::JOB_CANCELLED);
+  EXPECT_EQ(job->items(2).state(), v1::JOB_CANCELLED);
+  EXPECT_FALSE(store->CancelJob("j1"));
+  EXPECT_FALSE(store->CancelJob("no-such-job"));
+  EXPECT_EQ(Claim(*store, "cpu:0"), "none");
+
+  // The worker still running item 1 reports late: its counters are kept,
+  // the cancellation stands.
+  v1::JobItemProgress late;
+  late.set_index(1);
+  late.set_state(v1::JOB_RUNNING);
+  late.set_compiled(4);
+  store->UpdateItem("j1", late);
+  auto item = store->GetJob("j1")->items(1);
+  EXPECT_EQ(item.state(), v1::JOB_CANCELLED);
+  EXPECT_EQ(item.compiled(), 4);
+}
+
+TEST_F(SqliteJobs, FinishRecordsTheOutcomeOnlyOnce) {
+  auto store = Open();
+  Create(*store, Job("j1", "cpu:0", 0, 1));
+  Claim(*store, "cpu:0");
+  store->FinishJob("j1", v1::JOB_FAILED, "worker crashed 3 times");
+  auto job = store->GetJob("j1");
+  EXPECT_EQ(job->state(), v1::JOB_FAILED);
+  EXPECT_EQ(job->error(), "worker crashed 3 times");
+  EXPECT_TRUE(job->has_finished_at());
+  EXPECT_EQ(job->items(1).state(), v1::JOB_CANCELLED);
+  store->FinishJob("j1", v1::JOB_SUCCEEDED, "");
+  EXPECT_EQ(store->GetJob("j1")->state(), v1::JOB_FAILED);
+  EXPECT_THROW(store->FinishJob("j1", v1::JOB_RUNNING, ""), std::invalid_argument);
+}
+
+TEST_F(SqliteJobs, InterruptedItemsAreRequeuedAfterRestart) {
+  {
+    auto store = Open();
+    Create(*store, Job("j1", "cpu:0", 0, 1, 2));
+    Create(*store, Job("j2", "cpu:0", 9, 2, 1));
+    Claim(*store, "cpu:0");  // j2/0
+    v1::JobItemProgress done;
+    done.set_index(0);
+    done.set_state(v1::JOB_SUCCEEDED);
+    store->UpdateItem("j2", done);
+    store->FinishJob("j2", v1::JOB_SUCCEEDED, "");
+    EXPECT_EQ(Claim(*store, "cpu:0"), "j1/0");
+    v1::Trial trial;
+    trial.set_job_id("j1");
+    store->AddTrial("j1/0", "cls", trial);
+    // The daemon dies here without finishing j1/0.
+  }
+  auto store = Open();
+  EXPECT_EQ(store->RequeueInterrupted(), 1);
+  auto job = store->GetJob("j1");
+  EXPECT_EQ(job->state(), v1::JOB_RUNNING);
+  EXPECT_EQ(job->items(0).state(), v1::JOB_QUEUED);
+  EXPECT_EQ(store->TrialsForItem("j1", 0).size(), 1u);
+  EXPECT_EQ(store->RequeueInterrupted(), 0);
+  EXPECT_EQ(Claim(*store, "cpu:0"), "j1/0");
+}
+
+TEST_F(SqliteJobs, ListIsNewestFirstFilteredAndPaged) {
+  auto store = Open();
+  for (int i = 0; i < 7; ++i) Create(*store, Job("j" + std::to_string(i), "cpu:0", 0, 100 + i));
+  store->CancelJob("j2");
+  store->CancelJob("j5");
+
+  std::vector<std::string> ids;
+  std::string token;
+  int pages = 0;
+  do {
+    auto page = store->ListJobs({}, 3, token);
+    ++pages;
+    for (const auto& job : page.jobs) {
+      ids.push_back(job.id());
+      EXPECT_EQ(job.items_size(), 2);
+    }
+    token = page.next_page_token;
+  } while (!token.empty());
+  EXPECT_EQ(ids, (std::vector<std::string>{"j6", "j5", "j4", "j3", "j2", "j1", "j0"}));
+  EXPECT_EQ(pages, 3);
+
+  auto cancelled = store->ListJobs({v1::JOB_CANCELLED}, 0, "");
+  ASSERT_EQ(cancelled.jobs.size(), 2u);
+  EXPECT_EQ(cancelled.jobs[0].id(), "j5");
+  EXPECT_EQ(cancelled.jobs[1].id(), "j2");
+  EXPECT_EQ(store->ListJobs({v1::JOB_QUEUED, v1::JOB_CANCELLED}, 0, "").jobs.size(), 7u);
+  EXPECT_THROW(store->ListJobs({}, 3, "zz"), std::invalid_argument);
+}
+
+TEST_F(SqliteJobs, FindsTheActiveJobForAKeyOnADevice) {
+  auto store = Open();
+  Create(*store, Job("j1", "cpu:0", 0, 1));
+  EXPECT_EQ(store->FindActiveJobForKey("j1/1", "cpu:0"), "j1");
+  EXPECT_FALSE(store->FindActiveJobForKey("j1/1", "cpu:1"));
+  EXPECT_FALSE(store->FindActiveJobForKey("j9/0", "cpu:0"));
+  Claim(*store, "cpu:0");
+  v1::JobItemProgress done;
+  done.set_index(0);
+  done.set_state(v1::JOB_SUCCEEDED);
+  store->UpdateItem("j1", done);
+  EXPECT_FALSE(store->FindActiveJobForKey("j1/0", "cpu:0"));
+  EXPECT_EQ(store->FindActiveJobForKey("j1/1", "cpu:0"), "j1");
+  store->CancelJob("j1");
+  EXPECT_FALSE(store->FindActiveJobForKey("j1/1", "cpu:0"));
+}
+
+TEST_F(SqliteJobs, CountsJobsByState) {
+  auto store = Open();
+  EXPECT_TRUE(store->CountJobsByState().empty());
+  Create(*store, Job("j1", "cpu:0", 0, 1));
+  Create(*store, Job("j2", "cpu:0", 0, 2));
+  Create(*store, Job("j3", "cpu:0", 0, 3));
+  store->CancelJob("j3");
+  Claim(*store, "cpu:0");
+  auto counts = store->CountJobsByState();
+  EXPECT_EQ(counts, (std::map<v1::JobState, int64_t>{
+                        {v1::JOB_QUEUED, 1}, {v1::JOB_RUNNING, 1}, {v1::JOB_CANCELLED, 1}}));
+}
+
+}  // namespace
+}  // namespace tiletune::db

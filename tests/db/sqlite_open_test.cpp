@@ -1,0 +1,113 @@
+// Opening a database file: creation, reopening, schema versions, and files
+// that must be refused.
+#include <fstream>
+
+#include "db/tuning_store.h"
+#include "store_test.h"
+
+namespace tiletune::db {
+namespace {
+
+v1::Record Record(const std::string& device_class, double tuned_us) {
+  v1::Record record;
+  record.mutable_key()->set_op("gemm");
+  record.set_device_class(device_class);
+  record.set_winner(v1::WINNER_TUNED);
+  record.mutable_tuned()->set_median_us(tuned_us);
+  return record;
+}
+
+using SqliteOpen = StoreTest;
+
+TEST_F(SqliteOpen, CreatesThenReopensWithTheData) {
+  Open()->PutRecord("gemm:64x64x64", Record("cls-a", 12.5));
+  ASSERT_TRUE(std::filesystem::exists(path_));
+  auto found = Open()->FindRecord("gemm:64x64x64", "cls-a");
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->tuned().median_us(), 12.5);
+}
+
+TEST_F(SqliteOpen, WritesTheSchemaVersionAndWalMode) {
+  Open();
+  EXPECT_EQ(Query("PRAGMA user_version"), std::to_string(SqliteSchemaVersion()));
+  EXPECT_EQ(Query("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(Query("SELECT count(*) FROM sqlite_schema WHERE name IN ('devices', 'kernels',"
+                  " 'records', 'trials', 'jobs', 'job_items')"),
+            "6");
+}
+
+TEST_F(SqliteOpen, RefusesANewerSchemaAndLeavesItAlone) {
+  Open();
+  int newer = SqliteSchemaVersion() + 1;
+  Query("PRAGMA user_version = " + std::to_string(newer));
+  try {
+    Open();
+    FAIL() << "opened a newer database";
+  } catch (const StoreError& e) {
+    EXPECT_EQ(std::string(e.what()), path_ + ": database schema version " + std::to_string(newer) +
+                                         " is newer than this tiletuned supports (" +
+                                         std::to_string(SqliteSchemaVersion()) +
+                                         "); upgrade tiletuned or use another --db");
+  }
+  EXPECT_EQ(Query("PRAGMA user_version"), std::to_string(newer));
+}
+
+TEST_F(SqliteOpen, RefusesAFileThatIsNotADatabase) {
+  std::ofstream(path_) << std::string(4096, 'x');
+  try {
+    Open();
+    FAIL() << "opened a text file";
+  } catch (const StoreError& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find(path_), std::string::npos) << message;
+    EXPECT_NE(message.find("not a database"), std::string::npos) << message;
+  }
+}
+
+TEST_F(SqliteOpen, NamesAPathItCannotCreate) {
+  path_ = (dir_ / "missing" / "tiletune.db").string();
+  try {
+    Open();
+    FAIL() << "opened a file in a missing directory";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find(path_), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SqliteOpen, RefusesACorruptFileAtQuickCheck) {
+  {
+    auto store = Open();
+    for (int i = 0; i < 3; ++i) {
+      std::vector<ImportedRecord> batch;
+      for (int j = 0; j < 200; ++j) {
+        batch.push_back({j + 1, "key-" + std::to_string(i * 1000 + j), Record("cls", j)});
+      }
+      ASSERT_TRUE(store->ImportRecords(batch, false, false).empty());
+    }
+  }
+  // Closing checkpointed the WAL: every page is in the main file. Scribble
+  // over the pages after the schema page.
+  ASSERT_FALSE(std::filesystem::exists(path_ + "-wal"));
+  auto size = std::filesystem::file_size(path_);
+  ASSERT_GT(size, 4 * 4096u);
+  {
+    std::fstream file(path_, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(2 * 4096);
+    file << std::string(size - 2 * 4096, '\x5a');
+  }
+  try {
+    Open();
+    FAIL() << "opened a corrupt database";
+  } catch (const StoreError& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find(path_), std::string::npos) << message;
+    EXPECT_NE(message.find("quick_check"), std::string::npos) << message;
+  }
+}
+
+TEST_F(SqliteOpen, ReadConnectionsMustBePositive) {
+  EXPECT_THROW(Open(0), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tiletune::db

@@ -1,0 +1,251 @@
+// Records, their import and export, and trials.
+#include <algorithm>
+#include <set>
+
+#include "db/tuning_store.h"
+#include "store_test.h"
+
+namespace tiletune::db {
+namespace {
+
+v1::Record Record(const std::string& op, const std::string& device_class, double tuned_us) {
+  v1::Record record;
+  record.mutable_key()->set_op(op);
+  record.set_device_class(device_class);
+  record.set_winner(v1::WINNER_TUNED);
+  record.mutable_tuned()->set_median_us(tuned_us);
+  record.mutable_baseline()->set_median_us(2 * tuned_us);
+  record.set_speedup(2);
+  record.mutable_measured_at()->set_seconds(1700000000);
+  (*record.mutable_config()->mutable_params())["block_m"] = 64;
+  return record;
+}
+
+ImportedRecord Line(int line, const std::string& key, const v1::Record& record) {
+  return {line, key, record};
+}
+
+using SqliteRecords = StoreTest;
+
+TEST_F(SqliteRecords, PutThenFindRoundTripsTheWholeRecord) {
+  auto store = Open();
+  auto record = Record("gemm", "cls-a", 10);
+  store->PutRecord("gemm:1", record);
+  auto found = store->FindRecord("gemm:1", "cls-a");
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->SerializeAsString(), record.SerializeAsString());
+  EXPECT_FALSE(store->FindRecord("gemm:1", "cls-b"));
+  EXPECT_FALSE(store->FindRecord("gemm:2", "cls-a"));
+}
+
+TEST_F(SqliteRecords, PutReplacesTheRecordForItsKeyAndClass) {
+  auto store = Open();
+  store->PutRecord("gemm:1", Record("gemm", "cls-a", 10));
+  store->PutRecord("gemm:1", Record("gemm", "cls-a", 7));
+  EXPECT_EQ(store->FindRecord("gemm:1", "cls-a")->tuned().median_us(), 7);
+  EXPECT_EQ(Query("SELECT count(*) || ' ' || max(tuned_median_us) FROM records"), "1 7.0");
+}
+
+TEST_F(SqliteRecords, PutNeedsAKeyAndADeviceClass) {
+  auto store = Open();
+  EXPECT_THROW(store->PutRecord("", Record("gemm", "cls-a", 1)), std::invalid_argument);
+  EXPECT_THROW(store->PutRecord("gemm:1", Record("gemm", "", 1)), std::invalid_argument);
+}
+
+// 3 ops x 2 classes x 4 keys, imported in one transaction.
+void Fill(TuningStore& store) {
+  std::vector<ImportedRecord> lines;
+  for (std::string op : {"gemm", "rmsnorm", "softmax"}) {
+    for (std::string device_class : {"cls-a", "cls-b"}) {
+      for (int k = 0; k < 4; ++k) {
+        lines.push_back(Line(static_cast<int>(lines.size()) + 1, op + ":" + std::to_string(k),
+                             Record(op, device_class, k + 1)));
+      }
+    }
+  }
+  ASSERT_TRUE(store.ImportRecords(lines, false, false).empty());
+}
+
+// Every record matching the filters, one page at a time, as "key/class".
+std::vector<std::string> AllPages(TuningStore& store, const std::string& op,
+                                  const std::string& device_class, int page_size, int* pages) {
+  std::vector<std::string> seen;
+  std::string token;
+  *pages = 0;
+  do {
+    auto page = store.ListRecords(op, device_class, page_size, token);
+    ++*pages;
+    EXPECT_LE(static_cast<int>(page.records.size()), page_size);
+    for (const auto& record : page.records) {
+      seen.push_back(record.key().op() + ":" + std::to_string(int(record.tuned().median_us()) - 1) +
+                     "/" + record.device_class());
+    }
+    token = page.next_page_token;
+  } while (!token.empty());
+  return seen;
+}
+
+TEST_F(SqliteRecords, ListPagesThroughEveryRecordInOrder) {
+  auto store = Open();
+  Fill(*store);
+  int pages = 0;
+  auto all = AllPages(*store, "", "", 5, &pages);
+  ASSERT_EQ(all.size(), 24u);
+  EXPECT_EQ(pages, 5);
+  EXPECT_TRUE(std::is_sorted(all.begin(), all.end()));
+  EXPECT_EQ(std::set<std::string>(all.begin(), all.end()).size(), 24u);
+  EXPECT_EQ(all.front(), "gemm:0/cls-a");
+  EXPECT_EQ(all.back(), "softmax:3/cls-b");
+
+  // An exact multiple of the page size ends without an empty extra page.
+  AllPages(*store, "", "", 8, &pages);
+  EXPECT_EQ(pages, 3);
+}
+
+TEST_F(SqliteRecords, ListFiltersByOpAndDeviceClass) {
+  auto store = Open();
+  Fill(*store);
+  int pages = 0;
+  auto rmsnorm = AllPages(*store, "rmsnorm", "", 3, &pages);
+  EXPECT_EQ(rmsnorm.size(), 8u);
+  for (const auto& k : rmsnorm) EXPECT_EQ(k.rfind("rmsnorm:", 0), 0u) << k;
+  auto class_b = AllPages(*store, "", "cls-b", 5, &pages);
+  EXPECT_EQ(class_b.size(), 12u);
+  for (const auto& k : class_b) EXPECT_TRUE(k.ends_with("/cls-b")) << k;
+  auto both = AllPages(*store, "softmax", "cls-a", 3, &pages);
+  EXPECT_EQ(both, (std::vector<std::string>{"softmax:0/cls-a", "softmax:1/cls-a", "softmax:2/cls-a",
+                                            "softmax:3/cls-a"}));
+  EXPECT_TRUE(store->ListRecords("conv", "", 10, "").records.empty());
+}
+
+TEST_F(SqliteRecords, ListUsesTheDefaultPageSizeAndRefusesForeignTokens) {
+  auto store = Open();
+  Fill(*store);
+  auto page = store->ListRecords("", "", 0, "");
+  EXPECT_EQ(page.records.size(), 24u);
+  EXPECT_TRUE(page.next_page_token.empty());
+  EXPECT_THROW(store->ListRecords("", "", 5, "not-a-token"), std::invalid_argument);
+}
+
+TEST_F(SqliteRecords, ExportVisitsEveryMatchingRecordAcrossInternalPages) {
+  auto store = Open();
+  std::vector<ImportedRecord> lines;
+  for (int i = 0; i < 1205; ++i) {
+    lines.push_back(Line(i + 1, "gemm:" + std::to_string(i), Record("gemm", "cls-a", 1)));
+  }
+  lines.push_back(Line(1206, "softmax:0", Record("softmax", "cls-a", 1)));
+  ASSERT_TRUE(store->ImportRecords(lines, false, false).empty());
+  int gemm = 0;
+  store->ExportRecords("gemm", "cls-a", [&](const v1::Record& record) {
+    EXPECT_EQ(record.key().op(), "gemm");
+    ++gemm;
+  });
+  EXPECT_EQ(gemm, 1205);
+}
+
+TEST_F(SqliteRecords, ImportIsAllOrNothingAndNamesTheLines) {
+  auto store = Open();
+  store->PutRecord("gemm:existing", Record("gemm", "cls-a", 5));
+  auto rejects = store->ImportRecords({Line(1, "gemm:new", Record("gemm", "cls-a", 1)),
+                                       Line(2, "gemm:other", Record("gemm", "cls-a", 1)),
+                                       Line(3, "gemm:new", Record("gemm", "cls-a", 2)),
+                                       Line(4, "gemm:existing", Record("gemm", "cls-a", 3)),
+                                       Line(5, "gemm:new", Record("gemm", "cls-b", 1))},
+                                      false, false);
+  ASSERT_EQ(rejects.size(), 2u);
+  EXPECT_EQ(rejects[0].line(), 3);
+  EXPECT_EQ(rejects[0].field(), "record.key");
+  EXPECT_EQ(rejects[0].message(), "duplicate of line 1");
+  EXPECT_EQ(rejects[1].line(), 4);
+  EXPECT_EQ(rejects[1].field(), "record.key");
+  EXPECT_EQ(rejects[1].message(), "record already exists; use replace");
+  EXPECT_FALSE(store->FindRecord("gemm:new", "cls-a"));
+  EXPECT_FALSE(store->FindRecord("gemm:other", "cls-a"));
+  EXPECT_EQ(store->FindRecord("gemm:existing", "cls-a")->tuned().median_us(), 5);
+}
+
+TEST_F(SqliteRecords, ImportReplacesWhenAsked) {
+  auto store = Open();
+  store->PutRecord("gemm:existing", Record("gemm", "cls-a", 5));
+  auto rejects = store->ImportRecords({Line(1, "gemm:existing", Record("gemm", "cls-a", 3)),
+                                       Line(2, "gemm:new", Record("gemm", "cls-a", 1))},
+                                      true, false);
+  EXPECT_TRUE(rejects.empty());
+  EXPECT_EQ(store->FindRecord("gemm:existing", "cls-a")->tuned().median_us(), 3);
+  EXPECT_TRUE(store->FindRecord("gemm:new", "cls-a"));
+}
+
+TEST_F(SqliteRecords, DryRunChecksButWritesNothing) {
+  auto store = Open();
+  store->PutRecord("gemm:existing", Record("gemm", "cls-a", 5));
+  EXPECT_TRUE(
+      store->ImportRecords({Line(1, "gemm:new", Record("gemm", "cls-a", 1))}, false, true).empty());
+  EXPECT_FALSE(store->FindRecord("gemm:new", "cls-a"));
+  auto rejects =
+      store->ImportRecords({Line(7, "gemm:existing", Record("gemm", "cls-a", 1))}, false, true);
+  ASSERT_EQ(rejects.size(), 1u);
+  EXPECT_EQ(rejects[0].line(), 7);
+}
+
+v1::Trial Trial(const std::string& job_id, int item, v1::TrialStatus status, double median_us) {
+  v1::Trial trial;
+  trial.set_job_id(job_id);
+  trial.set_item_index(item);
+  trial.set_status(status);
+  trial.mutable_timing()->set_median_us(median_us);
+  (*trial.mutable_params())["block_n"] = 32;
+  (*trial.mutable_params())["block_m"] = 64;
+  trial.mutable_finished_at()->set_seconds(1700000000);
+  return trial;
+}
+
+TEST_F(SqliteRecords, TrialsAreKeptPerItemInOrder) {
+  auto store = Open();
+  int64_t first = store->AddTrial("gemm:1", "cls-a", Trial("job-1", 0, v1::TRIAL_OK, 9));
+  int64_t second =
+      store->AddTrial("gemm:1", "cls-a", Trial("job-1", 0, v1::TRIAL_COMPILE_ERROR, 0));
+  store->AddTrial("gemm:2", "cls-a", Trial("job-1", 1, v1::TRIAL_OK, 3));
+  store->AddTrial("gemm:1", "cls-a", Trial("job-2", 0, v1::TRIAL_OK, 3));
+  EXPECT_LT(first, second);
+
+  auto trials = store->TrialsForItem("job-1", 0);
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[0].id(), first);
+  EXPECT_EQ(trials[0].status(), v1::TRIAL_OK);
+  EXPECT_EQ(trials[0].timing().median_us(), 9);
+  EXPECT_EQ(trials[0].params().at("block_m"), 64);
+  EXPECT_EQ(trials[1].id(), second);
+  EXPECT_EQ(trials[1].status(), v1::TRIAL_COMPILE_ERROR);
+  EXPECT_TRUE(store->TrialsForItem("job-3", 0).empty());
+  // The params column is JSON with sorted keys, for ad-hoc SQL.
+  EXPECT_EQ(Query("SELECT params FROM trials WHERE id = " + std::to_string(first)),
+            R"({"block_m":64,"block_n":32})");
+}
+
+TEST_F(SqliteRecords, DevicesAndKernelsUpsert) {
+  auto store = Open();
+  v1::DeviceFingerprint device;
+  device.set_device_class("cls-a");
+  device.set_vendor("cpu");
+  device.set_compute_units(8);
+  v1::Toolchain toolchain;
+  toolchain.set_compiler_version("gcc 12");
+  store->UpsertDevice(device, toolchain);
+  std::string first_seen = Query("SELECT first_seen_us FROM devices");
+  device.set_compute_units(16);
+  toolchain.set_compiler_version("gcc 13");
+  store->UpsertDevice(device, toolchain);
+  EXPECT_EQ(
+      Query("SELECT count(*) || ' ' || compute_units || ' ' || compiler_version FROM devices"),
+      "1 16 gcc 13");
+  EXPECT_EQ(Query("SELECT first_seen_us FROM devices"), first_seen);
+  EXPECT_THROW(store->UpsertDevice(v1::DeviceFingerprint(), toolchain), std::invalid_argument);
+
+  store->UpsertKernel("hash-1", "gemm_tile", "1", "void k() {}");
+  store->UpsertKernel("hash-1", "gemm_tile", "2", "void k() {}");
+  EXPECT_EQ(Query("SELECT count(*) || ' ' || library_version || ' ' || source FROM kernels"),
+            "1 2 void k() {}");
+}
+
+}  // namespace
+}  // namespace tiletune::db
