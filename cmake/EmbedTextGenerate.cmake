@@ -1,5 +1,6 @@
 # Script mode helper of EmbedText.cmake: writes one lookup function over the
 # given files, keyed by their path relative to BASE.
+string(REPLACE "|" ";" INPUTS "${INPUTS}")
 set(body "#include <string_view>\nnamespace ${NAMESPACE} {\nstd::string_view ${SYMBOL}(std::string_view name) {\n")
 foreach(input IN LISTS INPUTS)
   file(READ "${input}" text)

@@ -23,11 +23,13 @@ std::string At(const std::string& prefix, std::string_view field, int index = -1
 
 }  // namespace
 
-bool IsKnownOp(std::string_view op) { return op == "gemm" || IsRowOp(op); }
+bool IsKnownOp(std::string_view op) {
+  return op == "gemm" || IsRowOp(op);
+}
 
 bool IsKnownChainOp(std::string_view op) {
-  static const std::set<std::string_view> kOps = {
-      "bias", "scale", "relu", "gelu_tanh", "gelu_erf", "silu", "residual_add", "cast"};
+  static const std::set<std::string_view> kOps = {"bias",     "scale", "relu",         "gelu_tanh",
+                                                  "gelu_erf", "silu",  "residual_add", "cast"};
   return kOps.contains(op);
 }
 
@@ -113,8 +115,7 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
   if (key.input_dtype() == v1::DTYPE_F64) {
     return FieldError{At(prefix, "input_dtype"), "f64 is not supported (f32, f16, bf16)"};
   }
-  if (key.accumulate_dtype() != v1::DTYPE_UNSPECIFIED &&
-      key.accumulate_dtype() != v1::DTYPE_F32) {
+  if (key.accumulate_dtype() != v1::DTYPE_UNSPECIFIED && key.accumulate_dtype() != v1::DTYPE_F32) {
     return FieldError{At(prefix, "accumulate_dtype"), "only f32 accumulation is supported"};
   }
 
@@ -127,9 +128,9 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
     if (std::find(allowed.begin(), allowed.end(), d.name()) == allowed.end()) {
       std::string names;
       for (const auto& n : allowed) names += (names.empty() ? "" : ", ") + n;
-      return FieldError{At(prefix, "shape", i) + ".name",
-                        "'" + d.name() + "' is not a dimension of " + key.op() + " (" + names +
-                            ")"};
+      return FieldError{
+          At(prefix, "shape", i) + ".name",
+          "'" + d.name() + "' is not a dimension of " + key.op() + " (" + names + ")"};
     }
     if (!seen.insert(d.name()).second) {
       return FieldError{At(prefix, "shape", i) + ".name", "dimension '" + d.name() + "' repeats"};
@@ -144,8 +145,8 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
                             std::to_string(limits.max_dim)};
     }
   }
-  for (const char* required : gemm ? std::vector<const char*>{"m", "n", "k"}
-                                   : std::vector<const char*>{"rows", "cols"}) {
+  for (const char* required :
+       gemm ? std::vector<const char*>{"m", "n", "k"} : std::vector<const char*>{"rows", "cols"}) {
     if (!seen.contains(required)) {
       return FieldError{At(prefix, "shape"),
                         std::string("dimension '") + required + "' is required for " + key.op()};
@@ -164,9 +165,9 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
     const auto& l = key.layouts(i);
     const bool known = gemm ? (l.tensor() == "a" || l.tensor() == "b") : l.tensor() == "x";
     if (!known) {
-      return FieldError{At(prefix, "layouts", i) + ".tensor",
-                        "'" + l.tensor() + "' is not a tensor of " + key.op() +
-                            (gemm ? " (a, b)" : " (x)")};
+      return FieldError{
+          At(prefix, "layouts", i) + ".tensor",
+          "'" + l.tensor() + "' is not a tensor of " + key.op() + (gemm ? " (a, b)" : " (x)")};
     }
     if (l.layout() == v1::LAYOUT_UNSPECIFIED || !v1::Layout_IsValid(l.layout())) {
       return FieldError{At(prefix, "layouts", i) + ".layout", "must be row or col"};
@@ -188,8 +189,8 @@ v1::KernelKey NormalizeKernelKey(const v1::KernelKey& key) {
   if (out.accumulate_dtype() == v1::DTYPE_UNSPECIFIED) out.set_accumulate_dtype(v1::DTYPE_F32);
   if (out.output_dtype() == v1::DTYPE_UNSPECIFIED) out.set_output_dtype(out.input_dtype());
   std::map<std::string, v1::Layout> layouts;
-  for (const char* t : out.op() == "gemm" ? std::vector<const char*>{"a", "b"}
-                                          : std::vector<const char*>{"x"}) {
+  for (const char* t :
+       out.op() == "gemm" ? std::vector<const char*>{"a", "b"} : std::vector<const char*>{"x"}) {
     layouts[t] = v1::LAYOUT_ROW_MAJOR;
   }
   for (const auto& l : key.layouts()) layouts[l.tensor()] = l.layout();

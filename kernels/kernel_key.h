@@ -12,8 +12,8 @@ namespace tiletune::kernels {
 // Limits on what a key may describe. Owned by the daemon's config; these are
 // the defaults.
 struct KeyLimits {
-  int64_t max_dim = int64_t{1} << 20;           // any single dimension
-  int64_t max_elements = int64_t{1} << 32;      // product of all dimensions
+  int64_t max_dim = int64_t{1} << 20;       // any single dimension
+  int64_t max_elements = int64_t{1} << 32;  // product of all dimensions
   int max_chain_length = 16;
 };
 

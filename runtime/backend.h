@@ -56,6 +56,10 @@ class Backend {
   // Thread-safe: the tuner compiles several variants at once.
   virtual CompileResult Compile(const kernels::KernelSource& source, const DeviceInfo& device,
                                 const CompileLimits& limits) = 0;
+  // True when kernels run on the cores the compiler uses (the host backend):
+  // a compile during a timed run would skew it, so the tuner must not overlap
+  // the two.
+  virtual bool RunsOnCompilerCores() const { return false; }
 };
 
 // Whether a backend could be opened here, and if not, why not.

@@ -1,0 +1,107 @@
+// The row-wise host templates (softmax, rmsnorm, layernorm): one shape of
+// search space (reduction lanes, rows per task, threads) plus each op's own
+// algorithm choices.
+#include "host_source.h"
+#include "host_templates.h"
+#include "kernels/kernel_key.h"
+
+namespace tiletune::kernels::host {
+namespace {
+
+struct RowKernelDefinition {
+  std::string_view name;             // host_softmax_rows
+  std::string_view op;               // softmax
+  std::string header;                // softmax.h
+  std::string tuned;                 // tt::softmax_rows
+  std::string naive;                 // tt::softmax_naive
+  std::vector<Parameter> algorithm;  // op-specific choices, each 0/1
+};
+
+class HostRowKernel final : public KernelTemplate {
+ public:
+  explicit HostRowKernel(RowKernelDefinition definition) : def_(std::move(definition)) {}
+
+  std::string_view name() const override { return def_.name; }
+  std::string_view backend() const override { return "host"; }
+
+  std::optional<std::string> Unsupported(const v1::KernelKey& key) const override {
+    if (key.op() != def_.op) {
+      return std::string(def_.name) + " serves " + std::string(def_.op) + ", not " + key.op();
+    }
+    return UnsupportedHostTypes(key);
+  }
+
+  SearchSpace Space(const v1::KernelKey& key) const override {
+    const int64_t rows = DimSize(key, "rows").value_or(1), cols = DimSize(key, "cols").value_or(1);
+    SearchSpace space;
+    space.Add("vec", {4, 8, 16});
+    for (const auto& p : def_.algorithm) space.Add(p.name, p.values);
+    space.Add("rows_per_task", {1, 8, 32}).Add("threads", {1, 2});
+    space.Require("vec <= cols (or the narrowest, 4)",
+                  [cols](const Variant& v) { return v.at("vec") == 4 || v.at("vec") <= cols; });
+    space.Require("rows_per_task <= rows", [rows](const Variant& v) {
+      return v.at("rows_per_task") == 1 || v.at("rows_per_task") <= rows;
+    });
+    space.Require("a second thread needs at least two tasks", [rows](const Variant& v) {
+      const int64_t per_task = v.at("rows_per_task");
+      return v.at("threads") == 1 || (rows + per_task - 1) / per_task >= 2;
+    });
+    return space;
+  }
+
+  KernelSource Source(const v1::KernelKey& key, const Variant& variant) const override {
+    HostKernelSpec spec = Spec(def_.tuned, std::string(def_.name));
+    spec.config.emplace_back("vec", RequiredParam(variant, def_.name, "vec"));
+    for (const auto& p : def_.algorithm) {
+      spec.config.emplace_back(p.name, RequiredParam(variant, def_.name, p.name));
+    }
+    spec.config.emplace_back("rows_per_task", RequiredParam(variant, def_.name, "rows_per_task"));
+    spec.threads = static_cast<int>(RequiredParam(variant, def_.name, "threads"));
+    spec.config.emplace_back("threads", spec.threads);
+    return GenerateHostSource(key, spec, PlantedFault(variant));
+  }
+
+  Baseline BaselineFor(const v1::KernelKey& key) const override {
+    return {kHostBaselineName, GenerateHostSource(key, Spec(def_.naive, kHostBaselineName))};
+  }
+
+ private:
+  HostKernelSpec Spec(std::string function, std::string kernel_name) const {
+    HostKernelSpec spec;
+    spec.kernel_name = std::move(kernel_name);
+    spec.header = def_.header;
+    spec.function = std::move(function);
+    spec.output_elements = "args->m * args->n";
+    return spec;
+  }
+
+  RowKernelDefinition def_;
+};
+
+}  // namespace
+
+std::unique_ptr<KernelTemplate> MakeHostSoftmaxRows() {
+  return std::make_unique<HostRowKernel>(
+      RowKernelDefinition{"host_softmax_rows",
+                          "softmax",
+                          "softmax.h",
+                          "tt::softmax_rows",
+                          "tt::softmax_naive",
+                          {{"online", {0, 1}}, {"fast_exp", {0, 1}}}});
+}
+
+std::unique_ptr<KernelTemplate> MakeHostRmsnormRows() {
+  return std::make_unique<HostRowKernel>(RowKernelDefinition{
+      "host_rmsnorm_rows", "rmsnorm", "rmsnorm.h", "tt::rmsnorm_rows", "tt::rmsnorm_naive", {}});
+}
+
+std::unique_ptr<KernelTemplate> MakeHostLayernormRows() {
+  return std::make_unique<HostRowKernel>(RowKernelDefinition{"host_layernorm_rows",
+                                                             "layernorm",
+                                                             "layernorm.h",
+                                                             "tt::layernorm_rows",
+                                                             "tt::layernorm_naive",
+                                                             {{"welford", {0, 1}}}});
+}
+
+}  // namespace tiletune::kernels::host

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kernels/kernel_template.h"
+
+namespace tiletune::kernels::host {
+
+// Name of the variant key that plants a fault in a generated kernel, for the
+// tests of the benchmark worker's isolation. Never part of a search space;
+// the daemon adds such variants only under a testing flag.
+//   1: the kernel loops forever        (the worker must time out)
+//   2: it writes through a null pointer (SIGSEGV: the worker must crash)
+//   3: it adds 1 to every output        (validation must reject it)
+inline constexpr std::string_view kPlantedFault = "planted_fault";
+
+// What one generated host kernel is: `function` is a kernel template of the
+// op's header (tt::gemm_blocked...) called as function<Config>(args, epilogue)
+// with Config holding `config` as constants.
+struct HostKernelSpec {
+  std::string kernel_name;  // template name, or the baseline's name
+  std::string header;       // "gemm.h"
+  std::string function;     // "tt::gemm_blocked"
+  std::vector<std::pair<std::string, int64_t>> config;
+  // C++ expression over `args`: the number of output elements (planted fault 3).
+  std::string output_elements;
+  int threads = 1;
+};
+
+// Why a host kernel cannot serve the key's types (host kernels are f32
+// through and through), or nullopt.
+std::optional<std::string> UnsupportedHostTypes(const v1::KernelKey& key);
+
+// The complete source of a host kernel for the key: the epilogue chain as a
+// functor, the Config constants and one exported entry. `planted_fault` is
+// 0 for a real kernel (see kPlantedFault).
+KernelSource GenerateHostSource(const v1::KernelKey& key, const HostKernelSpec& spec,
+                                int64_t planted_fault = 0);
+
+// The value of a required variant parameter; throws std::invalid_argument
+// naming the template and the parameter when it is missing.
+int64_t RequiredParam(const Variant& variant, std::string_view kernel_name,
+                      const std::string& name);
+
+// The planted fault a variant asks for (0: none); throws on an unknown one.
+int64_t PlantedFault(const Variant& variant);
+
+}  // namespace tiletune::kernels::host

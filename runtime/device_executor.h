@@ -1,0 +1,73 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tiletune::runtime {
+
+// Memory on the executor's device. A host pointer on the CPU; a device
+// address (CUdeviceptr, hipDeviceptr_t) on GPUs.
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+};
+
+// The arguments of one kernel call, in the vocabulary of the problem rather
+// than of a backend's calling convention (which the executor translates to).
+struct KernelArguments {
+  DeviceBuffer a, b, out;                   // gemm A, B, C; row ops: x, -, y
+  DeviceBuffer weight, shift;               // norms: gamma, beta
+  std::vector<DeviceBuffer> chain_tensors;  // one per chain op, empty where none
+  std::vector<double> chain_scalars;        // one per chain op (scale)
+  int64_t m = 0, n = 0, k = 0, batch = 1;   // row ops: m = rows, n = cols
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  double eps = 0;
+};
+
+// Runs compiled kernels on one device for the benchmark worker: memory,
+// loading, launching and timing. The worker's validation and measurement
+// logic is written against this interface only.
+//
+// Implementations: host::HostExecutor (dlopen + a direct call). CUDA and HIP
+// executors plug in through OpenDeviceExecutor: they load a cubin/hsaco
+// module (cuModuleLoadData / hipModuleLoadData), launch with the grid and
+// block of the variant, time with events and flush L2 by writing a buffer
+// larger than it.
+class DeviceExecutor {
+ public:
+  virtual ~DeviceExecutor() = default;
+  virtual std::string_view backend() const = 0;
+
+  // Throws std::bad_alloc when the device is out of memory.
+  virtual DeviceBuffer Allocate(size_t bytes) = 0;
+  // Frees every buffer Allocate returned.
+  virtual void ReleaseAll() = 0;
+  virtual void CopyIn(const DeviceBuffer& dst, const void* src, size_t bytes) = 0;
+  virtual void CopyOut(void* dst, const DeviceBuffer& src, size_t bytes) = 0;
+
+  // Loads a compiled artifact and resolves `entry`; the reason on failure.
+  // One kernel is loaded at a time; Load replaces the previous one.
+  virtual std::optional<std::string> Load(const std::string& artifact_path,
+                                          const std::string& entry) = 0;
+  virtual void Unload() = 0;
+
+  // Runs the loaded kernel once and waits for it; the reason on failure.
+  virtual std::optional<std::string> Launch(const KernelArguments& args) = 0;
+  // Like Launch, and reports the kernel's own run time in `seconds` (the
+  // argument translation is not counted).
+  virtual std::optional<std::string> TimedLaunch(const KernelArguments& args, double* seconds) = 0;
+  // Evicts the kernel's data from the caches, so that the next launch starts
+  // cold like a call inside a real model.
+  virtual void FlushCaches() = 0;
+};
+
+// The executor of `backend` for this process's device; nullptr with `why`
+// when this build has none for it.
+std::unique_ptr<DeviceExecutor> OpenDeviceExecutor(std::string_view backend, std::string* why);
+
+}  // namespace tiletune::runtime

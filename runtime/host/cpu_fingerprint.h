@@ -1,0 +1,19 @@
+#pragma once
+
+#include <string>
+
+#include "tiletune/v1/records.pb.h"
+
+namespace tiletune::runtime::host {
+
+// The fingerprint of the CPU this process runs on: arch is the machine plus
+// the vector ISA that -march=native enables here ("x86_64-avx512"), name the
+// model from /proc/cpuinfo, compute units the hardware threads, memory from
+// /proc/meminfo, L2 from sysfs when present.
+v1::DeviceFingerprint ReadCpuFingerprint();
+
+// "x86_64-avx512", "x86_64-avx2", "x86_64-sse2", or the bare machine name
+// on other architectures.
+std::string CpuArch();
+
+}  // namespace tiletune::runtime::host

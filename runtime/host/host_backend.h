@@ -1,0 +1,47 @@
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "runtime/backend.h"
+#include "runtime/compiled_code_cache.h"
+
+namespace tiletune::runtime::host {
+
+// The CPU backend: kernels are C++ compiled by the system compiler into
+// shared objects (-O3 -march=native), which the benchmark worker dlopens.
+// One device, "cpu:0".
+class HostBackend final : public Backend {
+ public:
+  struct Options {
+    std::string compiler = "c++";  // one program, looked up in PATH
+    std::filesystem::path cache_dir;
+    int64_t cache_max_bytes = int64_t{1} << 30;
+  };
+
+  // Checks that the compiler runs (`<compiler> --version`) and opens the
+  // cache; nullptr with `why` set when either fails.
+  static std::unique_ptr<HostBackend> Open(const Options& options, std::string* why);
+
+  std::string_view name() const override { return "host"; }
+  std::vector<DeviceInfo> Devices() const override { return {device_}; }
+  // Compiles in a subprocess killed at limits.timeout_seconds; a source
+  // compiled before (same code, headers, options, compiler and CPU) is a
+  // cache hit that runs no compiler.
+  CompileResult Compile(const kernels::KernelSource& source, const DeviceInfo& device,
+                        const CompileLimits& limits) override;
+  // The compiler and the kernels share the CPU.
+  bool RunsOnCompilerCores() const override { return true; }
+
+ private:
+  HostBackend(Options options, std::string compiler_version, DeviceInfo device);
+  std::string CacheKey(const kernels::KernelSource& source, const DeviceInfo& device) const;
+
+  const Options options_;
+  const std::string compiler_version_;
+  const DeviceInfo device_;
+  CompiledCodeCache cache_;
+};
+
+}  // namespace tiletune::runtime::host

@@ -1,0 +1,86 @@
+#include "runtime/backend_registry.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "runtime/device_class.h"
+#include "runtime/host/cpu_fingerprint.h"
+#include "tests/runtime/scratch_dir.h"
+
+namespace tiletune::runtime {
+namespace {
+
+const BackendStatus* StatusOf(const DiscoveredBackends& d, const std::string& name) {
+  for (const auto& s : d.statuses) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+TEST(BackendRegistry, HostIsAvailableAndGpuBackendsSayWhyNot) {
+  testing::ScratchDir dir;
+  BackendOptions options;
+  options.cache_dir = dir.path().string();
+  const DiscoveredBackends d = DiscoverBackends(options);
+  ASSERT_EQ(d.statuses.size(), 3u);
+  ASSERT_EQ(d.backends.size(), 1u);
+  EXPECT_EQ(d.backends[0]->name(), "host");
+  EXPECT_TRUE(StatusOf(d, "host")->available);
+  for (const char* gpu : {"cuda", "hip"}) {
+    const BackendStatus* s = StatusOf(d, gpu);
+    ASSERT_TRUE(s) << gpu;
+    EXPECT_FALSE(s->available) << gpu;
+    // Either the driver is missing, or it is present and this build says it
+    // cannot drive it yet.
+    EXPECT_TRUE(s->reason.find("not found") != std::string::npos ||
+                s->reason.find("not implemented") != std::string::npos)
+        << gpu << ": " << s->reason;
+  }
+}
+
+TEST(BackendRegistry, UnusableHostCompilerAndUnknownNamesAreStatuses) {
+  testing::ScratchDir dir;
+  BackendOptions options;
+  options.enabled = {"host", "tpu"};
+  options.cache_dir = dir.path().string();
+  options.host_compiler = "tiletune-no-such-compiler";
+  const DiscoveredBackends d = DiscoverBackends(options);
+  EXPECT_TRUE(d.backends.empty());
+  ASSERT_EQ(d.statuses.size(), 2u);
+  EXPECT_FALSE(d.statuses[0].available);
+  EXPECT_NE(d.statuses[0].reason.find("tiletune-no-such-compiler"), std::string::npos);
+  EXPECT_NE(d.statuses[1].reason.find("unknown backend"), std::string::npos);
+}
+
+TEST(CpuFingerprint, DescribesThisMachine) {
+  const v1::DeviceFingerprint fp = host::ReadCpuFingerprint();
+  EXPECT_EQ(fp.vendor(), "cpu");
+  EXPECT_EQ(fp.arch(), host::CpuArch());
+#if defined(__x86_64__)
+  EXPECT_TRUE(fp.arch() == "x86_64-avx512" || fp.arch() == "x86_64-avx2" ||
+              fp.arch() == "x86_64-sse2")
+      << fp.arch();
+#endif
+  EXPECT_FALSE(fp.name().empty());
+  EXPECT_EQ(fp.compute_units(), ::sysconf(_SC_NPROCESSORS_ONLN));
+  EXPECT_GT(fp.memory_bytes(), int64_t{64} << 20);
+  EXPECT_EQ(fp.device_class(), DeviceClassId(fp));
+}
+
+TEST(DeviceClass, DependsOnTheClassFieldsOnly) {
+  v1::DeviceFingerprint a;
+  a.set_vendor("cpu");
+  a.set_arch("x86_64-avx2");
+  a.set_name("Some CPU");
+  a.set_compute_units(8);
+  v1::DeviceFingerprint b = a;
+  b.set_memory_bytes(123);
+  b.set_clock_mhz(3000);
+  EXPECT_EQ(DeviceClassId(a), DeviceClassId(b));
+  b.set_compute_units(16);
+  EXPECT_NE(DeviceClassId(a), DeviceClassId(b));
+  EXPECT_EQ(DeviceClassId(a).size(), 16u);
+}
+
+}  // namespace
+}  // namespace tiletune::runtime

@@ -1,0 +1,190 @@
+// The host kernel templates without compiling: catalog lookup, search
+// spaces and generated sources. (Compiling and running every template is
+// tests/tuner/host_kernel_variants_test.cpp.)
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "kernels/host/host_source.h"
+#include "kernels/kernel_template.h"
+
+namespace tiletune::kernels {
+namespace {
+
+v1::KernelKey Key(const std::string& op, std::vector<std::pair<std::string, int64_t>> dims,
+                  std::vector<std::string> chain = {}) {
+  v1::KernelKey key;
+  key.set_op(op);
+  key.set_input_dtype(v1::DTYPE_F32);
+  for (const auto& [name, size] : dims) {
+    auto* d = key.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  for (const auto& op_name : chain) key.add_chain()->set_op(op_name);
+  return key;
+}
+
+v1::KernelKey Gemm(int64_t m, int64_t n, int64_t k) {
+  return Key("gemm", {{"m", m}, {"n", n}, {"k", k}});
+}
+
+TEST(HostKernelCatalog, FindsOneTemplatePerOp) {
+  std::set<std::string> names;
+  for (const auto& t : AllKernelTemplates()) names.insert(std::string(t->name()));
+  EXPECT_TRUE(names.contains("host_gemm_blocked"));
+  const std::pair<const char*, const char*> expected[] = {{"gemm", "host_gemm_blocked"},
+                                                          {"softmax", "host_softmax_rows"},
+                                                          {"rmsnorm", "host_rmsnorm_rows"},
+                                                          {"layernorm", "host_layernorm_rows"}};
+  for (const auto& [op, name] : expected) {
+    std::string why;
+    const auto dims =
+        std::string(op) == "gemm"
+            ? std::vector<std::pair<std::string, int64_t>>{{"m", 4}, {"n", 4}, {"k", 4}}
+            : std::vector<std::pair<std::string, int64_t>>{{"rows", 4}, {"cols", 4}};
+    const KernelTemplate* t = FindKernelTemplate(Key(op, dims), "host", &why);
+    ASSERT_TRUE(t) << op << ": " << why;
+    EXPECT_EQ(t->name(), name);
+    EXPECT_EQ(t->backend(), "host");
+  }
+}
+
+TEST(HostKernelCatalog, ExplainsWhyNoTemplateFits) {
+  std::string why;
+  EXPECT_FALSE(FindKernelTemplate(Gemm(4, 4, 4), "cuda", &why));
+  EXPECT_EQ(why, "no kernel templates for backend 'cuda' in this build");
+
+  v1::KernelKey half = Gemm(4, 4, 4);
+  half.set_input_dtype(v1::DTYPE_F16);
+  EXPECT_FALSE(FindKernelTemplate(half, "host", &why));
+  EXPECT_EQ(why, "host_gemm_blocked: host kernels take f32 inputs, not f16");
+
+  v1::KernelKey bf16_bias = Gemm(4, 4, 4);
+  auto* bias = bf16_bias.add_chain();
+  bias->set_op("bias");
+  bias->set_dtype(v1::DTYPE_BF16);
+  EXPECT_FALSE(FindKernelTemplate(bf16_bias, "host", &why));
+  EXPECT_NE(why.find("chain[0] (bias) has dtype bf16"), std::string::npos) << why;
+
+  v1::KernelKey cast_f16 = Gemm(4, 4, 4);
+  auto* cast = cast_f16.add_chain();
+  cast->set_op("cast");
+  cast->set_dtype(v1::DTYPE_F16);
+  EXPECT_FALSE(FindKernelTemplate(cast_f16, "host", &why));
+  EXPECT_NE(why.find("f16"), std::string::npos) << why;
+
+  EXPECT_FALSE(FindKernelTemplate(Key("attention", {}), "host", &why));
+  EXPECT_EQ(why, "no host kernel template for op 'attention'");
+}
+
+TEST(HostGemmSpace, FollowsTheShape) {
+  const KernelTemplate* t = FindKernelTemplate(Gemm(1024, 1024, 1024), "host", nullptr);
+  ASSERT_TRUE(t);
+  const SearchSpace big = t->Space(Gemm(1024, 1024, 1024));
+  const SearchSpace small = t->Space(Gemm(8, 16, 8));
+  const auto big_valid = big.ValidVariants(), small_valid = small.ValidVariants();
+  EXPECT_GT(big_valid.size(), 200u);
+  EXPECT_LE(big_valid.size(), 500u);
+  EXPECT_EQ(small_valid.size(), 8u);  // 32x64x64 tiles, two micro shapes each way, two unrolls
+  for (const auto& v : small_valid) {
+    EXPECT_EQ(v.at("threads"), 1) << "one row block cannot feed two threads";
+    EXPECT_EQ(v.at("tile_m"), 32);
+  }
+  for (const auto& v : big_valid) {
+    EXPECT_FALSE(v.contains(std::string(host::kPlantedFault)));
+    EXPECT_EQ(v.at("tile_m") % v.at("micro_m"), 0);
+  }
+  EXPECT_EQ(small.Violation({{"tile_m", 128},
+                             {"tile_n", 64},
+                             {"tile_k", 64},
+                             {"micro_m", 4},
+                             {"micro_n", 16},
+                             {"k_unroll", 1},
+                             {"threads", 1}}),
+            "tile_m <= m rounded up to 32");
+  EXPECT_EQ(big.Violation({{"tile_m", 32},
+                           {"tile_n", 64},
+                           {"tile_k", 64},
+                           {"micro_m", 6},
+                           {"micro_n", 16},
+                           {"k_unroll", 1},
+                           {"threads", 1}}),
+            "micro_m divides tile_m");
+}
+
+TEST(HostRowSpaces, FollowTheShape) {
+  const v1::KernelKey one_row = Key("softmax", {{"rows", 1}, {"cols", 3}});
+  const KernelTemplate* t = FindKernelTemplate(one_row, "host", nullptr);
+  ASSERT_TRUE(t);
+  // Narrowest lanes, one row per task, one thread: the algorithm choices remain.
+  EXPECT_EQ(t->Space(one_row).ValidVariants().size(), 4u);
+  const v1::KernelKey many = Key("softmax", {{"rows", 4096}, {"cols", 1000}});
+  EXPECT_EQ(t->Space(many).ValidVariants().size(), 72u);
+}
+
+TEST(HostKernelSource, ChainsTheEpilogueInKeyOrder) {
+  v1::KernelKey key = Gemm(37, 53, 29);
+  for (const char* op : {"bias", "gelu_tanh", "residual_add", "scale"}) key.add_chain()->set_op(op);
+  const KernelTemplate* t = FindKernelTemplate(key, "host", nullptr);
+  ASSERT_TRUE(t);
+  const Variant v = t->Space(key).ValidVariants().front();
+  const KernelSource s = t->Source(key, v);
+  EXPECT_EQ(s.kernel_name, "host_gemm_blocked");
+  EXPECT_EQ(s.entry, "tiletune_host_gemm_blocked");
+  EXPECT_EQ(s.launch.threads(), v.at("threads"));
+  EXPECT_NE(s.code.find("static constexpr int64_t tile_m = " + std::to_string(v.at("tile_m"))),
+            std::string::npos);
+  const size_t bias = s.code.find("tt::bias{args->chain_tensors[0]}");
+  const size_t gelu = s.code.find("tt::gelu_tanh{}");
+  const size_t residual = s.code.find("tt::residual_add{args->chain_tensors[2]}");
+  const size_t scale = s.code.find("tt::scale{args->chain_scalars[3]}");
+  ASSERT_NE(scale, std::string::npos) << s.code;
+  EXPECT_LT(bias, gelu);
+  EXPECT_LT(gelu, residual);
+  EXPECT_LT(residual, scale);
+  std::set<std::string> headers;
+  for (const auto& [name, text] : s.headers) {
+    EXPECT_FALSE(text.empty()) << name;
+    headers.insert(name);
+  }
+  EXPECT_TRUE(headers.contains("gemm.h"));
+  EXPECT_TRUE(headers.contains("tiletune_host.h"));
+
+  const Baseline base = t->BaselineFor(key);
+  EXPECT_EQ(base.name, "host-naive");
+  ASSERT_TRUE(base.source);
+  EXPECT_NE(base.source->code.find("tt::gemm_naive<Config>"), std::string::npos);
+}
+
+TEST(HostKernelSource, PlantsFaultsOnlyOnRequest) {
+  const v1::KernelKey key = Key("rmsnorm", {{"rows", 4}, {"cols", 8}});
+  const KernelTemplate* t = FindKernelTemplate(key, "host", nullptr);
+  ASSERT_TRUE(t);
+  Variant v = t->Space(key).ValidVariants().front();
+  const std::string clean = t->Source(key, v).code;
+  EXPECT_EQ(clean.find("planted fault"), std::string::npos);
+  for (int fault : {1, 2, 3}) {
+    v[std::string(host::kPlantedFault)] = fault;
+    EXPECT_NE(t->Source(key, v).code.find("planted fault"), std::string::npos) << fault;
+  }
+  v[std::string(host::kPlantedFault)] = 4;
+  EXPECT_THROW(t->Source(key, v), std::invalid_argument);
+}
+
+TEST(HostKernelSource, MissingParameterIsNamed) {
+  const v1::KernelKey key = Gemm(8, 8, 8);
+  const KernelTemplate* t = FindKernelTemplate(key, "host", nullptr);
+  ASSERT_TRUE(t);
+  Variant v = t->Space(key).ValidVariants().front();
+  v.erase("tile_k");
+  try {
+    t->Source(key, v);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'tile_k'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tiletune::kernels

@@ -1,0 +1,257 @@
+// End to end: real kernels compiled by the host backend, run by the real
+// tiletune-worker through BenchmarkWorker.
+#include "tuner/benchmark_worker.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "kernels/host/host_source.h"
+#include "tests/tuner/host_kernel_fixture.h"
+
+namespace tiletune::tuner {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::CompileRequest;
+using testing::HostTemplate;
+using testing::MakeKey;
+using Outcome = BenchmarkWorker::Outcome;
+using Clock = std::chrono::steady_clock;
+
+BenchmarkWorker::Options WorkerOptions() {
+  return {testing::WorkerBinary(), {}};
+}
+
+// The first valid variant of the key's space that matches `wanted`.
+kernels::Variant PickVariant(const v1::KernelKey& key, const kernels::Variant& wanted) {
+  for (const auto& v : HostTemplate(key).Space(key).ValidVariants()) {
+    bool matches = true;
+    for (const auto& [name, value] : wanted) matches = matches && v.at(name) == value;
+    if (matches) return v;
+  }
+  throw std::runtime_error("no variant with " + kernels::VariantString(wanted));
+}
+
+worker::v1::BenchRequest VariantRequest(const v1::KernelKey& key, const kernels::Variant& wanted) {
+  return CompileRequest(key, HostTemplate(key).Source(key, PickVariant(key, wanted)));
+}
+
+// A cheap kernel with a planted fault (see kernels/host/host_source.h), or
+// none for fault 0.
+worker::v1::BenchRequest PlantedRequest(int fault) {
+  const v1::KernelKey key = MakeKey("softmax", {{"rows", 3}, {"cols", 5}});
+  kernels::Variant v = HostTemplate(key).Space(key).ValidVariants().front();
+  if (fault != 0) v[std::string(kernels::host::kPlantedFault)] = fault;
+  return CompileRequest(key, HostTemplate(key).Source(key, v));
+}
+
+void ExpectSaneTiming(const v1::Timing& t, int min_repetitions) {
+  EXPECT_GE(t.repetitions(), min_repetitions);
+  EXPECT_GT(t.median_us(), 0);
+  EXPECT_LE(t.min_us(), t.median_us());
+  EXPECT_LE(t.median_us(), t.max_us());
+  EXPECT_GE(t.spread(), 0);
+}
+
+void ExpectValidated(const BenchmarkWorker::Result& r) {
+  ASSERT_EQ(r.outcome, Outcome::kOk) << OutcomeName(r.outcome) << ": " << r.error;
+  EXPECT_EQ(r.response.status(), worker::v1::BenchResponse::STATUS_OK);
+  EXPECT_LT(r.response.rel_error(), 1e-5);
+  EXPECT_EQ(r.response.unwritten_elements(), 0);
+  ExpectSaneTiming(r.response.timing(), 3);
+}
+
+TEST(BenchmarkWorker, GemmWithEpilogueChainOnAnOddShape) {
+  const v1::KernelKey key = MakeKey("gemm", {{"m", 37}, {"n", 53}, {"k", 29}},
+                                    {"bias", "gelu_tanh", "residual_add", "scale"});
+  // Two threads over 32-row blocks: the second block holds 5 rows.
+  const auto request = VariantRequest(key, {{"tile_m", 32}, {"micro_m", 8}, {"threads", 2}});
+  BenchmarkWorker worker(WorkerOptions());
+  const auto r = worker.Run(request, 30s);
+  ExpectValidated(r);
+  EXPECT_EQ(worker.restarts(), 0);
+}
+
+TEST(BenchmarkWorker, BatchedColumnMajorGemmAcrossDepthBlocks) {
+  v1::KernelKey key =
+      MakeKey("gemm", {{"m", 90}, {"n", 70}, {"k", 150}, {"batch", 3}}, {"relu", "bias"});
+  for (const char* tensor : {"a", "b"}) {
+    auto* l = key.add_layouts();
+    l->set_tensor(tensor);
+    l->set_layout(v1::LAYOUT_COL_MAJOR);
+  }
+  // tile_k 64 < k: partial sums accumulate over three depth blocks. One
+  // 96-row block per batch: the second thread's blocks span two batches.
+  const auto request = VariantRequest(key, {{"tile_m", 96},
+                                            {"tile_k", 64},
+                                            {"micro_m", 6},
+                                            {"micro_n", 32},
+                                            {"k_unroll", 4},
+                                            {"threads", 2}});
+  BenchmarkWorker worker(WorkerOptions());
+  ExpectValidated(worker.Run(request, 30s));
+}
+
+TEST(BenchmarkWorker, GemmBaselineIsValidatedToo) {
+  const v1::KernelKey key = MakeKey("gemm", {{"m", 37}, {"n", 53}, {"k", 29}}, {"bias", "silu"});
+  const auto baseline = HostTemplate(key).BaselineFor(key);
+  ASSERT_TRUE(baseline.source);
+  BenchmarkWorker worker(WorkerOptions());
+  ExpectValidated(worker.Run(CompileRequest(key, *baseline.source), 30s));
+}
+
+TEST(BenchmarkWorker, SoftmaxOnOddColumns) {
+  const v1::KernelKey key = MakeKey("softmax", {{"rows", 19}, {"cols", 131}}, {"scale"});
+  BenchmarkWorker worker(WorkerOptions());
+  for (int64_t online : {0, 1}) {
+    const auto request = VariantRequest(
+        key,
+        {{"vec", 8}, {"online", online}, {"fast_exp", 1}, {"rows_per_task", 8}, {"threads", 2}});
+    ExpectValidated(worker.Run(request, 30s));
+  }
+}
+
+TEST(BenchmarkWorker, RmsnormOnOddColumns) {
+  const v1::KernelKey key = MakeKey("rmsnorm", {{"rows", 7}, {"cols", 45}}, {"residual_add"});
+  BenchmarkWorker worker(WorkerOptions());
+  ExpectValidated(worker.Run(VariantRequest(key, {{"vec", 16}, {"threads", 2}}), 30s));
+}
+
+TEST(BenchmarkWorker, LayernormOnOddColumns) {
+  const v1::KernelKey key = MakeKey("layernorm", {{"rows", 5}, {"cols", 77}}, {"gelu_erf"});
+  BenchmarkWorker worker(WorkerOptions());
+  for (int64_t welford : {0, 1}) {
+    ExpectValidated(worker.Run(VariantRequest(key, {{"vec", 8}, {"welford", welford}}), 30s));
+  }
+}
+
+TEST(BenchmarkWorker, HangTimesOutAndTheNextRequestWorks) {
+  const auto hang = PlantedRequest(1);
+  const auto good = PlantedRequest(0);
+  BenchmarkWorker worker(WorkerOptions());
+  const auto start = Clock::now();
+  const auto r = worker.Run(hang, 1s);
+  EXPECT_EQ(r.outcome, Outcome::kTimeout) << r.error;
+  EXPECT_LT(Clock::now() - start, 2s);
+  EXPECT_NE(r.error.find("1000 ms"), std::string::npos) << r.error;
+  EXPECT_EQ(worker.restarts(), 0);
+  ExpectValidated(worker.Run(good, 30s));
+  EXPECT_EQ(worker.restarts(), 1);
+}
+
+TEST(BenchmarkWorker, CrashIsNamedAndTheWorkerRestarts) {
+  const auto crash = PlantedRequest(2);
+  const auto good = PlantedRequest(0);
+  BenchmarkWorker worker(WorkerOptions());
+  ExpectValidated(worker.Run(good, 30s));
+  const auto r = worker.Run(crash, 30s);
+  EXPECT_EQ(r.outcome, Outcome::kCrash);
+  EXPECT_EQ(r.error, "worker died: SIGSEGV");
+  ExpectValidated(worker.Run(good, 30s));
+  EXPECT_EQ(worker.restarts(), 1);
+}
+
+TEST(BenchmarkWorker, WrongResultIsRejectedWithItsError) {
+  BenchmarkWorker worker(WorkerOptions());
+  const auto r = worker.Run(PlantedRequest(3), 30s);
+  EXPECT_EQ(r.outcome, Outcome::kWrongResult);
+  EXPECT_EQ(r.response.status(), worker::v1::BenchResponse::STATUS_WRONG_RESULT);
+  EXPECT_GT(r.response.rel_error(), 0.1);
+  EXPECT_NE(r.error.find("relative error"), std::string::npos) << r.error;
+  EXPECT_EQ(worker.restarts(), 0);  // a wrong answer is an answer: no restart
+}
+
+TEST(BenchmarkWorker, CancelEndsARunPromptly) {
+  const auto hang = PlantedRequest(1);
+  BenchmarkWorker worker(WorkerOptions());
+  std::atomic<bool> cancel{false};
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(200ms);
+    cancel = true;
+  });
+  const auto start = Clock::now();
+  const auto r = worker.Run(hang, 60s, &cancel);
+  const auto elapsed = Clock::now() - start;
+  canceller.join();
+  EXPECT_EQ(r.outcome, Outcome::kCancelled);
+  EXPECT_LT(elapsed, 500ms);
+}
+
+TEST(BenchmarkWorker, LoadErrorsNameWhatIsMissing) {
+  auto request = PlantedRequest(0);
+  BenchmarkWorker worker(WorkerOptions());
+
+  auto missing_entry = request;
+  missing_entry.set_entry("tiletune_no_such_entry");
+  auto r = worker.Run(missing_entry, 30s);
+  EXPECT_EQ(r.outcome, Outcome::kLoadError);
+  EXPECT_NE(r.error.find("tiletune_no_such_entry"), std::string::npos) << r.error;
+
+  request.set_artifact_path("/nonexistent/kernel.so");
+  r = worker.Run(request, 30s);
+  EXPECT_EQ(r.outcome, Outcome::kLoadError);
+  EXPECT_NE(r.error.find("/nonexistent/kernel.so"), std::string::npos) << r.error;
+
+  request.set_backend("cuda");
+  r = worker.Run(request, 30s);
+  EXPECT_EQ(r.outcome, Outcome::kLoadError);
+  EXPECT_NE(r.error.find("no executor"), std::string::npos) << r.error;
+  EXPECT_EQ(worker.restarts(), 0);
+}
+
+TEST(BenchmarkWorker, InvalidRequestsAreRunErrors) {
+  auto request = PlantedRequest(0);
+  BenchmarkWorker worker(WorkerOptions());
+  auto bad_key = request;
+  bad_key.mutable_key()->clear_shape();
+  auto r = worker.Run(bad_key, 30s);
+  EXPECT_EQ(r.outcome, Outcome::kRunError);
+  EXPECT_NE(r.error.find("invalid key"), std::string::npos) << r.error;
+
+  request.set_tolerance(0);
+  r = worker.Run(request, 30s);
+  EXPECT_EQ(r.outcome, Outcome::kRunError);
+  EXPECT_NE(r.error.find("tolerance"), std::string::npos) << r.error;
+
+  // The baseline's run skips validation, so it needs no tolerance.
+  request.set_skip_validation(true);
+  r = worker.Run(request, 30s);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error;
+  ExpectSaneTiming(r.response.timing(), 3);
+}
+
+TEST(BenchmarkWorker, ProtocolBoundsTheRepetitions) {
+  auto request = PlantedRequest(0);
+  BenchmarkWorker worker(WorkerOptions());
+  request.mutable_protocol()->set_min_repetitions(4);
+  request.mutable_protocol()->set_max_repetitions(7);
+  request.mutable_protocol()->set_min_seconds(0);
+  auto r = worker.Run(request, 30s);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;
+  EXPECT_EQ(r.response.timing().repetitions(), 4);
+  // Past min_repetitions, min_seconds asks for more, up to the cap.
+  request.mutable_protocol()->set_min_seconds(10);
+  r = worker.Run(request, 30s);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;
+  EXPECT_EQ(r.response.timing().repetitions(), 7);
+}
+
+TEST(BenchmarkWorker, MissingWorkerBinaryIsARunError) {
+  BenchmarkWorker worker({"/nonexistent/tiletune-worker", {}});
+  const auto r = worker.Run(worker::v1::BenchRequest(), 5s);
+  EXPECT_EQ(r.outcome, Outcome::kRunError);
+  EXPECT_NE(r.error.find("cannot start"), std::string::npos) << r.error;
+}
+
+TEST(BenchmarkWorker, StopEndsTheWorkerWithoutCountingARestart) {
+  const auto good = PlantedRequest(0);
+  BenchmarkWorker worker(WorkerOptions());
+  ExpectValidated(worker.Run(good, 30s));
+  worker.Stop();
+  ExpectValidated(worker.Run(good, 30s));
+  EXPECT_EQ(worker.restarts(), 0);
+}
+
+}  // namespace
+}  // namespace tiletune::tuner

@@ -1,0 +1,91 @@
+// Every host template, for at least one key: all variants of a small space
+// and a sample of a larger one, plus the baseline, handed to the real
+// compiler and validated by the real worker against the float64 reference.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "tests/tuner/host_kernel_fixture.h"
+
+namespace tiletune::tuner {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::MakeKey;
+
+v1::KernelKey WithCastToF32(v1::KernelKey key) {
+  auto* cast = key.add_chain();
+  cast->set_op("cast");
+  cast->set_dtype(v1::DTYPE_F32);
+  return key;
+}
+
+// Compiles (two at a time) and validates every source; a failure names the
+// variant.
+void CompileAndValidate(
+    const std::vector<std::pair<v1::KernelKey, kernels::KernelSource>>& kernels) {
+  std::vector<worker::v1::BenchRequest> requests(kernels.size());
+  std::vector<std::thread> compilers;
+  for (size_t first : {0, 1}) {
+    compilers.emplace_back([&, first] {
+      for (size_t i = first; i < kernels.size(); i += 2) {
+        requests[i] = testing::CompileRequest(kernels[i].first, kernels[i].second);
+      }
+    });
+  }
+  for (auto& c : compilers) c.join();
+  BenchmarkWorker worker({testing::WorkerBinary(), {}});
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const auto result = worker.Run(requests[i], 30s);
+    EXPECT_EQ(result.outcome, BenchmarkWorker::Outcome::kOk)
+        << kernels[i].second.kernel_name << " " << OutcomeName(result.outcome) << ": "
+        << result.error << "\n"
+        << kernels[i].second.code;
+  }
+}
+
+// All of `small`'s space, the first and last valid variants of `large`'s,
+// and the baseline for `small`.
+std::vector<std::pair<v1::KernelKey, kernels::KernelSource>> Sources(const v1::KernelKey& small,
+                                                                     const v1::KernelKey& large,
+                                                                     size_t small_space_size) {
+  const kernels::KernelTemplate& t = testing::HostTemplate(small);
+  std::vector<std::pair<v1::KernelKey, kernels::KernelSource>> out;
+  const auto all = t.Space(small).ValidVariants();
+  EXPECT_EQ(all.size(), small_space_size);
+  for (const auto& v : all) out.emplace_back(small, t.Source(small, v));
+  const auto sample = t.Space(large).ValidVariants();
+  for (const auto& v : {sample.front(), sample.back()}) out.emplace_back(large, t.Source(large, v));
+  out.emplace_back(small, *t.BaselineFor(small).source);
+  return out;
+}
+
+TEST(HostKernelVariants, Gemm) {
+  const v1::KernelKey small =
+      WithCastToF32(MakeKey("gemm", {{"m", 8}, {"n", 16}, {"k", 8}}, {"bias", "relu", "scale"}));
+  const v1::KernelKey large =
+      MakeKey("gemm", {{"m", 130}, {"n", 300}, {"k", 270}}, {"gelu_erf", "residual_add"});
+  CompileAndValidate(Sources(small, large, 8));
+}
+
+TEST(HostKernelVariants, Softmax) {
+  const v1::KernelKey small = MakeKey("softmax", {{"rows", 1}, {"cols", 3}}, {"bias"});
+  const v1::KernelKey large = MakeKey("softmax", {{"rows", 70}, {"cols", 333}}, {"silu"});
+  CompileAndValidate(Sources(small, large, 4));
+}
+
+TEST(HostKernelVariants, Rmsnorm) {
+  const v1::KernelKey small = MakeKey("rmsnorm", {{"rows", 1}, {"cols", 3}}, {"scale"});
+  const v1::KernelKey large = MakeKey("rmsnorm", {{"rows", 70}, {"cols", 333}}, {"gelu_tanh"});
+  CompileAndValidate(Sources(small, large, 1));
+}
+
+TEST(HostKernelVariants, Layernorm) {
+  const v1::KernelKey small = MakeKey("layernorm", {{"rows", 1}, {"cols", 3}}, {"relu"});
+  const v1::KernelKey large =
+      MakeKey("layernorm", {{"rows", 70}, {"cols", 333}}, {"residual_add", "bias"});
+  CompileAndValidate(Sources(small, large, 2));
+}
+
+}  // namespace
+}  // namespace tiletune::tuner

@@ -1,0 +1,119 @@
+#include "tuner/worker/host_reference.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/tuner/host_kernel_fixture.h"
+
+namespace tiletune::tuner {
+namespace {
+
+using testing::MakeKey;
+
+// A problem with hand-set inputs: shapes from the key, values replaced.
+ProblemInputs Problem(const v1::KernelKey& key) {
+  return MakeProblemInputs(key, 1);
+}
+
+TEST(HostReference, GemmWithBiasAndRelu) {
+  ProblemInputs p = Problem(MakeKey("gemm", {{"m", 2}, {"n", 2}, {"k", 2}}, {"bias", "relu"}));
+  p.a = {1, 2, 3, 4};   // [[1, 2], [3, 4]]
+  p.b = {5, 6, 7, -8};  // [[5, 6], [7, -8]]
+  p.chain_tensors[0] = {0.5f, 1.0f};
+  // A*B = [[19, -10], [43, -14]]; + bias; relu.
+  EXPECT_EQ(HostReference(p), (std::vector<double>{19.5, 0, 43.5, 0}));
+}
+
+TEST(HostReference, ColumnMajorOperandsReadTransposed) {
+  v1::KernelKey key = MakeKey("gemm", {{"m", 2}, {"n", 2}, {"k", 2}});
+  auto* l = key.add_layouts();
+  l->set_tensor("a");
+  l->set_layout(v1::LAYOUT_COL_MAJOR);
+  ProblemInputs p = Problem(key);
+  EXPECT_TRUE(p.a_col_major);
+  EXPECT_EQ(p.lda, 2);
+  p.a = {1, 3, 2, 4};  // [[1, 2], [3, 4]] stored by columns
+  p.b = {5, 6, 7, -8};
+  EXPECT_EQ(HostReference(p), (std::vector<double>{19, -10, 43, -14}));
+}
+
+TEST(HostReference, BatchedGemmAndResidualAdd) {
+  ProblemInputs p = Problem(
+      MakeKey("gemm", {{"m", 1}, {"n", 1}, {"k", 2}, {"batch", 2}}, {"residual_add", "scale"}));
+  p.a = {1, 2, 3, 4};
+  p.b = {1, 1, 2, 3};
+  p.chain_tensors[0] = {10, 20};
+  // batch 0: 1+2 = 3; batch 1: 6+12 = 18; + residual; * 0.75.
+  EXPECT_EQ(HostReference(p), (std::vector<double>{13 * 0.75, 38 * 0.75}));
+}
+
+TEST(HostReference, SoftmaxRowsSumToOne) {
+  ProblemInputs p = Problem(MakeKey("softmax", {{"rows", 2}, {"cols", 3}}));
+  p.a = {0, 0, 0, 1000, 0, 0};  // max subtraction keeps exp finite
+  const auto y = HostReference(p);
+  for (int i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(y[i], 1.0 / 3);
+  EXPECT_DOUBLE_EQ(y[3], 1.0);
+  EXPECT_EQ(y[4], 0.0);
+}
+
+TEST(HostReference, Norms) {
+  ProblemInputs rms = Problem(MakeKey("rmsnorm", {{"rows", 1}, {"cols", 2}}));
+  rms.a = {3, 4};
+  rms.weight = {1, 2};
+  rms.eps = 0;
+  const double r = std::sqrt(12.5);
+  EXPECT_EQ(HostReference(rms), (std::vector<double>{3 / r, 8 / r}));
+
+  ProblemInputs ln = Problem(MakeKey("layernorm", {{"rows", 1}, {"cols", 2}}));
+  ln.a = {1, 3};
+  ln.weight = {1, 2};
+  ln.shift = {0.5f, 0};
+  ln.eps = 0;
+  EXPECT_EQ(HostReference(ln), (std::vector<double>{-0.5, 2}));
+}
+
+TEST(HostReference, ActivationValues) {
+  ProblemInputs p = Problem(MakeKey("softmax", {{"rows", 1}, {"cols", 1}}, {"gelu_tanh"}));
+  p.a = {0.25f};  // softmax of one element is 1
+  EXPECT_NEAR(HostReference(p)[0], 0.8411919906, 1e-9);
+  p.key.mutable_chain(0)->set_op("gelu_erf");
+  EXPECT_NEAR(HostReference(p)[0], 0.8413447461, 1e-9);
+  p.key.mutable_chain(0)->set_op("silu");
+  EXPECT_NEAR(HostReference(p)[0], 0.7310585786, 1e-9);
+}
+
+TEST(ProblemInputs, DrawnFromTheSeedAwayFromZero) {
+  const v1::KernelKey key = MakeKey("gemm", {{"m", 30}, {"n", 20}, {"k", 10}}, {"bias", "scale"});
+  const ProblemInputs a = MakeProblemInputs(key, 5), b = MakeProblemInputs(key, 5),
+                      c = MakeProblemInputs(key, 6);
+  EXPECT_EQ(a.a, b.a);
+  EXPECT_NE(a.a, c.a);
+  EXPECT_EQ(a.a.size(), 300u);
+  EXPECT_EQ(a.b.size(), 200u);
+  EXPECT_EQ(a.chain_tensors[0].size(), 20u);
+  EXPECT_EQ(a.chain_scalars[1], 0.75);
+  EXPECT_EQ(a.output_elements, 600);
+  for (float v : a.a) {
+    EXPECT_LE(std::abs(v), 1.0f);
+    EXPECT_GE(std::abs(v), 0x1p-10f);
+  }
+}
+
+TEST(ProblemInputs, ScaleWithoutAValueGetsADrawnOne) {
+  v1::KernelKey key = MakeKey("rmsnorm", {{"rows", 2}, {"cols", 2}}, {"scale"});
+  key.mutable_chain(0)->set_scalar(0);
+  const double s = MakeProblemInputs(key, 1).chain_scalars[0];
+  EXPECT_GE(s, 0.5);
+  EXPECT_LE(s, 1.5);
+}
+
+TEST(ProblemInputs, RejectsWhatTheWorkerCannotDraw) {
+  v1::KernelKey half = MakeKey("softmax", {{"rows", 2}, {"cols", 2}});
+  half.set_input_dtype(v1::DTYPE_F16);
+  EXPECT_THROW(MakeProblemInputs(half, 1), std::invalid_argument);
+  EXPECT_THROW(MakeProblemInputs(MakeKey("softmax", {{"rows", 2}}), 1), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tiletune::tuner

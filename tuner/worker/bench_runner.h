@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/device_executor.h"
+#include "tiletune/worker/v1/worker.pb.h"
+#include "tuner/worker/problem_inputs.h"
+
+namespace tiletune::tuner {
+
+// What the benchmark worker does with one request, on any backend: load the
+// artifact, draw the inputs, check one run against the float64 reference,
+// then time it per the measurement protocol (warm-up, then repetitions with
+// cold caches until both the repetition and the time minimums are met).
+class BenchRunner {
+ public:
+  worker::v1::BenchResponse Run(const worker::v1::BenchRequest& request,
+                                runtime::DeviceExecutor& executor);
+
+ private:
+  // The last request's problem: a tuning run times many variants of one key
+  // with one seed, so inputs and reference are drawn and computed once.
+  struct Problem {
+    std::string key;
+    uint64_t seed = 0;
+    ProblemInputs inputs;
+    std::optional<std::vector<double>> reference;
+  };
+  Problem& ProblemFor(const worker::v1::BenchRequest& request);
+
+  std::optional<Problem> problem_;
+};
+
+}  // namespace tiletune::tuner

@@ -1,0 +1,100 @@
+#include "problem_inputs.h"
+
+#include <random>
+#include <stdexcept>
+
+#include "kernels/kernel_key.h"
+
+namespace tiletune::tuner {
+namespace {
+
+// std::mt19937_64's sequence is fixed by the standard (distributions are
+// not), so equal seeds give equal inputs on every platform.
+class InputDraw {
+ public:
+  explicit InputDraw(uint64_t seed) : engine_(seed) {}
+
+  // Uniform in [-1, 1], redrawn while |x| < 2^-10.
+  float Next() {
+    for (;;) {
+      const float u = static_cast<float>(engine_() >> 40) * 0x1p-24f;  // [0, 1)
+      const float x = 2.0f * u - 1.0f;
+      if (x >= 0x1p-10f || x <= -0x1p-10f) return x;
+    }
+  }
+
+  std::vector<float> Tensor(int64_t elements) {
+    std::vector<float> t(static_cast<size_t>(elements));
+    for (auto& v : t) v = Next();
+    return t;
+  }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+bool IsColMajor(const v1::KernelKey& key, const std::string& tensor) {
+  for (const auto& l : key.layouts()) {
+    if (l.tensor() == tensor) return l.layout() == v1::LAYOUT_COL_MAJOR;
+  }
+  return false;
+}
+
+void RequireF32(v1::DType dtype, const std::string& what) {
+  if (dtype != v1::DTYPE_F32) {
+    throw std::invalid_argument(what + " is " + std::string(kernels::DTypeName(dtype)) +
+                                "; the worker draws f32 inputs only");
+  }
+}
+
+}  // namespace
+
+ProblemInputs MakeProblemInputs(const v1::KernelKey& raw_key, uint64_t seed) {
+  if (const auto error = kernels::ValidateKernelKey(raw_key, kernels::KeyLimits{})) {
+    throw std::invalid_argument("invalid key: " + error->ToString());
+  }
+  ProblemInputs p;
+  p.key = kernels::NormalizeKernelKey(raw_key);
+  const v1::KernelKey& key = p.key;
+  RequireF32(key.input_dtype(), "key.input_dtype");
+  RequireF32(key.output_dtype(), "key.output_dtype");
+  for (int i = 0; i < key.chain_size(); ++i) {
+    RequireF32(key.chain(i).dtype(), "key.chain[" + std::to_string(i) + "].dtype");
+  }
+
+  InputDraw draw(seed);
+  if (key.op() == "gemm") {
+    p.m = *kernels::DimSize(key, "m");
+    p.n = *kernels::DimSize(key, "n");
+    p.k = *kernels::DimSize(key, "k");
+    p.batch = kernels::DimSize(key, "batch").value_or(1);
+    p.a_col_major = IsColMajor(key, "a");
+    p.b_col_major = IsColMajor(key, "b");
+    p.lda = p.a_col_major ? p.m : p.k;
+    p.ldb = p.b_col_major ? p.k : p.n;
+    p.a = draw.Tensor(p.batch * p.m * p.k);
+    p.b = draw.Tensor(p.batch * p.k * p.n);
+  } else {
+    p.m = *kernels::DimSize(key, "rows");
+    p.n = *kernels::DimSize(key, "cols");
+    p.lda = p.n;
+    p.a = draw.Tensor(p.m * p.n);
+    if (key.op() == "rmsnorm" || key.op() == "layernorm") p.weight = draw.Tensor(p.n);
+    if (key.op() == "layernorm") p.shift = draw.Tensor(p.n);
+  }
+  p.ldc = p.n;
+  p.output_elements = p.batch * p.m * p.n;
+
+  for (const auto& op : key.chain()) {
+    std::vector<float> tensor;
+    double scalar = 0;
+    if (op.op() == "bias") tensor = draw.Tensor(p.n);
+    if (op.op() == "residual_add") tensor = draw.Tensor(p.output_elements);
+    if (op.op() == "scale") scalar = op.scalar() != 0 ? op.scalar() : 1.0 + 0.5 * draw.Next();
+    p.chain_tensors.push_back(std::move(tensor));
+    p.chain_scalars.push_back(scalar);
+  }
+  return p;
+}
+
+}  // namespace tiletune::tuner
