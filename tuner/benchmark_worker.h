@@ -17,8 +17,8 @@ namespace tiletune::tuner {
 class BenchmarkWorker {
  public:
   struct Options {
-    std::string worker_binary;                // path to tiletune-worker
-    std::map<std::string, std::string> env;   // device pinning etc.
+    std::string worker_binary;               // path to tiletune-worker
+    std::map<std::string, std::string> env;  // device pinning etc.
   };
 
   enum class Outcome { kOk, kTimeout, kCrash, kWrongResult, kLoadError, kRunError, kCancelled };

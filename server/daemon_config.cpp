@@ -1,0 +1,313 @@
+#include "server/daemon_config.h"
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <variant>
+
+#include <yaml-cpp/yaml.h>
+
+namespace tiletune::server {
+namespace {
+
+using FieldPtr =
+    std::variant<std::string*, int*, int64_t*, double*, bool*, std::vector<std::string>*>;
+
+// One setting: its YAML key (flag --key with '-' for '_'), help text and the
+// field it sets. A single table serves the file, the flags and the dump.
+struct Setting {
+  const char* key;
+  const char* help;
+  std::function<FieldPtr(DaemonConfig&)> field;
+};
+
+const std::vector<Setting>& Settings() {
+  static const std::vector<Setting> kSettings = {
+      {"listen", "gRPC listen address", [](auto& c) { return &c.listen; }},
+      {"metrics_listen", "Prometheus /metrics address (empty: off)",
+       [](auto& c) { return &c.metrics_listen; }},
+      {"data_dir", "folder for the database and compiled-code cache",
+       [](auto& c) { return &c.data_dir; }},
+      {"db", "SQLite database file (default <data_dir>/tiletune.db)",
+       [](auto& c) { return &c.db_path; }},
+      {"backends", "backends to open, in order (host,cuda,hip)",
+       [](auto& c) { return &c.backends; }},
+      {"devices", "device ids to use (default: all found)", [](auto& c) { return &c.devices; }},
+      {"log_level", "trace, debug, info, warn, error", [](auto& c) { return &c.log_level; }},
+      {"worker_binary", "benchmark worker program (default: beside tiletuned)",
+       [](auto& c) { return &c.worker_binary; }},
+      {"host_compiler", "system compiler of the host backend",
+       [](auto& c) { return &c.host_compiler; }},
+      {"ready_file", "file to write the bound addresses to once serving",
+       [](auto& c) { return &c.ready_file; }},
+      {"compile_threads", "variants compiled in parallel",
+       [](auto& c) { return &c.compile_threads; }},
+      {"db_read_connections", "SQLite read connections",
+       [](auto& c) { return &c.db_read_connections; }},
+      {"compile_cache_max_bytes", "compiled-code cache size bound",
+       [](auto& c) { return &c.compile_cache_max_bytes; }},
+      {"max_dim", "largest dimension of a kernel key",
+       [](auto& c) { return &c.key_limits.max_dim; }},
+      {"max_elements", "largest product of a key's dimensions",
+       [](auto& c) { return &c.key_limits.max_elements; }},
+      {"max_chain_length", "most ops in a fused chain",
+       [](auto& c) { return &c.key_limits.max_chain_length; }},
+      {"max_message_bytes", "largest gRPC message, either way",
+       [](auto& c) { return &c.max_message_bytes; }},
+      {"max_batch_lookup", "most lookups in one BatchLookup",
+       [](auto& c) { return &c.max_batch_lookup; }},
+      {"max_kernels_per_job", "most kernel keys in one job",
+       [](auto& c) { return &c.max_kernels_per_job; }},
+      {"max_queued_jobs", "most jobs queued or running at once",
+       [](auto& c) { return &c.max_queued_jobs; }},
+      {"max_page_size", "largest page of ListRecords/ListJobs",
+       [](auto& c) { return &c.max_page_size; }},
+      {"lookup_cache_entries", "entries of the in-memory lookup cache",
+       [](auto& c) { return &c.lookup_cache_entries; }},
+      {"tune_on_miss_priority", "priority of jobs queued by tune_on_miss",
+       [](auto& c) { return &c.tune_on_miss_priority; }},
+      {"keepalive_time_ms", "gRPC keepalive ping interval",
+       [](auto& c) { return &c.keepalive_time_ms; }},
+      {"keepalive_timeout_ms", "gRPC keepalive ping timeout",
+       [](auto& c) { return &c.keepalive_timeout_ms; }},
+      {"drain_timeout_seconds", "on SIGTERM, how long a running item may finish",
+       [](auto& c) { return &c.drain_timeout_seconds; }},
+      {"shutdown_grace_seconds", "after draining, how long in-flight RPCs may finish",
+       [](auto& c) { return &c.shutdown_grace_seconds; }},
+      {"default_max_variants", "variants per kernel when a job names no budget",
+       [](auto& c) { return &c.tuning.default_max_variants; }},
+      {"default_max_seconds", "seconds per kernel when a job names no budget",
+       [](auto& c) { return &c.tuning.default_max_seconds; }},
+      {"max_variants_cap", "most variants any job may ask for per kernel",
+       [](auto& c) { return &c.tuning.max_variants_cap; }},
+      {"compile_timeout_seconds", "a compile past this is killed",
+       [](auto& c) { return &c.tuning.compile_timeout_seconds; }},
+      {"run_limit_factor", "a variant may run this many times the baseline's time",
+       [](auto& c) { return &c.tuning.run_limit_factor; }},
+      {"run_limit_min_seconds", "floor of a variant's run limit",
+       [](auto& c) { return &c.tuning.run_limit_min_seconds; }},
+      {"run_limit_max_seconds", "ceiling of a variant's run limit",
+       [](auto& c) { return &c.tuning.run_limit_max_seconds; }},
+      {"tolerance_f32", "max relative error of f32 kernels",
+       [](auto& c) { return &c.tuning.tolerance_f32; }},
+      {"tolerance_half", "max relative error of f16/bf16 kernels",
+       [](auto& c) { return &c.tuning.tolerance_half; }},
+      {"min_speedup", "a tuned kernel is served only above this speedup",
+       [](auto& c) { return &c.tuning.min_speedup; }},
+      {"warmup_runs", "untimed runs before timing", [](auto& c) { return &c.tuning.warmup_runs; }},
+      {"min_repetitions", "timed runs at least", [](auto& c) { return &c.tuning.min_repetitions; }},
+      {"max_repetitions", "timed runs at most", [](auto& c) { return &c.tuning.max_repetitions; }},
+      {"min_timing_seconds", "time spent timing at least",
+       [](auto& c) { return &c.tuning.min_timing_seconds; }},
+      {"plant_faults", "TESTING ONLY: add a hanging, a crashing and a wrong variant to every item",
+       [](auto& c) { return &c.tuning.plant_faults; }},
+  };
+  return kSettings;
+}
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    if (!part.empty()) out.push_back(part);
+  }
+  return out;
+}
+
+template <typename T>
+bool ParseNumber(const std::string& text, T& out) {
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, out);
+  return ec == std::errc() && ptr == end;
+}
+
+// Sets a field from text; false when the text does not fit its type.
+bool SetFromText(FieldPtr field, const std::string& text) {
+  return std::visit(
+      [&](auto* p) -> bool {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          *p = text;
+          return true;
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          *p = SplitList(text);
+          return true;
+        } else if constexpr (std::is_same_v<T, bool>) {
+          if (text == "true" || text == "1") return (*p = true), true;
+          if (text == "false" || text == "0") return (*p = false), true;
+          return false;
+        } else {
+          return ParseNumber(text, *p);
+        }
+      },
+      field);
+}
+
+std::string ToText(FieldPtr field) {
+  return std::visit(
+      [](auto* p) -> std::string {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return *p;
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          std::string s;
+          for (const auto& v : *p) s += (s.empty() ? "" : ",") + v;
+          return s;
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return *p ? "true" : "false";
+        } else {
+          std::ostringstream out;
+          out << *p;
+          return out.str();
+        }
+      },
+      field);
+}
+
+std::string FlagName(const char* key) {
+  std::string name = key;
+  std::replace(name.begin(), name.end(), '_', '-');
+  return "--" + name;
+}
+
+}  // namespace
+
+std::optional<ConfigError> LoadConfigFile(const std::string& path, DaemonConfig& config) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return ConfigError{"config file " + path + ": cannot be read"};
+  } catch (const YAML::Exception& e) {
+    return ConfigError{"config file " + path + ": " + e.what()};
+  }
+  if (root.IsNull()) return std::nullopt;
+  if (!root.IsMap()) return ConfigError{"config file " + path + ": expected a mapping of settings"};
+  for (const auto& entry : root) {
+    const auto key = entry.first.as<std::string>();
+    auto it = std::find_if(Settings().begin(), Settings().end(),
+                           [&](const Setting& s) { return key == s.key; });
+    if (it == Settings().end()) {
+      return ConfigError{"config file " + path + ": unknown setting '" + key + "' (line " +
+                         std::to_string(entry.first.Mark().line + 1) + ")"};
+    }
+    std::string text;
+    if (entry.second.IsSequence()) {
+      for (const auto& v : entry.second) text += (text.empty() ? "" : ",") + v.as<std::string>();
+    } else if (entry.second.IsScalar()) {
+      text = entry.second.as<std::string>();
+    }
+    if (!SetFromText(it->field(config), text)) {
+      return ConfigError{"config file " + path + ": " + key + ": '" + text +
+                         "' is not a valid value (line " +
+                         std::to_string(entry.second.Mark().line + 1) + ")"};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
+  auto positive = [](const char* key, double v) -> std::optional<ConfigError> {
+    if (v > 0) return std::nullopt;
+    return ConfigError{std::string(key) + " must be positive"};
+  };
+  const std::pair<const char*, double> checks[] = {
+      {"compile_threads", c.compile_threads},
+      {"db_read_connections", c.db_read_connections},
+      {"compile_cache_max_bytes", static_cast<double>(c.compile_cache_max_bytes)},
+      {"max_dim", static_cast<double>(c.key_limits.max_dim)},
+      {"max_elements", static_cast<double>(c.key_limits.max_elements)},
+      {"max_chain_length", c.key_limits.max_chain_length},
+      {"max_message_bytes", c.max_message_bytes},
+      {"max_batch_lookup", c.max_batch_lookup},
+      {"max_kernels_per_job", c.max_kernels_per_job},
+      {"max_queued_jobs", c.max_queued_jobs},
+      {"max_page_size", c.max_page_size},
+      {"lookup_cache_entries", c.lookup_cache_entries},
+      {"keepalive_time_ms", c.keepalive_time_ms},
+      {"keepalive_timeout_ms", c.keepalive_timeout_ms},
+      {"drain_timeout_seconds", c.drain_timeout_seconds},
+      {"shutdown_grace_seconds", c.shutdown_grace_seconds},
+      {"default_max_variants", c.tuning.default_max_variants},
+      {"default_max_seconds", c.tuning.default_max_seconds},
+      {"max_variants_cap", c.tuning.max_variants_cap},
+      {"compile_timeout_seconds", c.tuning.compile_timeout_seconds},
+      {"run_limit_factor", c.tuning.run_limit_factor},
+      {"run_limit_min_seconds", c.tuning.run_limit_min_seconds},
+      {"run_limit_max_seconds", c.tuning.run_limit_max_seconds},
+      {"tolerance_f32", c.tuning.tolerance_f32},
+      {"tolerance_half", c.tuning.tolerance_half},
+      {"min_speedup", c.tuning.min_speedup},
+      {"min_repetitions", c.tuning.min_repetitions},
+      {"max_repetitions", c.tuning.max_repetitions},
+  };
+  for (const auto& [key, value] : checks) {
+    if (auto e = positive(key, value)) return e;
+  }
+  if (c.tuning.warmup_runs < 0) return ConfigError{"warmup_runs must not be negative"};
+  if (c.tuning.run_limit_min_seconds > c.tuning.run_limit_max_seconds) {
+    return ConfigError{"run_limit_min_seconds must not exceed run_limit_max_seconds"};
+  }
+  if (c.listen.empty()) return ConfigError{"listen must not be empty"};
+  static const std::vector<std::string> kLevels = {"trace", "debug",    "info", "warn",
+                                                   "error", "critical", "off"};
+  if (std::find(kLevels.begin(), kLevels.end(), c.log_level) == kLevels.end()) {
+    return ConfigError{"log_level must be one of trace, debug, info, warn, error, critical, off"};
+  }
+  return std::nullopt;
+}
+
+ParsedConfig ParseDaemonConfig(int argc, char** argv) {
+  ParsedConfig result;
+  CLI::App app{"tiletuned: the tiletune kernel autotuning daemon"};
+  app.set_version_flag("--version", std::string("tiletuned ") + TILETUNE_VERSION);
+  std::string config_path;
+  app.add_option("--config", config_path, "YAML file of settings (flags override it)");
+  app.add_flag("--print-config", result.print_config, "print the effective config and exit");
+  std::map<std::string, std::string> given;
+  for (const auto& s : Settings()) {
+    app.add_option(FlagName(s.key), given[s.key], s.help);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    result.exit_code = app.exit(e);
+    return result;
+  }
+
+  DaemonConfig config;
+  if (!config_path.empty()) {
+    if (auto e = LoadConfigFile(config_path, config)) {
+      result.error = e;
+      return result;
+    }
+  }
+  for (const auto& s : Settings()) {
+    if (app.count(FlagName(s.key)) == 0) continue;
+    if (!SetFromText(s.field(config), given[s.key])) {
+      result.error = ConfigError{FlagName(s.key) + ": '" + given[s.key] + "' is not a valid value"};
+      return result;
+    }
+  }
+  if (config.db_path.empty()) config.db_path = config.data_dir + "/tiletune.db";
+  if (auto e = ValidateConfig(config)) {
+    result.error = e;
+    return result;
+  }
+  result.config = std::move(config);
+  return result;
+}
+
+std::string ConfigToYaml(const DaemonConfig& config) {
+  DaemonConfig copy = config;
+  std::string out;
+  for (const auto& s : Settings()) {
+    out += std::string(s.key) + ": \"" + ToText(s.field(copy)) + "\"\n";
+  }
+  return out;
+}
+
+}  // namespace tiletune::server

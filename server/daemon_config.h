@@ -1,0 +1,77 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_key.h"
+#include "tuner/tuning_session.h"
+
+namespace tiletune::server {
+
+// Every setting and limit of tiletuned, with its default. Read from an
+// optional YAML file (keys as the field names) and overridden by flags.
+struct DaemonConfig {
+  std::string listen = "127.0.0.1:7733";
+  std::string metrics_listen = "127.0.0.1:9733";  // empty: no metrics endpoint
+  std::string data_dir = "tiletune-data";         // database, compiled-code cache
+  std::string db_path;                            // default: <data_dir>/tiletune.db
+  std::vector<std::string> backends = {"host", "cuda", "hip"};
+  std::vector<std::string> devices;  // empty: every device found
+  std::string log_level = "info";
+  std::string worker_binary;  // default: tiletune-worker beside tiletuned
+  std::string host_compiler = "c++";
+  // When set, written once the daemon serves: its bound gRPC and metrics
+  // addresses (useful with port 0).
+  std::string ready_file;
+  int compile_threads = 2;
+  int db_read_connections = 4;
+  int64_t compile_cache_max_bytes = int64_t{1} << 30;
+
+  // Request limits.
+  kernels::KeyLimits key_limits;
+  int max_message_bytes = 16 << 20;
+  int max_batch_lookup = 1024;
+  int max_kernels_per_job = 64;
+  int max_queued_jobs = 1000;
+  int max_page_size = 1000;
+  int lookup_cache_entries = 100000;
+  int tune_on_miss_priority = -10;
+
+  // Connection and shutdown timing.
+  int keepalive_time_ms = 30000;
+  int keepalive_timeout_ms = 10000;
+  double drain_timeout_seconds = 30;
+  // After draining, how long in-flight RPCs may finish before they are
+  // cancelled.
+  double shutdown_grace_seconds = 1;
+
+  tuner::TuningLimits tuning;
+};
+
+// A config problem, naming the setting.
+struct ConfigError {
+  std::string message;
+};
+
+// Parses flags (and the --config file they name). Returns the config, or an
+// error; `exit_code` is set instead when the flags asked only for --help or
+// --version output.
+struct ParsedConfig {
+  std::optional<DaemonConfig> config;
+  std::optional<ConfigError> error;
+  std::optional<int> exit_code;
+  bool print_config = false;
+};
+ParsedConfig ParseDaemonConfig(int argc, char** argv);
+
+// Reads a YAML config file over `config`; unknown keys are errors.
+std::optional<ConfigError> LoadConfigFile(const std::string& path, DaemonConfig& config);
+
+// Range checks on every limit.
+std::optional<ConfigError> ValidateConfig(const DaemonConfig& config);
+
+// The effective config as YAML (for --print-config and the start-up log).
+std::string ConfigToYaml(const DaemonConfig& config);
+
+}  // namespace tiletune::server

@@ -1,0 +1,223 @@
+#include "server/job_scheduler.h"
+
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "kernels/kernel_key.h"
+#include "tuner/tuning_session.h"
+
+namespace tiletune::server {
+namespace {
+
+bool IsTerminal(v1::JobState state) {
+  return state == v1::JOB_SUCCEEDED || state == v1::JOB_FAILED || state == v1::JOB_CANCELLED;
+}
+
+// Stores what a session does and forwards it to WatchJob streams.
+class StoringObserver final : public tuner::TuningObserver {
+ public:
+  StoringObserver(db::TuningStore& store, JobEventHub& events, DaemonMetrics& metrics,
+                  std::string job_id, std::string canonical_key, std::string device_class,
+                  const std::atomic<bool>& interrupted)
+      : store_(store),
+        events_(events),
+        metrics_(metrics),
+        job_id_(std::move(job_id)),
+        canonical_key_(std::move(canonical_key)),
+        device_class_(std::move(device_class)),
+        interrupted_(interrupted) {}
+
+  void OnTrial(const v1::Trial& trial) override {
+    store_.AddTrial(canonical_key_, device_class_, trial);
+    if (auto it = metrics_.trials.find(trial.status()); it != metrics_.trials.end()) {
+      it->second->Increment();
+    }
+  }
+
+  void OnKernel(const std::string& source_hash, const kernels::KernelSource& source) override {
+    if (!stored_kernels_.insert(source_hash).second) return;
+    store_.UpsertKernel(source_hash, source.kernel_name, TILETUNE_KERNEL_LIBRARY_VERSION,
+                        source.code);
+  }
+
+  void OnProgress(const v1::JobItemProgress& progress, v1::JobEvent::Kind kind,
+                  const v1::Trial* trial) override {
+    // A cancelled item was marked by CancelJob; an item interrupted by
+    // shutdown must stay RUNNING so that it resumes at the next start.
+    if (progress.state() == v1::JOB_CANCELLED) return;
+    if (interrupted_.load()) return;
+    store_.UpdateItem(job_id_, progress);
+    v1::JobEvent event;
+    event.set_kind(kind);
+    event.set_job_id(job_id_);
+    event.set_item_index(progress.index());
+    if (trial) {
+      event.mutable_params()->insert(trial->params().begin(), trial->params().end());
+      event.set_status(trial->status());
+      event.set_time_us(trial->timing().median_us());
+      event.set_message(trial->error());
+    }
+    if (auto job = store_.GetJob(job_id_)) *event.mutable_job() = *job;
+    events_.Publish(event);
+  }
+
+ private:
+  db::TuningStore& store_;
+  JobEventHub& events_;
+  DaemonMetrics& metrics_;
+  std::string job_id_;
+  std::string canonical_key_;
+  std::string device_class_;
+  const std::atomic<bool>& interrupted_;
+  std::set<std::string> stored_kernels_;
+};
+
+}  // namespace
+
+JobScheduler::JobScheduler(db::TuningStore& store, DeviceRegistry& devices, JobEventHub& events,
+                           LookupCache& cache, DaemonMetrics& metrics, const DaemonConfig& config)
+    : store_(store),
+      devices_(devices),
+      events_(events),
+      cache_(cache),
+      metrics_(metrics),
+      config_(config),
+      pool_(config.compile_threads) {}
+
+JobScheduler::~JobScheduler() {
+  Drain(std::chrono::steady_clock::now());
+}
+
+void JobScheduler::Start() {
+  for (const auto& device : devices_.devices()) {
+    threads_.emplace_back([this, d = device.get()] { DeviceLoop(*d); });
+  }
+}
+
+void JobScheduler::Wake() {
+  cv_.notify_all();
+}
+
+void JobScheduler::Cancel(const std::string& job_id) {
+  std::lock_guard lock(mu_);
+  for (auto& [device, item] : running_) {
+    if (item.job_id == job_id) item.stop->store(true);
+  }
+}
+
+void JobScheduler::Drain(std::chrono::steady_clock::time_point deadline) {
+  {
+    std::unique_lock lock(mu_);
+    draining_ = true;
+    cv_.notify_all();
+    cv_.wait_until(lock, deadline, [this] { return running_.empty(); });
+    for (auto& [device, item] : running_) {
+      item.interrupted->store(true);
+      item.stop->store(true);
+    }
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+void JobScheduler::DeviceLoop(ManagedDevice& device) {
+  tuner::BenchmarkWorker worker({config_.worker_binary, device.info.worker_env});
+  for (;;) {
+    {
+      std::lock_guard lock(mu_);
+      if (draining_) return;
+    }
+    std::optional<db::JobItemClaim> claim;
+    try {
+      claim = store_.ClaimNextItem(device.info.id);
+    } catch (const db::StoreError& e) {
+      spdlog::error("device {}: cannot claim work: {}", device.info.id, e.what());
+    }
+    if (!claim) {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, std::chrono::milliseconds(500));
+      continue;
+    }
+    RunItem(device, worker, std::move(*claim));
+    device.worker_restarts.store(worker.restarts());
+  }
+}
+
+void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker,
+                           db::JobItemClaim claim) {
+  auto stop = std::make_shared<std::atomic<bool>>(false);
+  auto interrupted_flag = std::make_shared<std::atomic<bool>>(false);
+  const std::atomic<bool>& interrupted = *interrupted_flag;
+  {
+    std::lock_guard lock(mu_);
+    running_[device.info.id] = {claim.job_id, stop, interrupted_flag};
+  }
+  device.state.store(v1::Device::STATE_BUSY);
+  device.set_running_job(claim.job_id);
+  const std::string canonical = kernels::CanonicalKeyString(claim.key);
+  spdlog::info("job={} item={} device={}: tuning {}", claim.job_id, claim.item_index,
+               device.info.id, canonical);
+
+  tuner::TuningItem item{claim.job_id, claim.item_index, kernels::NormalizeKernelKey(claim.key),
+                         claim.spec};
+  StoringObserver observer(store_, events_, metrics_, claim.job_id, canonical,
+                           device.info.fingerprint.device_class(), interrupted);
+  std::string why;
+  const kernels::KernelTemplate* kernel_template =
+      kernels::FindKernelTemplate(item.key, device.info.backend, &why);
+  try {
+    if (!kernel_template) {
+      v1::JobItemProgress failed;
+      failed.set_index(claim.item_index);
+      *failed.mutable_key() = claim.key;
+      failed.set_state(v1::JOB_FAILED);
+      failed.set_error(why);
+      observer.OnProgress(failed, v1::JobEvent::KIND_ITEM_FINISHED, nullptr);
+    } else {
+      tuner::TuningSession session(*kernel_template, *device.backend, device.info, worker, pool_,
+                                   config_.tuning);
+      auto outcome =
+          session.Run(item, store_.TrialsForItem(claim.job_id, claim.item_index), observer, *stop);
+      if (outcome.record && !interrupted.load()) {
+        store_.PutRecord(canonical, *outcome.record);
+        cache_.Put(outcome.record->device_class(), canonical,
+                   std::make_shared<const v1::Record>(*outcome.record));
+      }
+    }
+    if (!interrupted.load()) FinishJobIfDone(claim.job_id);
+  } catch (const std::exception& e) {
+    spdlog::error("job={} item={}: {}", claim.job_id, claim.item_index, e.what());
+  }
+  device.set_running_job("");
+  device.state.store(v1::Device::STATE_IDLE);
+  {
+    std::lock_guard lock(mu_);
+    running_.erase(device.info.id);
+  }
+  cv_.notify_all();
+}
+
+void JobScheduler::FinishJobIfDone(const std::string& job_id) {
+  auto job = store_.GetJob(job_id);
+  if (!job || IsTerminal(job->state())) return;
+  std::string error;
+  for (const auto& item : job->items()) {
+    if (!IsTerminal(item.state())) return;
+    if (item.state() == v1::JOB_FAILED && error.empty()) {
+      error = "item " + std::to_string(item.index()) + ": " + item.error();
+    }
+  }
+  const v1::JobState state = error.empty() ? v1::JOB_SUCCEEDED : v1::JOB_FAILED;
+  store_.FinishJob(job_id, state, error);
+  spdlog::info("job={}: {}", job_id, v1::JobState_Name(state));
+  v1::JobEvent event;
+  event.set_kind(v1::JobEvent::KIND_JOB_FINISHED);
+  event.set_job_id(job_id);
+  event.set_message(error);
+  if (auto finished = store_.GetJob(job_id)) *event.mutable_job() = *finished;
+  events_.Publish(event);
+}
+
+}  // namespace tiletune::server

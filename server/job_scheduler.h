@@ -1,0 +1,69 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "db/tuning_store.h"
+#include "server/daemon_config.h"
+#include "server/daemon_metrics.h"
+#include "server/device_registry.h"
+#include "server/job_event_hub.h"
+#include "server/lookup_cache.h"
+#include "tuner/compile_pool.h"
+
+namespace tiletune::server {
+
+// Runs queued job items, one at a time per device, each in a TuningSession
+// with that device's benchmark worker. Items are claimed from the database,
+// so queued and interrupted work survives a restart.
+class JobScheduler {
+ public:
+  JobScheduler(db::TuningStore& store, DeviceRegistry& devices, JobEventHub& events,
+               LookupCache& cache, DaemonMetrics& metrics, const DaemonConfig& config);
+  ~JobScheduler();
+
+  void Start();
+  // New work was queued.
+  void Wake();
+  // Stops a running item of this job within about a second. The caller has
+  // already marked the job CANCELLED in the store.
+  void Cancel(const std::string& job_id);
+  // Stops claiming work, lets running items finish until `deadline`, then
+  // interrupts them; interrupted items stay RUNNING in the database and
+  // resume at the next start.
+  void Drain(std::chrono::steady_clock::time_point deadline);
+
+ private:
+  struct RunningItem {
+    std::string job_id;
+    std::shared_ptr<std::atomic<bool>> stop;
+    // Set before `stop` when the stop comes from shutdown, not CancelJob.
+    std::shared_ptr<std::atomic<bool>> interrupted;
+  };
+  void DeviceLoop(ManagedDevice& device);
+  void RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker, db::JobItemClaim claim);
+  void FinishJobIfDone(const std::string& job_id);
+
+  db::TuningStore& store_;
+  DeviceRegistry& devices_;
+  JobEventHub& events_;
+  LookupCache& cache_;
+  DaemonMetrics& metrics_;
+  const DaemonConfig& config_;
+  tuner::CompilePool pool_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool draining_ = false;
+  std::map<std::string, RunningItem> running_;  // by device id
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace tiletune::server

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "db/tuning_store.h"
+#include "kernels/kernel_key.h"
+#include "tiletune/v1/tiletune.pb.h"
+
+namespace tiletune::server {
+
+// Version of the export line format (ExportLine.schema_version).
+constexpr int kExportSchemaVersion = 1;
+
+struct ParsedImport {
+  std::vector<db::ImportedRecord> records;
+  std::vector<v1::ImportReject> rejects;
+};
+
+// Parses and checks every line of a JSON Lines export: JSON syntax, schema
+// version, the key (as any request key), device class and the numbers a
+// served record needs. Blank lines are skipped; line numbers are 1-based.
+ParsedImport ParseImportLines(const std::string& jsonl, const kernels::KeyLimits& limits);
+
+// One export line for a record.
+v1::ExportLine ToExportLine(const v1::Record& record);
+
+}  // namespace tiletune::server

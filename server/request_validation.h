@@ -1,0 +1,38 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "kernels/kernel_key.h"
+#include "server/daemon_config.h"
+#include "server/device_registry.h"
+#include "tiletune/v1/tiletune.pb.h"
+
+namespace tiletune::server {
+
+// The device (or only the device class) a request is about.
+struct ResolvedDevice {
+  ManagedDevice* device = nullptr;  // null when only a foreign class was named
+  std::string device_class;
+  std::string vendor;  // empty for a foreign class
+};
+
+// Resolves a selector: an explicit class, a device id, or this daemon's first
+// device. Errors name `prefix`.device / `prefix`.device_class.
+std::variant<ResolvedDevice, kernels::FieldError> ResolveDevice(const v1::DeviceSelector& selector,
+                                                                const DeviceRegistry& devices,
+                                                                const std::string& prefix);
+
+// Field-level checks of a job spec against the daemon's limits; keys are
+// checked with kernels::ValidateKernelKey. The spec's device must be one of
+// ours (jobs run here).
+std::optional<kernels::FieldError> ValidateJobSpec(const v1::JobSpec& spec,
+                                                   const DaemonConfig& config,
+                                                   const DeviceRegistry& devices);
+
+// Page size to use: `requested` <= 0 gives the default, larger than the
+// limit is an error.
+std::variant<int, kernels::FieldError> PageSize(int requested, int max_page_size);
+
+}  // namespace tiletune::server

@@ -1,0 +1,233 @@
+// tiletuned: owns this node's devices, tunes kernels and serves the winners.
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <google/protobuf/util/time_util.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "db/tuning_store.h"
+#include "runtime/backend_registry.h"
+#include "server/daemon_config.h"
+#include "server/daemon_metrics.h"
+#include "server/device_registry.h"
+#include "server/job_event_hub.h"
+#include "server/job_scheduler.h"
+#include "server/lookup_cache.h"
+#include "server/metrics_http_server.h"
+#include "server/tuning_service.h"
+
+namespace fs = std::filesystem;
+using namespace tiletune;
+
+namespace {
+
+constexpr char kServiceName[] = "tiletune.v1.TuningService";
+
+std::string DefaultWorkerBinary() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return (ec ? fs::path(".") : self.parent_path()) / "tiletune-worker";
+}
+
+void AddGauges(server::MetricsRegistry& registry, db::TuningStore& store,
+               const server::DeviceRegistry& devices) {
+  registry.AddGauge("tiletune_jobs", "Jobs by state", [&store] {
+    std::vector<std::pair<server::Labels, double>> out;
+    for (const auto& [state, count] : store.CountJobsByState()) {
+      out.push_back({{{"state", v1::JobState_Name(state)}}, static_cast<double>(count)});
+    }
+    return out;
+  });
+  registry.AddGauge("tiletune_device_busy", "1 while a device runs a job", [&devices] {
+    std::vector<std::pair<server::Labels, double>> out;
+    for (const auto& d : devices.devices()) {
+      out.push_back(
+          {{{"device", d->info.id}}, d->state.load() == v1::Device::STATE_BUSY ? 1.0 : 0.0});
+    }
+    return out;
+  });
+  registry.AddGauge(
+      "tiletune_worker_restarts", "Benchmark worker restarts after a hang or crash", [&devices] {
+        std::vector<std::pair<server::Labels, double>> out;
+        for (const auto& d : devices.devices()) {
+          out.push_back({{{"device", d->info.id}}, static_cast<double>(d->worker_restarts.load())});
+        }
+        return out;
+      });
+}
+
+int Run(server::DaemonConfig config) {
+  if (config.worker_binary.empty()) config.worker_binary = DefaultWorkerBinary();
+  // Logs are messages, not data: they go to stderr.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("tiletuned"));
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+
+  // Signals go to one waiting thread; every thread started later inherits
+  // the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::error_code ec;
+  fs::create_directories(config.data_dir, ec);
+  if (ec) {
+    spdlog::critical("data_dir {}: {}", config.data_dir, ec.message());
+    return 1;
+  }
+
+  runtime::BackendOptions backend_options;
+  backend_options.enabled = config.backends;
+  backend_options.cache_dir = (fs::path(config.data_dir) / "cache").string();
+  backend_options.cache_max_bytes = config.compile_cache_max_bytes;
+  backend_options.host_compiler = config.host_compiler;
+  auto discovered = runtime::DiscoverBackends(backend_options);
+  for (const auto& s : discovered.statuses) {
+    spdlog::info("backend {}: {}{}", s.name, s.available ? "available" : "absent",
+                 s.reason.empty() ? "" : " (" + s.reason + ")");
+  }
+  std::unique_ptr<server::DeviceRegistry> devices;
+  try {
+    devices = std::make_unique<server::DeviceRegistry>(std::move(discovered), config.devices);
+  } catch (const std::invalid_argument& e) {
+    spdlog::critical("{}", e.what());
+    return 2;
+  }
+  for (const auto& d : devices->devices()) {
+    spdlog::info("device {}: {} {} ({} units), class {}", d->info.id, d->info.fingerprint.vendor(),
+                 d->info.fingerprint.name(), d->info.fingerprint.compute_units(),
+                 d->info.fingerprint.device_class());
+  }
+
+  server::MetricsRegistry registry;
+  server::DaemonMetrics metrics(registry);
+  server::LookupCache cache(config.lookup_cache_entries);
+  server::JobEventHub events;
+  server::ServiceContext context{config, *devices, cache, events, metrics};
+  context.started_at = google::protobuf::util::TimeUtil::GetCurrentTime();
+  server::TuningServiceImpl service(context);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  builder.SetMaxReceiveMessageSize(config.max_message_bytes);
+  builder.SetMaxSendMessageSize(config.max_message_bytes);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, config.keepalive_time_ms);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, config.keepalive_timeout_ms);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             config.keepalive_time_ms / 2);
+  std::unique_ptr<grpc::Server> grpc_server = builder.BuildAndStart();
+  if (!grpc_server || port == 0) {
+    spdlog::critical("listen: cannot listen on {}", config.listen);
+    return 1;
+  }
+  auto* health = grpc_server->GetHealthCheckService();
+  auto set_serving = [health](bool serving) {
+    health->SetServingStatus(serving);
+    health->SetServingStatus(kServiceName, serving);
+  };
+  set_serving(false);
+  const std::string grpc_address =
+      config.listen.substr(0, config.listen.rfind(':')) + ":" + std::to_string(port);
+  spdlog::info("gRPC listening on {} (NOT_SERVING until the database is open)", grpc_address);
+
+  std::unique_ptr<db::TuningStore> store;
+  try {
+    store = db::OpenSqliteStore({config.db_path, config.db_read_connections, 5000});
+  } catch (const db::StoreError& e) {
+    spdlog::critical("db {}: {}", config.db_path, e.what());
+    grpc_server->Shutdown();
+    return 1;
+  }
+  for (const auto& d : devices->devices()) {
+    store->UpsertDevice(d->info.fingerprint, d->info.toolchain);
+  }
+  if (const int requeued = store->RequeueInterrupted(); requeued > 0) {
+    spdlog::info("resuming {} interrupted job item(s)", requeued);
+  }
+  context.store = store.get();
+  AddGauges(registry, *store, *devices);
+
+  server::JobScheduler scheduler(*store, *devices, events, cache, metrics, config);
+  context.scheduler = &scheduler;
+  scheduler.Start();
+
+  server::MetricsHttpServer metrics_http([&registry] { return registry.Render(); },
+                                         [&context] { return !context.draining.load(); });
+  std::string metrics_address;
+  if (!config.metrics_listen.empty()) {
+    try {
+      metrics_address = metrics_http.Start(config.metrics_listen);
+      spdlog::info("metrics on http://{}/metrics", metrics_address);
+    } catch (const std::exception& e) {
+      spdlog::critical("{}", e.what());
+      scheduler.Drain(std::chrono::steady_clock::now());
+      grpc_server->Shutdown();
+      return 1;
+    }
+  }
+
+  context.ready.store(true);
+  set_serving(true);
+  if (!config.ready_file.empty()) {
+    const std::string tmp = config.ready_file + ".tmp";
+    std::ofstream(tmp) << "grpc=" << grpc_address << "\nmetrics=" << metrics_address << "\n";
+    fs::rename(tmp, config.ready_file, ec);
+  }
+  spdlog::info("tiletuned {} serving: db {}, {} device(s)", TILETUNE_VERSION, config.db_path,
+               devices->devices().size());
+
+  int received = 0;
+  sigwait(&signals, &received);
+  spdlog::info("{}: draining (up to {} s for running items)", strsignal(received),
+               config.drain_timeout_seconds);
+  context.draining.store(true);
+  set_serving(false);
+  scheduler.Drain(std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(
+                                                         config.drain_timeout_seconds * 1000)));
+  spdlog::debug("scheduler drained");
+  events.CloseAll();
+  grpc_server->Shutdown(
+      std::chrono::system_clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(config.shutdown_grace_seconds * 1000)));
+  spdlog::debug("gRPC server shut down");
+  metrics_http.Stop();
+  spdlog::debug("metrics server stopped");
+  context.ready.store(false);
+  context.store = nullptr;
+  store.reset();
+  if (!config.ready_file.empty()) fs::remove(config.ready_file, ec);
+  spdlog::info("stopped cleanly");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto parsed = server::ParseDaemonConfig(argc, argv);
+  if (parsed.exit_code) return *parsed.exit_code;
+  if (parsed.error) {
+    std::cerr << "tiletuned: " << parsed.error->message << "\n";
+    return 2;
+  }
+  if (parsed.print_config) {
+    std::cout << server::ConfigToYaml(*parsed.config);
+    return 0;
+  }
+  return Run(std::move(*parsed.config));
+}

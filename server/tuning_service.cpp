@@ -1,0 +1,391 @@
+#include "server/tuning_service.h"
+
+#include <chrono>
+#include <random>
+
+#include <google/protobuf/util/time_util.h>
+#include <spdlog/spdlog.h>
+
+#include "kernels/kernel_key.h"
+#include "server/record_import.h"
+#include "server/request_validation.h"
+
+namespace tiletune::server {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+grpc::Status Invalid(const kernels::FieldError& e) {
+  return {grpc::StatusCode::INVALID_ARGUMENT, e.ToString()};
+}
+
+std::string NewJobId() {
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  char id[20];
+  std::snprintf(id, sizeof(id), "j-%012llx",
+                static_cast<unsigned long long>(rng() & 0xffffffffffffULL));
+  return id;
+}
+
+// The request id a client sent (x-request-id), for logs.
+std::string RequestId(const grpc::ServerContextBase& ctx) {
+  const auto& md = ctx.client_metadata();
+  auto it = md.find("x-request-id");
+  return it == md.end() ? "-" : std::string(it->second.data(), it->second.size());
+}
+
+bool IsActive(v1::JobState state) {
+  return state == v1::JOB_QUEUED || state == v1::JOB_RUNNING;
+}
+
+}  // namespace
+
+TuningServiceImpl::TuningServiceImpl(ServiceContext& context) : ctx_(context) {}
+
+grpc::Status TuningServiceImpl::Unready() const {
+  if (ctx_.ready.load()) return grpc::Status::OK;
+  return {grpc::StatusCode::UNAVAILABLE, "tiletuned is starting: the database is not open yet"};
+}
+
+grpc::Status TuningServiceImpl::AnswerLookup(const v1::LookupRequest& request,
+                                             v1::LookupResponse& response,
+                                             const std::string& prefix) {
+  if (auto e = kernels::ValidateKernelKey(request.key(), ctx_.config.key_limits, prefix + "key")) {
+    ctx_.metrics.lookups_invalid.Increment();
+    return Invalid(*e);
+  }
+  auto resolved = ResolveDevice(request.device(), ctx_.devices, prefix + "device");
+  if (auto* e = std::get_if<kernels::FieldError>(&resolved)) {
+    ctx_.metrics.lookups_invalid.Increment();
+    return Invalid(*e);
+  }
+  const auto& device = std::get<ResolvedDevice>(resolved);
+  const std::string canonical = kernels::CanonicalKeyString(request.key());
+  response.set_device_class(device.device_class);
+
+  auto cached = ctx_.cache.Find(device.device_class, canonical);
+  LookupCache::Entry entry;
+  if (cached) {
+    entry = *cached;
+  } else {
+    if (auto record = ctx_.store->FindRecord(canonical, device.device_class)) {
+      entry = std::make_shared<const v1::Record>(std::move(*record));
+    }
+    ctx_.cache.Put(device.device_class, canonical, entry);
+  }
+
+  const std::string library = FallbackLibraryFor(device.vendor);
+  if (entry && entry->winner() == v1::WINNER_TUNED) {
+    response.set_result(v1::LookupResponse::RESULT_HIT);
+    *response.mutable_record() = *entry;
+    ctx_.metrics.lookups_hit.Increment();
+    return grpc::Status::OK;
+  }
+  response.set_result(v1::LookupResponse::RESULT_MISS);
+  ctx_.metrics.lookups_miss.Increment();
+  auto* fallback = response.mutable_fallback();
+  fallback->set_library(library);
+  if (entry) {
+    *response.mutable_record() = *entry;
+    fallback->set_reason("tuning found nothing faster than " + entry->baseline_name() + " (" +
+                         std::to_string(entry->baseline().median_us()) + " us)");
+    return grpc::Status::OK;
+  }
+  fallback->set_reason("no tuning record for this key on device class " + device.device_class);
+  if (!request.tune_on_miss()) return grpc::Status::OK;
+  if (!device.device) {
+    fallback->set_reason(fallback->reason() + "; tune_on_miss ignored: no such device here");
+    return grpc::Status::OK;
+  }
+  std::lock_guard lock(tune_on_miss_mu_);
+  if (auto existing = ctx_.store->FindActiveJobForKey(canonical, device.device->info.id)) {
+    response.set_job_id(*existing);
+    return grpc::Status::OK;
+  }
+  v1::JobSpec spec;
+  spec.set_name("tune-on-miss");
+  *spec.add_kernels() = kernels::NormalizeKernelKey(request.key());
+  spec.set_priority(ctx_.config.tune_on_miss_priority);
+  spec.mutable_device()->set_device(device.device->info.id);
+  response.set_job_id(CreateJob(std::move(spec), device.device->info.id));
+  return grpc::Status::OK;
+}
+
+grpc::ServerUnaryReactor* TuningServiceImpl::Lookup(grpc::CallbackServerContext* ctx,
+                                                    const v1::LookupRequest* request,
+                                                    v1::LookupResponse* response) {
+  auto* reactor = ctx->DefaultReactor();
+  if (auto s = Unready(); !s.ok()) {
+    reactor->Finish(s);
+    return reactor;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  grpc::Status status;
+  try {
+    status = AnswerLookup(*request, *response, "");
+  } catch (const std::exception& e) {
+    status = {grpc::StatusCode::INTERNAL, e.what()};
+  }
+  ctx_.metrics.lookup_seconds.Observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  reactor->Finish(status);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* TuningServiceImpl::BatchLookup(grpc::CallbackServerContext* ctx,
+                                                         const v1::BatchLookupRequest* request,
+                                                         v1::BatchLookupResponse* response) {
+  auto* reactor = ctx->DefaultReactor();
+  grpc::Status status = Unready();
+  if (status.ok() && request->requests_size() > ctx_.config.max_batch_lookup) {
+    status = Invalid({"requests", "has " + std::to_string(request->requests_size()) +
+                                      " lookups; the limit is " +
+                                      std::to_string(ctx_.config.max_batch_lookup)});
+  }
+  try {
+    for (int i = 0; status.ok() && i < request->requests_size(); ++i) {
+      const auto started = std::chrono::steady_clock::now();
+      status = AnswerLookup(request->requests(i), *response->add_responses(),
+                            "requests[" + std::to_string(i) + "].");
+      ctx_.metrics.lookup_seconds.Observe(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    }
+  } catch (const std::exception& e) {
+    status = {grpc::StatusCode::INTERNAL, e.what()};
+  }
+  if (!status.ok()) response->Clear();
+  reactor->Finish(status);
+  return reactor;
+}
+
+std::string TuningServiceImpl::CreateJob(v1::JobSpec spec, const std::string& device_id) {
+  v1::Job job;
+  job.set_id(NewJobId());
+  job.set_state(v1::JOB_QUEUED);
+  job.set_device(device_id);
+  *job.mutable_created_at() = TimeUtil::GetCurrentTime();
+  std::vector<std::string> canonical;
+  for (auto& key : *spec.mutable_kernels()) {
+    key = kernels::NormalizeKernelKey(key);
+    canonical.push_back(kernels::CanonicalKeyString(key));
+    auto* item = job.add_items();
+    item->set_index(job.items_size() - 1);
+    *item->mutable_key() = key;
+    item->set_state(v1::JOB_QUEUED);
+  }
+  *job.mutable_spec() = std::move(spec);
+  ctx_.store->CreateJob(job, canonical);
+  ctx_.metrics.jobs_submitted.Increment();
+  if (ctx_.scheduler) ctx_.scheduler->Wake();
+  spdlog::info("job={}: queued {} kernel(s) on {} (priority {})", job.id(),
+               job.spec().kernels_size(), device_id, job.spec().priority());
+  return job.id();
+}
+
+grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* ctx,
+                                          const v1::SubmitJobRequest* request,
+                                          v1::SubmitJobResponse* response) {
+  if (auto s = Unready(); !s.ok()) return s;
+  if (ctx_.draining.load()) {
+    return {grpc::StatusCode::UNAVAILABLE, "tiletuned is shutting down and takes no new jobs"};
+  }
+  if (auto e = ValidateJobSpec(request->spec(), ctx_.config, ctx_.devices)) return Invalid(*e);
+  const auto counts = ctx_.store->CountJobsByState();
+  int64_t active = 0;
+  for (auto state : {v1::JOB_QUEUED, v1::JOB_RUNNING}) {
+    if (auto it = counts.find(state); it != counts.end()) active += it->second;
+  }
+  if (active >= ctx_.config.max_queued_jobs) {
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED, "job queue is full (" + std::to_string(active) +
+                                                      " queued or running; max_queued_jobs=" +
+                                                      std::to_string(ctx_.config.max_queued_jobs) +
+                                                      ")"};
+  }
+  auto device = std::get<ResolvedDevice>(
+      ResolveDevice(request->spec().device(), ctx_.devices, "spec.device"));
+  const std::string id = CreateJob(request->spec(), device.device->info.id);
+  spdlog::info("job={} request={} peer={}: submitted", id, RequestId(*ctx), ctx->peer());
+  response->set_job_id(id);
+  return LoadJob(id, *response->mutable_job());
+}
+
+grpc::Status TuningServiceImpl::LoadJob(const std::string& job_id, v1::Job& job) {
+  if (job_id.empty()) return Invalid({"job_id", "is required"});
+  auto found = ctx_.store->GetJob(job_id);
+  if (!found) return {grpc::StatusCode::NOT_FOUND, "job_id: no job '" + job_id + "'"};
+  job = std::move(*found);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::GetJob(grpc::ServerContext*, const v1::GetJobRequest* request,
+                                       v1::Job* response) {
+  if (auto s = Unready(); !s.ok()) return s;
+  return LoadJob(request->job_id(), *response);
+}
+
+grpc::Status TuningServiceImpl::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest* request,
+                                         v1::ListJobsResponse* response) {
+  if (auto s = Unready(); !s.ok()) return s;
+  auto size = PageSize(request->page_size(), ctx_.config.max_page_size);
+  if (auto* e = std::get_if<kernels::FieldError>(&size)) return Invalid(*e);
+  std::vector<v1::JobState> states;
+  for (int i = 0; i < request->states_size(); ++i) {
+    const auto state = static_cast<v1::JobState>(request->states(i));
+    if (!v1::JobState_IsValid(state) || state == v1::JOB_STATE_UNSPECIFIED) {
+      return Invalid({"states[" + std::to_string(i) + "]", "unknown job state"});
+    }
+    states.push_back(state);
+  }
+  auto page = ctx_.store->ListJobs(states, std::get<int>(size), request->page_token());
+  for (auto& job : page.jobs) *response->add_jobs() = std::move(job);
+  response->set_next_page_token(page.next_page_token);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::CancelJob(grpc::ServerContext* ctx,
+                                          const v1::CancelJobRequest* request, v1::Job* response) {
+  if (auto s = Unready(); !s.ok()) return s;
+  if (auto s = LoadJob(request->job_id(), *response); !s.ok()) return s;
+  if (!ctx_.store->CancelJob(request->job_id())) {
+    return {grpc::StatusCode::FAILED_PRECONDITION, "job_id: job '" + request->job_id() +
+                                                       "' already finished (" +
+                                                       v1::JobState_Name(response->state()) + ")"};
+  }
+  if (ctx_.scheduler) ctx_.scheduler->Cancel(request->job_id());
+  spdlog::info("job={} request={} peer={}: cancelled", request->job_id(), RequestId(*ctx),
+               ctx->peer());
+  auto status = LoadJob(request->job_id(), *response);
+  v1::JobEvent event;
+  event.set_kind(v1::JobEvent::KIND_JOB_FINISHED);
+  event.set_job_id(request->job_id());
+  event.set_message("cancelled");
+  *event.mutable_job() = *response;
+  ctx_.events.Publish(event);
+  return status;
+}
+
+grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* ctx,
+                                         const v1::WatchJobRequest* request,
+                                         grpc::ServerWriter<v1::JobEvent>* writer) {
+  if (auto s = Unready(); !s.ok()) return s;
+  // Subscribe before the snapshot so no event falls between the two.
+  auto sub = ctx_.events.Subscribe(request->job_id());
+  struct Unsubscribe {
+    JobEventHub& hub;
+    const std::string& id;
+    std::shared_ptr<JobEventHub::Subscription>& sub;
+    ~Unsubscribe() { hub.Unsubscribe(id, sub); }
+  } unsubscribe{ctx_.events, request->job_id(), sub};
+
+  v1::JobEvent snapshot;
+  snapshot.set_kind(v1::JobEvent::KIND_SNAPSHOT);
+  snapshot.set_job_id(request->job_id());
+  if (auto s = LoadJob(request->job_id(), *snapshot.mutable_job()); !s.ok()) return s;
+  if (!writer->Write(snapshot)) return grpc::Status::OK;
+  if (!IsActive(snapshot.job().state())) {
+    v1::JobEvent done;
+    done.set_kind(v1::JobEvent::KIND_JOB_FINISHED);
+    done.set_job_id(request->job_id());
+    *done.mutable_job() = snapshot.job();
+    writer->Write(done);
+    return grpc::Status::OK;
+  }
+  while (!ctx->IsCancelled()) {
+    auto event = sub->Next(std::chrono::milliseconds(200));
+    if (!event) {
+      if (sub->closed()) {
+        return {grpc::StatusCode::UNAVAILABLE, "tiletuned is shutting down; watch again later"};
+      }
+      continue;
+    }
+    if (!writer->Write(*event)) break;
+    if (event->kind() == v1::JobEvent::KIND_JOB_FINISHED) break;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::ListRecords(grpc::ServerContext*,
+                                            const v1::ListRecordsRequest* request,
+                                            v1::ListRecordsResponse* response) {
+  if (auto s = Unready(); !s.ok()) return s;
+  auto size = PageSize(request->page_size(), ctx_.config.max_page_size);
+  if (auto* e = std::get_if<kernels::FieldError>(&size)) return Invalid(*e);
+  if (!request->op().empty() && !kernels::IsKnownOp(request->op())) {
+    return Invalid({"op", "unknown op '" + request->op() + "'"});
+  }
+  auto page = ctx_.store->ListRecords(request->op(), request->device_class(), std::get<int>(size),
+                                      request->page_token());
+  for (auto& r : page.records) *response->add_records() = std::move(r);
+  response->set_next_page_token(page.next_page_token);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::ExportRecords(grpc::ServerContext* ctx,
+                                              const v1::ExportRecordsRequest* request,
+                                              grpc::ServerWriter<v1::ExportLine>* writer) {
+  if (auto s = Unready(); !s.ok()) return s;
+  if (!request->op().empty() && !kernels::IsKnownOp(request->op())) {
+    return Invalid({"op", "unknown op '" + request->op() + "'"});
+  }
+  bool stopped = false;
+  ctx_.store->ExportRecords(request->op(), request->device_class(), [&](const v1::Record& r) {
+    if (stopped || ctx->IsCancelled()) {
+      stopped = true;
+      return;
+    }
+    if (!writer->Write(ToExportLine(r))) stopped = true;
+  });
+  if (ctx->IsCancelled()) return {grpc::StatusCode::CANCELLED, "export cancelled"};
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::ImportRecords(grpc::ServerContext* ctx,
+                                              const v1::ImportRecordsRequest* request,
+                                              v1::ImportRecordsResponse* response) {
+  if (auto s = Unready(); !s.ok()) return s;
+  if (request->jsonl().find_first_not_of(" \t\r\n") == std::string::npos) {
+    return Invalid({"jsonl", "is empty"});
+  }
+  auto parsed = ParseImportLines(request->jsonl(), ctx_.config.key_limits);
+  // Ask the store about conflicts even when some lines are bad, so one reply
+  // lists every reject; nothing is written unless every line is good.
+  auto conflicts = ctx_.store->ImportRecords(parsed.records, request->replace(),
+                                             /*dry_run=*/true);
+  for (auto& c : conflicts) parsed.rejects.push_back(std::move(c));
+  std::sort(parsed.rejects.begin(), parsed.rejects.end(),
+            [](const auto& a, const auto& b) { return a.line() < b.line(); });
+  for (auto& r : parsed.rejects) *response->add_rejects() = std::move(r);
+  if (response->rejects_size() > 0 || request->dry_run()) return grpc::Status::OK;
+
+  auto late = ctx_.store->ImportRecords(parsed.records, request->replace(), /*dry_run=*/false);
+  for (auto& r : late) *response->add_rejects() = std::move(r);
+  if (!late.empty()) return grpc::Status::OK;
+  for (const auto& r : parsed.records) {
+    ctx_.cache.Put(r.record.device_class(), r.canonical_key,
+                   std::make_shared<const v1::Record>(r.record));
+  }
+  response->set_imported(static_cast<int>(parsed.records.size()));
+  ctx_.metrics.records_imported.Increment(parsed.records.size());
+  spdlog::info("request={} peer={}: imported {} record(s)", RequestId(*ctx), ctx->peer(),
+               parsed.records.size());
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::ListDevices(grpc::ServerContext*, const v1::ListDevicesRequest*,
+                                            v1::ListDevicesResponse* response) {
+  for (const auto& b : ctx_.devices.statuses()) {
+    auto* status = response->add_backends();
+    status->set_name(b.name);
+    status->set_available(b.available);
+    status->set_reason(b.reason);
+  }
+  for (const auto& d : ctx_.devices.devices()) *response->add_devices() = ctx_.devices.ToProto(*d);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  response->set_daemon(host);
+  response->set_version(TILETUNE_VERSION);
+  *response->mutable_started_at() = ctx_.started_at;
+  return grpc::Status::OK;
+}
+
+}  // namespace tiletune::server

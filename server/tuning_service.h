@@ -1,0 +1,80 @@
+#pragma once
+
+#include <atomic>
+#include <mutex>
+
+#include "db/tuning_store.h"
+#include "server/daemon_config.h"
+#include "server/daemon_metrics.h"
+#include "server/device_registry.h"
+#include "server/job_event_hub.h"
+#include "server/job_scheduler.h"
+#include "server/lookup_cache.h"
+#include "tiletune/v1/tiletune.grpc.pb.h"
+
+namespace tiletune::server {
+
+// Lookup and BatchLookup use the callback API: they answer from memory or a
+// read connection and never block on tuning, so they run inline on gRPC's
+// threads. Everything else is synchronous.
+using TuningServiceBase = v1::TuningService::WithCallbackMethod_Lookup<
+    v1::TuningService::WithCallbackMethod_BatchLookup<v1::TuningService::Service>>;
+
+// What the service needs from the daemon. `store` is null until the
+// database is open; calls answer UNAVAILABLE until `ready`.
+struct ServiceContext {
+  const DaemonConfig& config;
+  DeviceRegistry& devices;
+  LookupCache& cache;
+  JobEventHub& events;
+  DaemonMetrics& metrics;
+  db::TuningStore* store = nullptr;
+  JobScheduler* scheduler = nullptr;
+  std::atomic<bool> ready{false};
+  std::atomic<bool> draining{false};
+  google::protobuf::Timestamp started_at;
+};
+
+class TuningServiceImpl final : public TuningServiceBase {
+ public:
+  explicit TuningServiceImpl(ServiceContext& context);
+
+  grpc::ServerUnaryReactor* Lookup(grpc::CallbackServerContext* ctx,
+                                   const v1::LookupRequest* request,
+                                   v1::LookupResponse* response) override;
+  grpc::ServerUnaryReactor* BatchLookup(grpc::CallbackServerContext* ctx,
+                                        const v1::BatchLookupRequest* request,
+                                        v1::BatchLookupResponse* response) override;
+  grpc::Status SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* request,
+                         v1::SubmitJobResponse* response) override;
+  grpc::Status GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* request,
+                      v1::Job* response) override;
+  grpc::Status ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest* request,
+                        v1::ListJobsResponse* response) override;
+  grpc::Status CancelJob(grpc::ServerContext* ctx, const v1::CancelJobRequest* request,
+                         v1::Job* response) override;
+  grpc::Status WatchJob(grpc::ServerContext* ctx, const v1::WatchJobRequest* request,
+                        grpc::ServerWriter<v1::JobEvent>* writer) override;
+  grpc::Status ListRecords(grpc::ServerContext* ctx, const v1::ListRecordsRequest* request,
+                           v1::ListRecordsResponse* response) override;
+  grpc::Status ExportRecords(grpc::ServerContext* ctx, const v1::ExportRecordsRequest* request,
+                             grpc::ServerWriter<v1::ExportLine>* writer) override;
+  grpc::Status ImportRecords(grpc::ServerContext* ctx, const v1::ImportRecordsRequest* request,
+                             v1::ImportRecordsResponse* response) override;
+  grpc::Status ListDevices(grpc::ServerContext* ctx, const v1::ListDevicesRequest* request,
+                           v1::ListDevicesResponse* response) override;
+
+ private:
+  grpc::Status Unready() const;
+  grpc::Status AnswerLookup(const v1::LookupRequest& request, v1::LookupResponse& response,
+                            const std::string& prefix);
+  // Creates a job from a validated spec; returns its id.
+  std::string CreateJob(v1::JobSpec spec, const std::string& device_id);
+  grpc::Status LoadJob(const std::string& job_id, v1::Job& job);
+
+  ServiceContext& ctx_;
+  // Serialises tune-on-miss so a flood of misses for one key makes one job.
+  std::mutex tune_on_miss_mu_;
+};
+
+}  // namespace tiletune::server

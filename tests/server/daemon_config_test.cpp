@@ -1,0 +1,73 @@
+#include "server/daemon_config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/support/tiletuned_process.h"
+
+namespace tiletune::server {
+namespace {
+
+ParsedConfig Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "tiletuned");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return ParseDaemonConfig(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(DaemonConfig, DefaultsAreSaneAndDbFollowsDataDir) {
+  auto parsed = Parse({"--data-dir", "/tmp/x"});
+  ASSERT_TRUE(parsed.config);
+  EXPECT_EQ(parsed.config->db_path, "/tmp/x/tiletune.db");
+  EXPECT_EQ(parsed.config->listen, "127.0.0.1:7733");
+  EXPECT_FALSE(ValidateConfig(DaemonConfig{}));
+}
+
+TEST(DaemonConfig, FileThenFlagsOverride) {
+  testing::TempDir dir;
+  const auto path = dir.path() / "tiletuned.yaml";
+  std::ofstream(path) << "listen: 0.0.0.0:9000\nmax_batch_lookup: 7\nbackends: [host]\n"
+                         "min_speedup: 1.1\n";
+  auto parsed = Parse({"--config", path.string(), "--max-batch-lookup", "9"});
+  ASSERT_TRUE(parsed.config) << parsed.error->message;
+  EXPECT_EQ(parsed.config->listen, "0.0.0.0:9000");
+  EXPECT_EQ(parsed.config->max_batch_lookup, 9);
+  EXPECT_EQ(parsed.config->backends, std::vector<std::string>{"host"});
+  EXPECT_DOUBLE_EQ(parsed.config->tuning.min_speedup, 1.1);
+}
+
+TEST(DaemonConfig, UnknownKeysAndBadValuesNameTheSetting) {
+  testing::TempDir dir;
+  const auto path = dir.path() / "bad.yaml";
+  std::ofstream(path) << "listen: x:1\nmax_batch_lookpu: 3\n";
+  auto parsed = Parse({"--config", path.string()});
+  ASSERT_TRUE(parsed.error);
+  EXPECT_NE(parsed.error->message.find("unknown setting 'max_batch_lookpu' (line 2)"),
+            std::string::npos)
+      << parsed.error->message;
+
+  std::ofstream(path) << "compile_threads: lots\n";
+  parsed = Parse({"--config", path.string()});
+  ASSERT_TRUE(parsed.error);
+  EXPECT_NE(parsed.error->message.find("compile_threads"), std::string::npos);
+
+  parsed = Parse({"--run-limit-min-seconds", "10", "--run-limit-max-seconds", "5"});
+  ASSERT_TRUE(parsed.error);
+  EXPECT_NE(parsed.error->message.find("run_limit_min_seconds"), std::string::npos);
+  EXPECT_TRUE(Parse({"--config", (dir.path() / "missing.yaml").string()}).error);
+}
+
+TEST(DaemonConfig, PrintedConfigReadsBackTheSame) {
+  testing::TempDir dir;
+  auto parsed = Parse({"--max-dim", "4096", "--devices", "cpu:0"});
+  ASSERT_TRUE(parsed.config);
+  const auto path = dir.path() / "dump.yaml";
+  std::ofstream(path) << ConfigToYaml(*parsed.config);
+  DaemonConfig reread;
+  ASSERT_FALSE(LoadConfigFile(path.string(), reread));
+  EXPECT_EQ(ConfigToYaml(reread), ConfigToYaml(*parsed.config));
+}
+
+}  // namespace
+}  // namespace tiletune::server

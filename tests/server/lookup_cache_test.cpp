@@ -1,0 +1,33 @@
+#include "server/lookup_cache.h"
+
+#include <gtest/gtest.h>
+
+namespace tiletune::server {
+namespace {
+
+TEST(LookupCache, RemembersRecordsAndKnownMisses) {
+  LookupCache cache(100);
+  EXPECT_FALSE(cache.Find("c1", "k"));
+  cache.Put("c1", "k", nullptr);
+  auto miss = cache.Find("c1", "k");
+  ASSERT_TRUE(miss);
+  EXPECT_EQ(*miss, nullptr);
+  auto record = std::make_shared<v1::Record>();
+  record->set_speedup(2);
+  cache.Put("c1", "k", record);
+  ASSERT_TRUE(cache.Find("c1", "k"));
+  EXPECT_EQ((*cache.Find("c1", "k"))->speedup(), 2);
+  EXPECT_FALSE(cache.Find("c2", "k")) << "device classes are separate";
+}
+
+TEST(LookupCache, StaysWithinItsBound) {
+  LookupCache cache(32);
+  for (int i = 0; i < 10000; ++i) cache.Put("c", std::to_string(i), nullptr);
+  int present = 0;
+  for (int i = 0; i < 10000; ++i) present += cache.Find("c", std::to_string(i)) ? 1 : 0;
+  EXPECT_LE(present, 32);
+  EXPECT_GT(present, 0);
+}
+
+}  // namespace
+}  // namespace tiletune::server

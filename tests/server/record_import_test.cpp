@@ -1,0 +1,56 @@
+#include "server/record_import.h"
+
+#include <gtest/gtest.h>
+
+#include <google/protobuf/util/json_util.h>
+
+namespace tiletune::server {
+namespace {
+
+std::string GoodLine(int64_t m) {
+  v1::Record r;
+  r.mutable_key()->set_op("gemm");
+  r.mutable_key()->set_input_dtype(v1::DTYPE_F32);
+  for (auto [name, size] : {std::pair{"m", m}, {"n", int64_t{8}}, {"k", int64_t{8}}}) {
+    auto* d = r.mutable_key()->add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  r.set_device_class("abc");
+  r.set_winner(v1::WINNER_TUNED);
+  r.mutable_config()->set_kernel_name("host_gemm_blocked");
+  r.mutable_tuned()->set_median_us(3);
+  std::string json;
+  EXPECT_TRUE(google::protobuf::util::MessageToJsonString(ToExportLine(r), &json).ok());
+  return json;
+}
+
+TEST(RecordImport, GoodLinesParseWithCanonicalKeys) {
+  auto parsed = ParseImportLines(GoodLine(4) + "\n\n" + GoodLine(5) + "\n", {});
+  EXPECT_TRUE(parsed.rejects.empty());
+  ASSERT_EQ(parsed.records.size(), 2u);
+  EXPECT_EQ(parsed.records[0].line, 1);
+  EXPECT_EQ(parsed.records[1].line, 3);
+  EXPECT_NE(parsed.records[0].canonical_key.find("m=4"), std::string::npos);
+}
+
+TEST(RecordImport, EveryBadLineIsRejectedByNumberAndField) {
+  std::string bad_version = GoodLine(4);
+  bad_version.replace(bad_version.find("\"schemaVersion\":1"), 17, "\"schemaVersion\":9");
+  std::string bad_dim = GoodLine(4);
+  bad_dim.replace(bad_dim.find("\"size\":\"4\""), 10, "\"size\":\"-4\"");
+  std::string no_class = GoodLine(4);
+  no_class.replace(no_class.find("\"deviceClass\":\"abc\""), 19, "\"deviceClass\":\"\"");
+  const std::string text =
+      "{not json\n" + bad_version + "\n" + bad_dim + "\n" + no_class + "\n" + GoodLine(6) + "\n";
+  auto parsed = ParseImportLines(text, {});
+  ASSERT_EQ(parsed.rejects.size(), 4u);
+  EXPECT_EQ(parsed.rejects[0].line(), 1);
+  EXPECT_EQ(parsed.rejects[1].field(), "schema_version");
+  EXPECT_EQ(parsed.rejects[2].field(), "record.key.shape[0].size");
+  EXPECT_EQ(parsed.rejects[3].field(), "record.device_class");
+  EXPECT_EQ(parsed.records.size(), 1u);
+}
+
+}  // namespace
+}  // namespace tiletune::server

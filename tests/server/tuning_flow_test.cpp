@@ -1,0 +1,319 @@
+// End to end through the real daemon: submit -> watch -> lookup HIT, planted
+// hanging/crashing/wrong variants, cancel, tune-on-miss, priorities.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <set>
+#include <thread>
+
+#include "db/tuning_store.h"
+#include "kernels/kernel_key.h"
+#include "tests/support/tiletuned_process.h"
+
+namespace tiletune::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string Submit(v1::TuningService::Stub& stub, const v1::JobSpec& spec) {
+  grpc::ClientContext ctx;
+  v1::SubmitJobRequest req;
+  *req.mutable_spec() = spec;
+  v1::SubmitJobResponse resp;
+  auto status = stub.SubmitJob(&ctx, req, &resp);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return resp.job_id();
+}
+
+v1::Job Get(v1::TuningService::Stub& stub, const std::string& id) {
+  grpc::ClientContext ctx;
+  v1::GetJobRequest req;
+  req.set_job_id(id);
+  v1::Job job;
+  EXPECT_TRUE(stub.GetJob(&ctx, req, &job).ok());
+  return job;
+}
+
+std::vector<v1::JobEvent> WatchToEnd(v1::TuningService::Stub& stub, const std::string& id) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + 180s);
+  v1::WatchJobRequest req;
+  req.set_job_id(id);
+  auto reader = stub.WatchJob(&ctx, req);
+  std::vector<v1::JobEvent> events;
+  v1::JobEvent event;
+  while (reader->Read(&event)) events.push_back(event);
+  auto status = reader->Finish();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return events;
+}
+
+v1::LookupResponse Lookup(v1::TuningService::Stub& stub, const v1::KernelKey& key,
+                          bool tune_on_miss = false, grpc::Status* status_out = nullptr) {
+  grpc::ClientContext ctx;
+  v1::LookupRequest req;
+  *req.mutable_key() = key;
+  req.set_tune_on_miss(tune_on_miss);
+  v1::LookupResponse resp;
+  auto status = stub.Lookup(&ctx, req, &resp);
+  if (status_out) {
+    *status_out = status;
+  } else {
+    EXPECT_TRUE(status.ok()) << status.error_message();
+  }
+  return resp;
+}
+
+TEST(TuningFlow, SubmitWatchThenLookupHits) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path());
+  daemon.Start();
+  auto stub = daemon.Stub();
+
+  const auto key = GemmKey(160, 144, 128, {"bias", "gelu_tanh"});
+  EXPECT_EQ(Lookup(*stub, key).result(), v1::LookupResponse::RESULT_MISS);
+
+  v1::JobSpec spec;
+  spec.set_strategy(v1::STRATEGY_RANDOM);
+  spec.set_seed(11);
+  spec.mutable_budget()->set_max_variants(5);
+  *spec.add_kernels() = key;
+  const std::string id = Submit(*stub, spec);
+  const auto events = WatchToEnd(*stub, id);
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(events.front().kind(), v1::JobEvent::KIND_SNAPSHOT);
+  EXPECT_EQ(events.back().kind(), v1::JobEvent::KIND_JOB_FINISHED);
+  std::set<v1::JobEvent::Kind> kinds;
+  for (const auto& e : events) kinds.insert(e.kind());
+  EXPECT_TRUE(kinds.contains(v1::JobEvent::KIND_VARIANT_COMPILED));
+  EXPECT_TRUE(kinds.contains(v1::JobEvent::KIND_VARIANT_BENCHMARKED));
+  EXPECT_TRUE(kinds.contains(v1::JobEvent::KIND_BEST_SO_FAR));
+  EXPECT_TRUE(kinds.contains(v1::JobEvent::KIND_ITEM_FINISHED));
+
+  const auto job = Get(*stub, id);
+  ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
+  ASSERT_EQ(job.items(0).winner(), v1::WINNER_TUNED) << job.ShortDebugString();
+
+  const auto hit = Lookup(*stub, key);
+  ASSERT_EQ(hit.result(), v1::LookupResponse::RESULT_HIT);
+  EXPECT_EQ(hit.record().config().kernel_name(), "host_gemm_blocked");
+  EXPECT_FALSE(hit.record().config().source_hash().empty());
+  EXPECT_GT(hit.record().speedup(), 1.0);
+  EXPECT_GT(hit.record().baseline().median_us(), hit.record().tuned().median_us());
+  EXPECT_EQ(hit.record().job_id(), id);
+  EXPECT_FALSE(hit.record().toolchain().compiler_version().empty());
+
+  // Equal problems written differently are the same key.
+  auto reordered = key;
+  std::reverse(reordered.mutable_shape()->begin(), reordered.mutable_shape()->end());
+  EXPECT_EQ(Lookup(*stub, reordered).result(), v1::LookupResponse::RESULT_HIT);
+  // The answer survives a restart (it comes from the database, not memory).
+  EXPECT_EQ(daemon.Stop(SIGTERM), 0);
+  daemon.Start();
+  stub = daemon.Stub();
+  EXPECT_EQ(Lookup(*stub, key).result(), v1::LookupResponse::RESULT_HIT);
+
+  auto metrics = HttpGet(daemon.metrics_address(), "/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->find("tiletune_lookups_total{result=\"hit\"} 1"), std::string::npos)
+      << *metrics;
+}
+
+TEST(TuningFlow, PlantedHangCrashAndWrongVariantsAreIsolated) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path(), {"--plant-faults", "true", "--run-limit-min-seconds", "1",
+                                       "--run-limit-max-seconds", "3"});
+  daemon.Start();
+  auto stub = daemon.Stub();
+  v1::JobSpec spec;
+  spec.mutable_budget()->set_max_variants(2);
+  *spec.add_kernels() = RowKey("softmax", 128, 257);
+  const std::string id = Submit(*stub, spec);
+  WatchToEnd(*stub, id);
+  const auto job = Get(*stub, id);
+  EXPECT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
+  EXPECT_EQ(job.items(0).failed(), 3);
+
+  grpc::ClientContext ctx;
+  v1::ListDevicesResponse devices;
+  ASSERT_TRUE(stub->ListDevices(&ctx, {}, &devices).ok());
+  EXPECT_GE(devices.devices(0).worker_restarts(), 2);
+  auto metrics = HttpGet(daemon.metrics_address(), "/metrics");
+  ASSERT_TRUE(metrics);
+  for (const char* s : {"timeout", "crash", "wrong_result"}) {
+    EXPECT_NE(metrics->find("tiletune_trials_total{status=\"" + std::string(s) + "\"} 1"),
+              std::string::npos)
+        << s;
+  }
+  EXPECT_EQ(daemon.Stop(SIGTERM), 0);
+
+  auto store = db::OpenSqliteStore({daemon.db_path().string()});
+  std::multiset<v1::TrialStatus> statuses;
+  for (const auto& t : store->TrialsForItem(id, 0)) {
+    statuses.insert(t.status());
+    if (t.params().contains("planted_fault")) {
+      EXPECT_FALSE(t.error().empty());
+    }
+  }
+  EXPECT_EQ(statuses.count(v1::TRIAL_TIMEOUT), 1u);
+  EXPECT_EQ(statuses.count(v1::TRIAL_CRASH), 1u);
+  EXPECT_EQ(statuses.count(v1::TRIAL_WRONG_RESULT), 1u);
+  // The wrong variant is never served: the record's params are a real variant.
+  auto records = store->ListRecords("softmax", "", 10, "");
+  ASSERT_EQ(records.records.size(), 1u);
+  const auto* record = &records.records[0];
+  EXPECT_FALSE(record->config().params().contains("planted_fault"));
+}
+
+TEST(TuningFlow, CancelStopsARunningJobWithinASecond) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path());
+  daemon.Start();
+  auto stub = daemon.Stub();
+  v1::JobSpec spec;
+  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
+  spec.mutable_budget()->set_max_variants(200);
+  *spec.add_kernels() = GemmKey(512, 512, 512);
+  const std::string id = Submit(*stub, spec);
+  for (int i = 0; i < 600 && Get(*stub, id).items(0).compiled() == 0; ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_EQ(Get(*stub, id).state(), v1::JOB_RUNNING);
+
+  const auto started = std::chrono::steady_clock::now();
+  {
+    grpc::ClientContext ctx;
+    v1::CancelJobRequest req;
+    req.set_job_id(id);
+    v1::Job cancelled;
+    ASSERT_TRUE(stub->CancelJob(&ctx, req, &cancelled).ok());
+    EXPECT_EQ(cancelled.state(), v1::JOB_CANCELLED);
+  }
+  bool idle = false;
+  while (std::chrono::steady_clock::now() - started < 1s) {
+    grpc::ClientContext ctx;
+    v1::ListDevicesResponse devices;
+    ASSERT_TRUE(stub->ListDevices(&ctx, {}, &devices).ok());
+    if (devices.devices(0).state() == v1::Device::STATE_IDLE) {
+      idle = true;
+      break;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(idle) << "device still busy a second after CancelJob";
+  EXPECT_EQ(Get(*stub, id).state(), v1::JOB_CANCELLED);
+  grpc::ClientContext ctx;
+  v1::CancelJobRequest again;
+  again.set_job_id(id);
+  v1::Job unused;
+  EXPECT_EQ(stub->CancelJob(&ctx, again, &unused).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST(TuningFlow, TuneOnMissFloodMakesOneJobAndNeverWaits) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path());
+  daemon.Start();
+  auto stub = daemon.Stub();
+  const auto key = RowKey("rmsnorm", 32, 96);
+  std::set<std::string> job_ids;
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      auto local = daemon.Stub();
+      for (int i = 0; i < 25; ++i) {
+        auto resp = Lookup(*local, key, /*tune_on_miss=*/true);
+        if (resp.result() == v1::LookupResponse::RESULT_MISS && !resp.job_id().empty()) {
+          std::lock_guard lock(mu);
+          job_ids.insert(resp.job_id());
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(job_ids.size(), 1u);
+  grpc::ClientContext ctx;
+  v1::ListJobsResponse jobs;
+  ASSERT_TRUE(stub->ListJobs(&ctx, {}, &jobs).ok());
+  EXPECT_EQ(jobs.jobs_size(), 1);
+}
+
+TEST(TuningFlow, QueuedJobsRunInPriorityOrder) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path());
+  daemon.Start();
+  auto stub = daemon.Stub();
+  auto spec_for = [](int priority, int64_t cols) {
+    v1::JobSpec spec;
+    spec.set_priority(priority);
+    spec.mutable_budget()->set_max_variants(1);
+    *spec.add_kernels() = RowKey("softmax", 16, cols);
+    return spec;
+  };
+  const std::string first = Submit(*stub, spec_for(0, 100));  // occupies the device
+  const std::string low = Submit(*stub, spec_for(1, 101));
+  const std::string high = Submit(*stub, spec_for(5, 102));
+  for (const auto& id : {first, low, high}) WatchToEnd(*stub, id);
+  const auto low_job = Get(*stub, low);
+  const auto high_job = Get(*stub, high);
+  EXPECT_LT(high_job.started_at().seconds() * 1000000000LL + high_job.started_at().nanos(),
+            low_job.started_at().seconds() * 1000000000LL + low_job.started_at().nanos());
+}
+
+TEST(TuningFlow, BadInputNamesTheFieldAndChangesNothing) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path(), {"--max-message-bytes", "65536"});
+  daemon.Start();
+  auto stub = daemon.Stub();
+  auto expect_invalid = [&](const v1::KernelKey& key, const std::string& field) {
+    grpc::Status status;
+    Lookup(*stub, key, false, &status);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << field;
+    EXPECT_EQ(status.error_message().rfind(field + ":", 0), 0u) << status.error_message();
+  };
+  auto key = GemmKey(8, 8, 8);
+  key.set_op("conv2d");
+  expect_invalid(key, "key.op");
+  expect_invalid(GemmKey(8, -8, 8), "key.shape[1].size");
+  expect_invalid(GemmKey(8, int64_t{1} << 40, 8), "key.shape[1].size");
+  key = GemmKey(8, 8, 8);
+  key.set_input_dtype(static_cast<v1::DType>(99));
+  expect_invalid(key, "key.input_dtype");
+
+  grpc::ClientContext ctx;
+  v1::LookupRequest unknown_device;
+  *unknown_device.mutable_key() = GemmKey(8, 8, 8);
+  unknown_device.mutable_device()->set_device("cuda:7");
+  v1::LookupResponse resp;
+  auto status = stub->Lookup(&ctx, unknown_device, &resp);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("device.device: unknown device 'cuda:7'"),
+            std::string::npos);
+
+  v1::JobSpec empty;
+  grpc::ClientContext submit_ctx;
+  v1::SubmitJobRequest submit;
+  *submit.mutable_spec() = empty;
+  v1::SubmitJobResponse submitted;
+  status = stub->SubmitJob(&submit_ctx, submit, &submitted);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message().rfind("spec.kernels:", 0), 0u);
+
+  grpc::ClientContext big_ctx;
+  v1::ImportRecordsRequest big;
+  big.set_jsonl(std::string(100000, 'x'));
+  v1::ImportRecordsResponse imported;
+  EXPECT_EQ(stub->ImportRecords(&big_ctx, big, &imported).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+
+  // Still serving, nothing written.
+  EXPECT_EQ(Lookup(*stub, GemmKey(8, 8, 8)).result(), v1::LookupResponse::RESULT_MISS);
+  grpc::ClientContext list_ctx;
+  v1::ListJobsResponse jobs;
+  ASSERT_TRUE(stub->ListJobs(&list_ctx, {}, &jobs).ok());
+  EXPECT_EQ(jobs.jobs_size(), 0);
+}
+
+}  // namespace
+}  // namespace tiletune::testing

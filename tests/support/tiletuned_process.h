@@ -1,0 +1,81 @@
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tiletune/v1/tiletune.grpc.pb.h"
+
+namespace tiletune::testing {
+
+// A real tiletuned started as a subprocess on 127.0.0.1 with its own data
+// folder, for integration tests. Ports are picked by the daemon (port 0) and
+// read back from its ready file.
+class TiletunedProcess {
+ public:
+  // `data_dir` is kept across restarts of the same object.
+  explicit TiletunedProcess(std::filesystem::path data_dir,
+                            std::vector<std::string> extra_args = {});
+  ~TiletunedProcess();
+
+  // Starts the daemon and waits until it serves (or fails the test).
+  void Start();
+  // Sends `signal` and waits for the process; returns its exit code, or
+  // 128+signal when it died from one.
+  int Stop(int signal, std::chrono::seconds timeout = std::chrono::seconds(60));
+  bool running() const { return pid_ > 0; }
+
+  const std::string& address() const { return address_; }
+  const std::string& metrics_address() const { return metrics_address_; }
+  std::filesystem::path db_path() const { return data_dir_ / "tiletune.db"; }
+  std::filesystem::path log_path() const { return data_dir_ / "tiletuned.log"; }
+  std::string log() const;
+
+  std::unique_ptr<v1::TuningService::Stub> Stub() const;
+  std::shared_ptr<grpc::Channel> Channel() const;
+
+ private:
+  std::filesystem::path data_dir_;
+  std::vector<std::string> extra_args_;
+  pid_t pid_ = -1;
+  std::string address_;
+  std::string metrics_address_;
+};
+
+// Paths of the built programs.
+std::string BinaryPath(const std::string& name);
+
+// Runs a program to completion; returns exit code and stdout/stderr.
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+CommandResult RunCommand(const std::vector<std::string>& argv,
+                         std::chrono::seconds timeout = std::chrono::seconds(120));
+
+// A fresh temporary folder removed at destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Plain HTTP GET on loopback (for /metrics).
+std::optional<std::string> HttpGet(const std::string& address, const std::string& path);
+
+// A gemm/softmax key for tests.
+v1::KernelKey GemmKey(int64_t m, int64_t n, int64_t k, std::vector<std::string> chain = {});
+v1::KernelKey RowKey(const std::string& op, int64_t rows, int64_t cols);
+
+}  // namespace tiletune::testing

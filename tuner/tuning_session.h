@@ -1,0 +1,92 @@
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_template.h"
+#include "runtime/backend.h"
+#include "tiletune/v1/jobs.pb.h"
+#include "tiletune/v1/records.pb.h"
+#include "tiletune/worker/v1/worker.pb.h"
+#include "tuner/benchmark_worker.h"
+#include "tuner/compile_pool.h"
+
+namespace tiletune::tuner {
+
+// The rules one tuning run follows. Every limit is a named daemon setting.
+struct TuningLimits {
+  int default_max_variants = 24;
+  double default_max_seconds = 120;
+  int max_variants_cap = 4096;
+  double compile_timeout_seconds = 60;
+  // A variant may take this many times the baseline's benchmark wall time,
+  // but never less than run_limit_min nor more than run_limit_max seconds.
+  double run_limit_factor = 20;
+  double run_limit_min_seconds = 2;
+  double run_limit_max_seconds = 60;
+  double tolerance_f32 = 1e-4;
+  double tolerance_half = 2e-2;
+  // A tuned kernel is served only when it beats the baseline by more than
+  // this factor (noise margin); otherwise the record says VENDOR.
+  double min_speedup = 1.02;
+  // Measurement protocol handed to the worker.
+  int warmup_runs = 2;
+  int min_repetitions = 5;
+  int max_repetitions = 200;
+  double min_timing_seconds = 0.02;
+  // Testing aid: add a hanging, a crashing and a wrong variant to every item.
+  bool plant_faults = false;
+};
+
+// One job item to tune.
+struct TuningItem {
+  std::string job_id;
+  int item_index = 0;
+  v1::KernelKey key;  // normalized
+  v1::JobSpec spec;
+};
+
+// Receives what a session does as it happens; the daemon stores trials and
+// progress and forwards them to WatchJob streams.
+class TuningObserver {
+ public:
+  virtual ~TuningObserver() = default;
+  virtual void OnTrial(const v1::Trial& trial) = 0;
+  // The source of a variant about to be tried, so it can be stored by hash.
+  virtual void OnKernel(const std::string& source_hash, const kernels::KernelSource& source) = 0;
+  virtual void OnProgress(const v1::JobItemProgress& progress, v1::JobEvent::Kind kind,
+                          const v1::Trial* trial) = 0;
+};
+
+struct TuningOutcome {
+  v1::JobItemProgress progress;  // final state: SUCCEEDED, FAILED or CANCELLED
+  std::optional<v1::Record> record;
+};
+
+// Tunes one kernel key on one device: baseline first, then variants chosen by
+// the job's strategy, compiled in the pool while the worker validates and
+// times them one at a time; the best correct variant becomes the record if it
+// beats the baseline, else the record says VENDOR.
+class TuningSession {
+ public:
+  TuningSession(const kernels::KernelTemplate& kernel_template, runtime::Backend& backend,
+                const runtime::DeviceInfo& device, BenchmarkWorker& worker, CompilePool& pool,
+                const TuningLimits& limits);
+
+  // `previous` are trials this item already ran before a restart: they count
+  // against the budget and are not run again.
+  TuningOutcome Run(const TuningItem& item, const std::vector<v1::Trial>& previous,
+                    TuningObserver& observer, const std::atomic<bool>& cancel);
+
+ private:
+  const kernels::KernelTemplate& template_;
+  runtime::Backend& backend_;
+  const runtime::DeviceInfo& device_;
+  BenchmarkWorker& worker_;
+  CompilePool& pool_;
+  const TuningLimits& limits_;
+};
+
+}  // namespace tiletune::tuner
