@@ -1,0 +1,28 @@
+#include "client/cli/cli_context.h"
+
+#include <chrono>
+
+#include "client/channel.h"
+#include "client/cli/rpc_error.h"
+
+namespace tiletune::cli {
+
+CliContext::CliContext(GlobalOptions options)
+    : options_(std::move(options)),
+      channel_(client::MakeChannel(options_.server)),
+      tuning_(v1::TuningService::NewStub(channel_)),
+      health_(grpc::health::v1::Health::NewStub(channel_)) {}
+
+std::unique_ptr<grpc::ClientContext> CliContext::CallContext() const {
+  auto context = std::make_unique<grpc::ClientContext>();
+  auto timeout = std::chrono::duration_cast<std::chrono::system_clock::duration>(
+      std::chrono::duration<double>(options_.timeout_seconds));
+  context->set_deadline(std::chrono::system_clock::now() + timeout);
+  return context;
+}
+
+void CliContext::Check(const grpc::Status& status) const {
+  if (!status.ok()) throw ErrorFromStatus(status, options_.server, options_.timeout_seconds);
+}
+
+}  // namespace tiletune::cli

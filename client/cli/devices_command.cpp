@@ -1,0 +1,56 @@
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "client/cli/commands.h"
+#include "client/cli/display_format.h"
+#include "client/cli/json_output.h"
+#include "client/cli/text_table.h"
+#include "client/enum_names.h"
+
+namespace tiletune::cli {
+namespace {
+
+void PrintDevices(const v1::ListDevicesResponse& response, std::ostream& out) {
+  out << fmt::format("daemon {} (version {}, started {})\n", response.daemon(), response.version(),
+                     FormatTimestamp(response.started_at()));
+  TextTable backends({"BACKEND", "AVAILABLE", "REASON"});
+  for (const auto& b : response.backends()) {
+    backends.AddRow({b.name(), b.available() ? "yes" : "no", OrDash(b.reason())});
+  }
+  out << '\n';
+  backends.Print(out);
+  TextTable devices({"DEVICE", "BACKEND", "VENDOR", "ARCH", "NAME", "UNITS", "MEMORY", "CLASS",
+                     "STATE", "JOB", "RESTARTS"});
+  for (const auto& d : response.devices()) {
+    const auto& f = d.fingerprint();
+    devices.AddRow({d.id(), d.backend(), f.vendor(), f.arch(), f.name(),
+                    std::to_string(f.compute_units()), FormatBytes(f.memory_bytes()),
+                    f.device_class(), client::ShortEnumName(client::kDeviceStateNaming, d.state()),
+                    OrDash(d.running_job_id()), std::to_string(d.worker_restarts())});
+  }
+  out << '\n';
+  devices.Print(out);
+}
+
+ExitCode Devices(CliContext& context) {
+  v1::ListDevicesResponse response;
+  context.Check(context.tuning().ListDevices(context.CallContext().get(), v1::ListDevicesRequest(),
+                                             &response));
+  if (context.json()) {
+    PrintJson(response);
+  } else {
+    PrintDevices(response, std::cout);
+  }
+  return kOk;
+}
+
+}  // namespace
+
+void AddDevicesCommand(CLI::App& app, CommandRun& run) {
+  auto* command = app.add_subcommand(
+      "devices", "Show the backends the daemon found (and why not) and its devices");
+  command->callback([&run] { run = Devices; });
+}
+
+}  // namespace tiletune::cli

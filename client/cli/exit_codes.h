@@ -1,0 +1,29 @@
+#pragma once
+
+#include <string_view>
+
+namespace tiletune::cli {
+
+// What `tiletune` exits with; printed at the end of `tiletune --help`.
+enum ExitCode : int {
+  kOk = 0,
+  kServerError = 1,      // the daemon failed the request (and `health`: NOT_SERVING)
+  kUsage = 2,            // bad flags, unreadable or malformed input, INVALID_ARGUMENT
+  kUnreachable = 3,      // no daemon at --server, or no answer within --timeout
+  kNotFound = 4,         // no such job (or health service)
+  kJobUnsuccessful = 5,  // a watched job ended FAILED or CANCELLED
+  kImportRejected = 6,   // `records import` rejected lines
+};
+
+inline constexpr std::string_view kExitCodeHelp =
+    "Exit codes:\n"
+    "  0  ok\n"
+    "  1  server-side error (for health: NOT_SERVING)\n"
+    "  2  usage or bad input (flags, malformed job file, INVALID_ARGUMENT from the server)\n"
+    "  3  daemon unreachable or deadline exceeded\n"
+    "  4  not found\n"
+    "  5  watched job ended FAILED or CANCELLED\n"
+    "  6  import had rejects (nothing imported)\n"
+    "Data goes to stdout, messages to stderr; --json makes stdout machine-readable.";
+
+}  // namespace tiletune::cli

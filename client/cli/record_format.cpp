@@ -1,0 +1,109 @@
+#include "client/cli/record_format.h"
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "client/cli/display_format.h"
+#include "client/cli/text_table.h"
+#include "client/enum_names.h"
+#include "client/key_text.h"
+
+namespace tiletune::cli {
+namespace {
+
+std::string Dims(const google::protobuf::RepeatedField<int64_t>& values) {
+  std::string text;
+  for (int64_t v : values) text += (text.empty() ? "" : "x") + std::to_string(v);
+  return text;
+}
+
+// Only what the backend set: the host backend has threads, no grid.
+std::string LaunchText(const v1::LaunchGeometry& launch) {
+  std::vector<std::string> parts;
+  if (launch.grid_size() > 0) parts.push_back("grid " + Dims(launch.grid()));
+  if (launch.block_size() > 0) parts.push_back("block " + Dims(launch.block()));
+  if (launch.shared_memory_bytes() > 0) {
+    parts.push_back(FormatBytes(launch.shared_memory_bytes()) + " shared");
+  }
+  if (launch.threads() > 0) parts.push_back(Counted(launch.threads(), "thread"));
+  std::string text;
+  for (const auto& part : parts) text += (text.empty() ? "" : ", ") + part;
+  return text;
+}
+
+std::string TimingText(const v1::Timing& timing) {
+  if (timing.median_us() <= 0) return "-";
+  std::string text = FormatMicros(timing.median_us()) + " µs median";
+  if (timing.repetitions() > 0) {
+    text += fmt::format(" (min {}, max {}, {} reps, spread {:.1f}%)", FormatMicros(timing.min_us()),
+                        FormatMicros(timing.max_us()), timing.repetitions(), timing.spread() * 100);
+  }
+  return text;
+}
+
+void AddRecordFields(const v1::Record& record, TextTable& fields) {
+  const auto& config = record.config();
+  fields.AddRow({"winner", client::ShortEnumName(client::kWinnerNaming, record.winner())});
+  if (!config.kernel_name().empty()) {
+    fields.AddRow({"kernel", fmt::format("{} (source {})", config.kernel_name(),
+                                         OrDash(config.source_hash()))});
+    fields.AddRow({"params", FormatParams(config.params())});
+    if (std::string launch = LaunchText(config.launch()); !launch.empty()) {
+      fields.AddRow({"launch", launch});
+    }
+  }
+  fields.AddRow({"tuned", TimingText(record.tuned())});
+  fields.AddRow(
+      {"baseline", TimingText(record.baseline()) +
+                       (record.baseline_name().empty() ? "" : " " + record.baseline_name())});
+  fields.AddRow({"speedup", FormatSpeedup(record.speedup())});
+  fields.AddRow({"max error", fmt::format("{:.3g} (relative)", record.max_rel_error())});
+  const auto& device = record.device();
+  fields.AddRow({"device", fmt::format("class {}: {} {} {} ({} units)", record.device_class(),
+                                       device.vendor(), device.arch(), device.name(),
+                                       device.compute_units())});
+  const auto& tools = record.toolchain();
+  fields.AddRow(
+      {"toolchain",
+       fmt::format("driver {}, runtime {}, compiler {}, kernels v{}",
+                   OrDash(tools.driver_version()), OrDash(tools.runtime_version()),
+                   OrDash(tools.compiler_version()), OrDash(tools.kernel_library_version()))});
+  fields.AddRow(
+      {"measured", fmt::format("{} by job {} on {}", FormatTimestamp(record.measured_at()),
+                               OrDash(record.job_id()), OrDash(record.daemon()))});
+}
+
+}  // namespace
+
+void PrintRecordsTable(const google::protobuf::RepeatedPtrField<v1::Record>& records,
+                       std::ostream& out) {
+  TextTable table(
+      {"KEY", "DEVICE CLASS", "WINNER", "TUNED µs", "BASELINE µs", "SPEEDUP", "MEASURED"});
+  for (const auto& r : records) {
+    table.AddRow({client::KeyText(r.key()), r.device_class(),
+                  client::ShortEnumName(client::kWinnerNaming, r.winner()),
+                  FormatMicros(r.tuned().median_us()), FormatMicros(r.baseline().median_us()),
+                  FormatSpeedup(r.speedup()), FormatTimestamp(r.measured_at())});
+  }
+  table.Print(out);
+}
+
+void PrintLookup(const v1::KernelKey& asked, const v1::LookupResponse& response,
+                 std::ostream& out) {
+  bool hit = response.result() == v1::LookupResponse::RESULT_HIT;
+  out << (hit ? "HIT " : "MISS ") << client::KeyText(asked) << '\n';
+  TextTable fields({"device class", OrDash(response.device_class())});
+  if (!hit) {
+    fields.AddRow(
+        {"fallback",
+         response.fallback().library() +
+             (response.fallback().reason().empty() ? "" : ": " + response.fallback().reason())});
+  }
+  if (!response.job_id().empty()) fields.AddRow({"tuning job", response.job_id()});
+  if (response.has_record()) AddRecordFields(response.record(), fields);
+  fields.Print(out);
+}
+
+}  // namespace tiletune::cli

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <ostream>
+
+#include <google/protobuf/repeated_ptr_field.h>
+
+#include "tiletune/v1/tiletune.pb.h"
+
+namespace tiletune::cli {
+
+// How tuning records and lookup answers look as text.
+
+// One row per record: KEY, DEVICE CLASS, WINNER, TUNED µs, BASELINE µs,
+// SPEEDUP, MEASURED.
+void PrintRecordsTable(const google::protobuf::RepeatedPtrField<v1::Record>& records,
+                       std::ostream& out);
+
+// `lookup`: "HIT <key>" with the config, times, speedup and where and when
+// they were measured, or "MISS <key>" with the fallback (and the record, when
+// the daemon knows the vendor library wins).
+void PrintLookup(const v1::KernelKey& asked, const v1::LookupResponse& response, std::ostream& out);
+
+}  // namespace tiletune::cli

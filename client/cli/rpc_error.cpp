@@ -1,0 +1,50 @@
+#include "client/cli/rpc_error.h"
+
+#include <fmt/format.h>
+
+namespace tiletune::cli {
+namespace {
+
+std::string_view CodeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return "OK";
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED: return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    default: return "UNKNOWN";
+  }
+}
+
+}  // namespace
+
+CommandError ErrorFromStatus(const grpc::Status& status, const std::string& address,
+                             double timeout_seconds) {
+  const std::string& message = status.error_message();
+  switch (status.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+      return {kUnreachable, fmt::format("cannot reach tiletuned at {}: {}", address, message)};
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return {kUnreachable, fmt::format("no answer from tiletuned at {} within {}s (--timeout)",
+                                        address, timeout_seconds)};
+    case grpc::StatusCode::INVALID_ARGUMENT: return {kUsage, message};
+    case grpc::StatusCode::NOT_FOUND: return {kNotFound, message};
+    default:
+      return {kServerError, fmt::format("tiletuned at {} failed: {}: {}", address,
+                                        CodeName(status.error_code()), message)};
+  }
+}
+
+}  // namespace tiletune::cli

@@ -1,0 +1,48 @@
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "client/cli/commands.h"
+#include "client/cli/job_watch.h"
+#include "client/cli/json_output.h"
+#include "client/job_spec_file.h"
+
+namespace tiletune::cli {
+namespace {
+
+struct SubmitOptions {
+  std::string file;
+  bool watch = false;
+  std::optional<int32_t> priority;
+};
+
+ExitCode Submit(CliContext& context, const SubmitOptions& options) {
+  v1::SubmitJobRequest request;
+  *request.mutable_spec() = client::ReadJobSpecFile(options.file);
+  if (options.priority) request.mutable_spec()->set_priority(*options.priority);
+  v1::SubmitJobResponse response;
+  context.Check(context.tuning().SubmitJob(context.CallContext().get(), request, &response));
+  // With --json --watch the events alone are the output: the first one holds
+  // the job.
+  if (!context.json()) {
+    std::cout << response.job_id() << '\n' << std::flush;
+  } else if (!options.watch) {
+    PrintJson(response.job());
+  }
+  return options.watch ? WatchJob(context, response.job_id()) : kOk;
+}
+
+}  // namespace
+
+void AddSubmitCommand(CLI::App& app, CommandRun& run) {
+  auto options = std::make_shared<SubmitOptions>();
+  auto* command = app.add_subcommand(
+      "submit", "Queue a tuning job from a YAML or JSON job spec file; prints the job id");
+  command->add_option("FILE", options->file, "job spec file (YAML or JSON)")->required();
+  command->add_flag("--watch", options->watch, "follow the job until it ends, then print winners");
+  command->add_option("--priority", options->priority, "override the spec's priority");
+  command->callback(
+      [options, &run] { run = [options](CliContext& c) { return Submit(c, *options); }; });
+}
+
+}  // namespace tiletune::cli

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "tiletune/v1/jobs.pb.h"
+
+namespace tiletune::client {
+
+// Job spec files, YAML or JSON (yaml-cpp reads both):
+//
+//   name: example            # optional
+//   strategy: random         # exhaustive | random (default: the daemon's)
+//   priority: 0              # higher runs first
+//   device: cpu:0            # optional; or device_class: <class id>
+//   seed: 7                  # optional, random strategy only
+//   budget: {max_variants: 12, max_seconds: 60}
+//   kernels:                 # at least one
+//     - op: gemm
+//       dtype: f32           # shorthand for input_dtype; also input_dtype,
+//                            # output_dtype, accumulate_dtype (f32 f16 bf16 f64)
+//       layouts: {a: row, b: col}
+//       shape: {m: 128, n: 256, k: 64}
+//       chain: [bias, gelu_tanh, {op: scale, scalar: 0.5}, residual_add,
+//               {op: cast, dtype: bf16}]   # "scale=0.5" and "cast=bf16" work too
+//
+// Unknown and repeated keys are errors: a typo must not silently do nothing.
+// Errors are InputError("<source>: <field path>: <problem> (line N)"), e.g.
+// "job.yaml: kernels[0].shape.m: expected an integer, got '12x' (line 9)".
+// Only the syntax is checked; the daemon validates the kernel keys.
+
+// Reads and parses the file at `path` (also the source name in errors).
+v1::JobSpec ReadJobSpecFile(const std::filesystem::path& path);
+
+// Parses spec text; `source` names it in error messages.
+v1::JobSpec ParseJobSpec(std::string_view text, const std::string& source);
+
+}  // namespace tiletune::client
