@@ -7,7 +7,7 @@ set -euo pipefail
 
 runtime_packages=(
   ca-certificates
-  libgrpc++1.51 libprotobuf32 libsqlite3-0 libspdlog1.10 libyaml-cpp0.7 libfmt9
+  libgrpc++1.51 libprotobuf32 libsqlite3-0 libspdlog1.10 libyaml-cpp0.7 libfmt9 libcpp-httplib0.11
   g++ # the host backend compiles CPU kernel variants at run time
 )
 build_packages=(

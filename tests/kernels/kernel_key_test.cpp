@@ -17,7 +17,9 @@ v1::KernelKey Gemm(int64_t m, int64_t n, int64_t k) {
   return key;
 }
 
-TEST(KernelKey, ValidGemmPasses) { EXPECT_FALSE(ValidateKernelKey(Gemm(64, 64, 64), {})); }
+TEST(KernelKey, ValidGemmPasses) {
+  EXPECT_FALSE(ValidateKernelKey(Gemm(64, 64, 64), {}));
+}
 
 TEST(KernelKey, UnknownOpNamesTheField) {
   auto key = Gemm(1, 1, 1);
@@ -78,8 +80,9 @@ TEST(KernelKey, CanonicalStringIgnoresOrderDefaultsAndScaleValue) {
   b.add_chain()->set_op("scale");
   b.mutable_chain(0)->set_scalar(2.0);
   EXPECT_EQ(CanonicalKeyString(a), CanonicalKeyString(b));
-  EXPECT_EQ(CanonicalKeyString(a),
-            "gemm|chain=scale:f32|in=f32|out=f32|acc=f32|layout=a:row,b:row|shape=k=64,m=128,n=256");
+  EXPECT_EQ(
+      CanonicalKeyString(a),
+      "gemm|chain=scale:f32|in=f32|out=f32|acc=f32|layout=a:row,b:row|shape=k=64,m=128,n=256");
 }
 
 TEST(KernelKey, DifferentShapesDiffer) {
