@@ -141,7 +141,6 @@ void JobScheduler::DeviceLoop(ManagedDevice& device) {
       continue;
     }
     RunItem(device, worker, std::move(*claim));
-    device.worker_restarts.store(worker.restarts());
   }
 }
 
@@ -180,6 +179,8 @@ void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker
                                    config_.tuning);
       auto outcome =
           session.Run(item, store_.TrialsForItem(claim.job_id, claim.item_index), observer, *stop);
+      // Before the job can be reported finished, so watchers see the count.
+      device.worker_restarts.store(worker.restarts());
       if (outcome.record && !interrupted.load()) {
         store_.PutRecord(canonical, *outcome.record);
         cache_.Put(outcome.record->device_class(), canonical,

@@ -249,7 +249,7 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
       trial.set_error(Truncate(compiled->log));
     } else {
       progress.set_compiled(progress.compiled() + 1);
-      observer.OnProgress(progress, v1::JobEvent::KIND_VARIANT_COMPILED, nullptr);
+      observer.OnProgress(progress, v1::JobEvent::KIND_VARIANT_COMPILED, &trial);
       request.set_artifact_path(compiled->artifact_path);
       request.set_entry(p.source.entry);
       request.mutable_params()->clear();

@@ -6,37 +6,22 @@
 
 namespace tiletune::kernels::host {
 
-// Generated from kernels/host/include/<stem>.h by tiletune_embed_text
-// (kernels/CMakeLists.txt), each answering for its own file.
-std::string_view EmbeddedHostHeader_tiletune_host(std::string_view name);
-std::string_view EmbeddedHostHeader_tt_epilogue(std::string_view name);
-std::string_view EmbeddedHostHeader_tt_parallel(std::string_view name);
-std::string_view EmbeddedHostHeader_tt_math(std::string_view name);
-std::string_view EmbeddedHostHeader_tt_rows(std::string_view name);
-std::string_view EmbeddedHostHeader_gemm(std::string_view name);
-std::string_view EmbeddedHostHeader_softmax(std::string_view name);
-std::string_view EmbeddedHostHeader_rmsnorm(std::string_view name);
-std::string_view EmbeddedHostHeader_layernorm(std::string_view name);
+// Generated from kernels/host/include/*.h by tiletune_embed_text
+// (kernels/CMakeLists.txt); answers by path relative to kernels/.
+std::string_view EmbeddedHostHeader(std::string_view name);
 
 namespace {
 
 // Every host kernel is compiled with the whole set, so that the cache key of
 // a kernel covers any header it may include.
-constexpr std::pair<const char*, std::string_view (*)(std::string_view)> kHeaders[] = {
-    {"tiletune_host.h", EmbeddedHostHeader_tiletune_host},
-    {"tt_epilogue.h", EmbeddedHostHeader_tt_epilogue},
-    {"tt_parallel.h", EmbeddedHostHeader_tt_parallel},
-    {"tt_math.h", EmbeddedHostHeader_tt_math},
-    {"tt_rows.h", EmbeddedHostHeader_tt_rows},
-    {"gemm.h", EmbeddedHostHeader_gemm},
-    {"softmax.h", EmbeddedHostHeader_softmax},
-    {"rmsnorm.h", EmbeddedHostHeader_rmsnorm},
-    {"layernorm.h", EmbeddedHostHeader_layernorm}};
+constexpr const char* kHeaders[] = {"tiletune_host.h", "tt_epilogue.h", "tt_parallel.h",
+                                    "tt_math.h",       "tt_rows.h",     "gemm.h",
+                                    "softmax.h",       "rmsnorm.h",     "layernorm.h"};
 
 std::vector<std::pair<std::string, std::string>> HostHeaders() {
   std::vector<std::pair<std::string, std::string>> headers;
-  for (const auto& [name, embedded] : kHeaders) {
-    const std::string_view text = embedded(std::string("host/include/") + name);
+  for (const char* name : kHeaders) {
+    const std::string_view text = EmbeddedHostHeader(std::string("host/include/") + name);
     if (text.empty()) throw std::logic_error(std::string("host header not embedded: ") + name);
     headers.emplace_back(name, std::string(text));
   }

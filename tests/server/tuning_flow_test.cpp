@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "client/tiletune_client.h"
 #include "db/tuning_store.h"
 #include "kernels/kernel_key.h"
 #include "tests/support/tiletuned_process.h"
@@ -107,8 +108,20 @@ TEST(TuningFlow, SubmitWatchThenLookupHits) {
   auto reordered = key;
   std::reverse(reordered.mutable_shape()->begin(), reordered.mutable_shape()->end());
   EXPECT_EQ(Lookup(*stub, reordered).result(), v1::LookupResponse::RESULT_HIT);
+  // What an inference server links: daemon answer, then its local cache.
+  client::TiletuneClient lib(daemon.address(), {.deadline = std::chrono::milliseconds(2000)});
+  auto first = lib.Lookup(key);
+  EXPECT_EQ(first.source, client::AnswerSource::kDaemon);
+  EXPECT_EQ(first.response.result(), v1::LookupResponse::RESULT_HIT);
+  EXPECT_EQ(lib.Lookup(key).source, client::AnswerSource::kCache);
+
   // The answer survives a restart (it comes from the database, not memory).
   EXPECT_EQ(daemon.Stop(SIGTERM), 0);
+  client::TiletuneClient down(daemon.address(), {.deadline = std::chrono::milliseconds(500)});
+  auto fallback = down.Lookup(key);
+  EXPECT_EQ(fallback.source, client::AnswerSource::kFallback);
+  EXPECT_EQ(fallback.response.result(), v1::LookupResponse::RESULT_MISS);
+  EXPECT_NE(fallback.response.fallback().reason().find("unavailable"), std::string::npos);
   daemon.Start();
   stub = daemon.Stub();
   EXPECT_EQ(Lookup(*stub, key).result(), v1::LookupResponse::RESULT_HIT);
