@@ -6,6 +6,7 @@
 #include <chrono>
 #include <fstream>
 
+#include "runtime/cached_compile.h"
 #include "runtime/content_hash.h"
 #include "runtime/host/cpu_fingerprint.h"
 #include "runtime/subprocess.h"
@@ -14,7 +15,6 @@ namespace tiletune::runtime::host {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 // Fixed flags of every host kernel; a KernelSource adds its own after them.
 // Hidden visibility keeps a kernel's inline helpers out of the dynamic
@@ -23,12 +23,6 @@ const std::vector<std::string> kCompileFlags = {
     "-O3", "-march=native", "-std=c++20", "-shared", "-fPIC", "-pthread", "-fvisibility=hidden"};
 
 constexpr auto kVersionTimeout = std::chrono::seconds(10);
-
-void WriteFile(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out.flush()) throw std::runtime_error("cannot write " + path.string());
-}
 
 }  // namespace
 
@@ -86,55 +80,16 @@ std::string HostBackend::CacheKey(const kernels::KernelSource& source,
 
 CompileResult HostBackend::Compile(const kernels::KernelSource& source, const DeviceInfo& device,
                                    const CompileLimits& limits) {
-  const auto start = Clock::now();
-  CompileResult result;
-  result.cache_key = CacheKey(source, device);
-  const auto finish = [&] {
-    result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    return result;
-  };
-  if (const auto hit = cache_.Find(result.cache_key)) {
-    result.ok = true;
-    result.cache_hit = true;
-    result.artifact_path = hit->string();
-    return finish();
-  }
-
-  fs::path work;
-  try {
-    work = cache_.MakeWorkDir(result.cache_key);
-    const fs::path code = work / "kernel.cpp", artifact = work / "kernel.so";
-    WriteFile(code, source.code);
-    for (const auto& [name, text] : source.headers) WriteFile(work / name, text);
-
+  CompileCommand command;
+  command.what = "host compile";
+  command.argv = [&](const fs::path& work, const fs::path& code, const fs::path& artifact) {
     std::vector<std::string> argv = {options_.compiler};
     argv.insert(argv.end(), kCompileFlags.begin(), kCompileFlags.end());
     argv.insert(argv.end(), source.compile_options.begin(), source.compile_options.end());
     argv.insert(argv.end(), {"-I", work.string(), "-o", artifact.string(), code.string()});
-    const auto timeout =
-        std::chrono::milliseconds(static_cast<int64_t>(limits.timeout_seconds * 1000));
-    const CommandResult run = RunCommand(argv, timeout);
-    result.log = run.out + run.err;
-    if (run.timed_out) {
-      result.timed_out = true;
-      result.log += "\ncompiler killed after " + std::to_string(limits.timeout_seconds) +
-                    " s (compile timeout)";
-      spdlog::warn("host compile of {} timed out after {} s", source.kernel_name,
-                   limits.timeout_seconds);
-    } else if (!run.status.success()) {
-      result.log += "\ncompiler failed: " + run.status.ToString();
-      spdlog::debug("host compile of {} failed: {}", source.kernel_name, result.log);
-    } else {
-      result.artifact_path = cache_.Insert(result.cache_key, artifact).string();
-      result.ok = true;
-    }
-  } catch (const std::exception& e) {
-    result.ok = false;
-    result.log += std::string("\nhost compile failed: ") + e.what();
-  }
-  std::error_code ec;
-  if (!work.empty()) fs::remove_all(work, ec);
-  return finish();
+    return argv;
+  };
+  return CompileThroughCache(cache_, CacheKey(source, device), source, command, limits);
 }
 
 }  // namespace tiletune::runtime::host

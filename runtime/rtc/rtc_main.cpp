@@ -1,0 +1,60 @@
+// tiletune-rtc: compiles one device kernel with NVRTC or hipRTC in its own
+// process, so that the daemon can kill a compile that hangs.
+//
+//   tiletune-rtc COMPILER ARCH SOURCE ARTIFACT HEADER_DIR [OPTION...]
+//
+// Reads SOURCE and every file in HEADER_DIR (passed as in-memory headers by
+// file name), writes the binary to ARTIFACT and the compiler log to stderr.
+// Exit 0 on success, 1 when the compile failed, 2 on bad usage or I/O.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "runtime/rtc/rtc_compiler.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 6) {
+    std::cerr << "usage: tiletune-rtc COMPILER ARCH SOURCE ARTIFACT HEADER_DIR [OPTION...]\n";
+    return 2;
+  }
+  const fs::path source = argv[3], artifact = argv[4], header_dir = argv[5];
+  std::string why;
+  auto compiler = tiletune::runtime::OpenRtcCompiler(argv[1], &why);
+  if (!compiler) {
+    std::cerr << "tiletune-rtc: " << why << "\n";
+    return 2;
+  }
+  try {
+    std::vector<std::pair<std::string, std::string>> headers;
+    for (const auto& entry : fs::directory_iterator(header_dir)) {
+      if (entry.is_regular_file() && entry.path() != source) {
+        headers.emplace_back(entry.path().filename().string(), ReadFile(entry.path()));
+      }
+    }
+    const std::vector<std::string> options(argv + 6, argv + argc);
+    const auto out = compiler->Compile(ReadFile(source), source.filename().string(), headers,
+                                       options, argv[2]);
+    std::cerr << out.log;
+    if (!out.ok) return 1;
+    std::ofstream(artifact, std::ios::binary) << out.binary;
+    return fs::file_size(artifact) == out.binary.size() ? 0 : 2;
+  } catch (const std::exception& e) {
+    std::cerr << "tiletune-rtc: " << e.what() << "\n";
+    return 2;
+  }
+}
