@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -27,6 +28,10 @@ struct KernelArguments {
   int64_t m = 0, n = 0, k = 0, batch = 1;   // row ops: m = rows, n = cols
   int64_t lda = 0, ldb = 0, ldc = 0;
   double eps = 0;
+  // How a GPU kernel is launched (the host executor ignores these).
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  uint32_t shared_memory_bytes = 0;
 };
 
 // Runs compiled kernels on one device for the benchmark worker: memory,

@@ -1,0 +1,262 @@
+#include "runtime/cuda/cuda_executor.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <new>
+#include <stdexcept>
+
+#include "kernels/gpu/include/tt_kernel_args.h"
+
+namespace tiletune::runtime::cuda {
+namespace {
+
+// Dynamic shared memory every launch may use without opting in.
+constexpr unsigned kDefaultSharedMemoryLimit = 48 * 1024;
+
+CUdeviceptr Address(const DeviceBuffer& buffer) {
+  return reinterpret_cast<CUdeviceptr>(buffer.ptr);
+}
+
+// The kernel's parameter for `args`; the reason when it cannot hold them.
+std::optional<std::string> Bind(const KernelArguments& args, tt_kernel_args* raw) {
+  if (args.chain_tensors.size() > TT_MAX_CHAIN || args.chain_scalars.size() > TT_MAX_CHAIN) {
+    return "a chain of " +
+           std::to_string(std::max(args.chain_tensors.size(), args.chain_scalars.size())) +
+           " ops exceeds TT_MAX_CHAIN (" + std::to_string(TT_MAX_CHAIN) + ")";
+  }
+  *raw = tt_kernel_args{};
+  raw->a = args.a.ptr;
+  raw->b = args.b.ptr;
+  raw->out = args.out.ptr;
+  raw->weight = args.weight.ptr;
+  raw->shift = args.shift.ptr;
+  for (size_t i = 0; i < args.chain_tensors.size(); ++i) {
+    raw->chain_tensors[i] = args.chain_tensors[i].ptr;
+  }
+  for (size_t i = 0; i < args.chain_scalars.size(); ++i) {
+    raw->chain_scalars[i] = static_cast<float>(args.chain_scalars[i]);
+  }
+  raw->m = args.m;
+  raw->n = args.n;
+  raw->k = args.k;
+  raw->batch = args.batch;
+  raw->lda = args.lda;
+  raw->ldb = args.ldb;
+  raw->ldc = args.ldc;
+  raw->eps = static_cast<float>(args.eps);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::unique_ptr<CudaExecutor> CudaExecutor::Open(std::string* why) {
+  auto driver = CudaDriver::Open(why);
+  if (!driver) return nullptr;
+  const CudaDriverApi& api = driver->api();
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  if (const CUresult r = api.cuInit(0); r != CUDA_SUCCESS) {
+    *why = driver->Describe(r, "cuInit");
+    return nullptr;
+  }
+  if (const CUresult r = api.cuDeviceGet(&device, 0); r != CUDA_SUCCESS) {
+    *why = driver->Describe(r, "cuDeviceGet(0)");
+    return nullptr;
+  }
+  if (const CUresult r = api.cuDevicePrimaryCtxRetain(&context, device); r != CUDA_SUCCESS) {
+    *why = driver->Describe(r, "cuDevicePrimaryCtxRetain");
+    return nullptr;
+  }
+  // From here the destructor releases whatever Prepare set up.
+  std::unique_ptr<CudaExecutor> executor(new CudaExecutor(std::move(driver), device, context));
+  if (auto error = executor->Prepare()) {
+    *why = *error;
+    return nullptr;
+  }
+  return executor;
+}
+
+CudaExecutor::CudaExecutor(std::unique_ptr<CudaDriver> driver, CUdevice device, CUcontext context)
+    : driver_(std::move(driver)), api_(driver_->api()), device_(device), context_(context) {}
+
+std::optional<std::string> CudaExecutor::Prepare() {
+  if (auto e = Status(api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent")) return e;
+  if (auto e = Status(api_.cuEventCreate(&start_, CU_EVENT_DEFAULT), "cuEventCreate")) return e;
+  if (auto e = Status(api_.cuEventCreate(&stop_, CU_EVENT_DEFAULT), "cuEventCreate")) return e;
+  int l2_bytes = 0;
+  if (auto e =
+          Status(api_.cuDeviceGetAttribute(&l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device_),
+                 "cuDeviceGetAttribute(L2 size)")) {
+    return e;
+  }
+  // Twice the L2 so that none of a kernel's lines survive the sweep; at
+  // least 1 MiB should a device report no L2.
+  flush_bytes_ = std::max<size_t>(2 * static_cast<size_t>(l2_bytes), size_t{1} << 20);
+  return Status(api_.cuMemAlloc(&flush_buffer_, flush_bytes_),
+                "cuMemAlloc_v2(" + std::to_string(flush_bytes_) + " bytes for the L2 flush)");
+}
+
+CudaExecutor::~CudaExecutor() {
+  const auto report = [this](CUresult result, const char* call) {
+    if (const auto error = Status(result, call)) std::fprintf(stderr, "%s\n", error->c_str());
+  };
+  Unload();
+  ReleaseAll();
+  if (flush_buffer_) report(api_.cuMemFree(flush_buffer_), "cuMemFree_v2");
+  if (start_) report(api_.cuEventDestroy(start_), "cuEventDestroy_v2");
+  if (stop_) report(api_.cuEventDestroy(stop_), "cuEventDestroy_v2");
+  report(api_.cuDevicePrimaryCtxRelease(device_), "cuDevicePrimaryCtxRelease_v2");
+}
+
+std::optional<std::string> CudaExecutor::Status(CUresult result, const std::string& call) const {
+  if (result == CUDA_SUCCESS) return std::nullopt;
+  const std::string message = driver_->Describe(result, call);
+  if (CudaDriver::IsSticky(result)) {
+    std::fprintf(stderr,
+                 "tiletune cuda executor: %s; the CUDA context is unusable, ending the worker\n",
+                 message.c_str());
+    std::fflush(stderr);
+    // No destructors or atexit handlers: the driver may hang tearing down a
+    // poisoned context.
+    ::_exit(kStickyErrorExitCode);
+  }
+  return message;
+}
+
+void CudaExecutor::Check(CUresult result, const std::string& call) const {
+  if (auto error = Status(result, call)) throw std::runtime_error(*error);
+}
+
+DeviceBuffer CudaExecutor::Allocate(size_t bytes) {
+  // The driver rejects empty allocations; an empty buffer needs no memory.
+  if (bytes == 0) return {};
+  CUdeviceptr address = 0;
+  const CUresult result = api_.cuMemAlloc(&address, bytes);
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) throw std::bad_alloc();
+  Check(result, "cuMemAlloc_v2(" + std::to_string(bytes) + " bytes)");
+  buffers_.push_back(address);
+  return {reinterpret_cast<void*>(address), bytes};
+}
+
+void CudaExecutor::ReleaseAll() {
+  for (const CUdeviceptr address : buffers_) {
+    if (const auto error = Status(api_.cuMemFree(address), "cuMemFree_v2")) {
+      std::fprintf(stderr, "%s\n", error->c_str());
+    }
+  }
+  buffers_.clear();
+}
+
+void CudaExecutor::CopyIn(const DeviceBuffer& dst, const void* src, size_t bytes) {
+  if (bytes > dst.bytes) {
+    throw std::runtime_error("CopyIn of " + std::to_string(bytes) + " bytes into a buffer of " +
+                             std::to_string(dst.bytes));
+  }
+  if (bytes > 0) Check(api_.cuMemcpyHtoD(Address(dst), src, bytes), "cuMemcpyHtoD_v2");
+}
+
+void CudaExecutor::CopyOut(void* dst, const DeviceBuffer& src, size_t bytes) {
+  if (bytes > src.bytes) {
+    throw std::runtime_error("CopyOut of " + std::to_string(bytes) + " bytes from a buffer of " +
+                             std::to_string(src.bytes));
+  }
+  if (bytes > 0) Check(api_.cuMemcpyDtoH(dst, Address(src), bytes), "cuMemcpyDtoH_v2");
+}
+
+std::optional<std::string> CudaExecutor::Load(const std::string& artifact_path,
+                                              const std::string& entry) {
+  Unload();
+  std::ifstream in(artifact_path, std::ios::binary);
+  if (!in) return "cannot open " + artifact_path;
+  const std::string image{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (image.empty()) return artifact_path + " is empty";
+  if (auto error = Status(api_.cuModuleLoadData(&module_, image.data()),
+                          "cuModuleLoadData(" + artifact_path + ")")) {
+    module_ = nullptr;
+    return error;
+  }
+  if (auto error = Status(api_.cuModuleGetFunction(&function_, module_, entry.c_str()),
+                          "cuModuleGetFunction(" + entry + ")")) {
+    Unload();
+    return "no entry '" + entry + "' in " + artifact_path + ": " + *error;
+  }
+  entry_ = entry;
+  shared_memory_limit_ = kDefaultSharedMemoryLimit;
+  return std::nullopt;
+}
+
+void CudaExecutor::Unload() {
+  if (module_) {
+    if (const auto error = Status(api_.cuModuleUnload(module_), "cuModuleUnload")) {
+      std::fprintf(stderr, "%s\n", error->c_str());
+    }
+  }
+  module_ = nullptr;
+  function_ = nullptr;
+}
+
+std::optional<std::string> CudaExecutor::Configure(const KernelArguments& args,
+                                                   tt_kernel_args* raw) {
+  if (!function_) return std::string("no kernel loaded");
+  if (auto error = Bind(args, raw)) return error;
+  if (args.shared_memory_bytes <= shared_memory_limit_) return std::nullopt;
+  if (auto error =
+          Status(api_.cuFuncSetAttribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         static_cast<int>(args.shared_memory_bytes)),
+                 "cuFuncSetAttribute(" + entry_ + ", max dynamic shared memory " +
+                     std::to_string(args.shared_memory_bytes) + " bytes)")) {
+    return error;
+  }
+  shared_memory_limit_ = args.shared_memory_bytes;
+  return std::nullopt;
+}
+
+std::optional<std::string> CudaExecutor::Enqueue(const KernelArguments& args, tt_kernel_args& raw) {
+  void* params[] = {&raw};
+  return Status(api_.cuLaunchKernel(function_, args.grid[0], args.grid[1], args.grid[2],
+                                    args.block[0], args.block[1], args.block[2],
+                                    args.shared_memory_bytes, nullptr, params, nullptr),
+                "cuLaunchKernel(" + entry_ + ")");
+}
+
+std::optional<std::string> CudaExecutor::Launch(const KernelArguments& args) {
+  tt_kernel_args raw;
+  if (auto error = Configure(args, &raw)) return error;
+  if (auto error = Enqueue(args, raw)) return error;
+  return Status(api_.cuCtxSynchronize(), "cuCtxSynchronize after " + entry_);
+}
+
+std::optional<std::string> CudaExecutor::TimedLaunch(const KernelArguments& args, double* seconds) {
+  // Everything but the launch happens before the start event.
+  tt_kernel_args raw;
+  if (auto error = Configure(args, &raw)) return error;
+  if (auto error = Status(api_.cuEventRecord(start_, nullptr), "cuEventRecord(start)")) {
+    return error;
+  }
+  if (auto error = Enqueue(args, raw)) return error;
+  if (auto error = Status(api_.cuEventRecord(stop_, nullptr), "cuEventRecord(stop)")) {
+    return error;
+  }
+  if (auto error = Status(api_.cuEventSynchronize(stop_), "cuEventSynchronize after " + entry_)) {
+    return error;
+  }
+  float milliseconds = 0;
+  if (auto error =
+          Status(api_.cuEventElapsedTime(&milliseconds, start_, stop_), "cuEventElapsedTime")) {
+    return error;
+  }
+  *seconds = milliseconds / 1e3;
+  return std::nullopt;
+}
+
+void CudaExecutor::FlushCaches() {
+  Check(api_.cuMemsetD8(flush_buffer_, 0, flush_bytes_), "cuMemsetD8_v2(L2 flush)");
+  // The sweep ends before the next launch is timed.
+  Check(api_.cuCtxSynchronize(), "cuCtxSynchronize after the L2 flush");
+}
+
+}  // namespace tiletune::runtime::cuda

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/cuda_driver_api.h"
+#include "runtime/device_executor.h"
+
+struct tt_kernel_args;
+
+namespace tiletune::runtime::cuda {
+
+// Runs CUBINs on device 0 of this process (the daemon pins each worker to
+// its GPU with CUDA_VISIBLE_DEVICES) in the device's primary context, on the
+// legacy default stream. Use it from the thread that opened it.
+//
+// An error that poisons the context (illegal address, misaligned address,
+// illegal instruction, hardware stack error, launch failure...) ends the
+// process: the message goes to stderr and the process exits with
+// kStickyErrorExitCode, so the daemon records a crash and starts a fresh
+// worker. Other driver errors are returned (Load, Launch) or thrown as
+// std::runtime_error (memory), naming the failed call.
+class CudaExecutor final : public DeviceExecutor {
+ public:
+  static constexpr int kStickyErrorExitCode = 3;
+
+  // nullptr with `why` when libcuda is missing, cuInit fails or the device
+  // cannot be set up.
+  static std::unique_ptr<CudaExecutor> Open(std::string* why);
+  ~CudaExecutor() override;
+  CudaExecutor(const CudaExecutor&) = delete;
+  CudaExecutor& operator=(const CudaExecutor&) = delete;
+
+  std::string_view backend() const override { return "cuda"; }
+  DeviceBuffer Allocate(size_t bytes) override;
+  void ReleaseAll() override;
+  void CopyIn(const DeviceBuffer& dst, const void* src, size_t bytes) override;
+  void CopyOut(void* dst, const DeviceBuffer& src, size_t bytes) override;
+  // cuModuleLoadData on the CUBIN file's bytes, then cuModuleGetFunction.
+  std::optional<std::string> Load(const std::string& artifact_path,
+                                  const std::string& entry) override;
+  void Unload() override;
+  // Launches with args.grid, args.block and args.shared_memory_bytes of
+  // dynamic shared memory (opting in past 48 KiB), the kernel's one
+  // parameter being a tt_kernel_args built from `args`; waits for the end.
+  std::optional<std::string> Launch(const KernelArguments& args) override;
+  // Times the kernel alone with events recorded around its launch.
+  std::optional<std::string> TimedLaunch(const KernelArguments& args, double* seconds) override;
+  // Writes a device buffer twice the size of the L2 cache (allocated once).
+  void FlushCaches() override;
+
+ private:
+  CudaExecutor(std::unique_ptr<CudaDriver> driver, CUdevice device, CUcontext context);
+  std::optional<std::string> Prepare();
+  // Binds `args` and opts the function in to their shared memory size.
+  std::optional<std::string> Configure(const KernelArguments& args, tt_kernel_args* raw);
+  std::optional<std::string> Enqueue(const KernelArguments& args, tt_kernel_args& raw);
+  // The message naming `call` when `result` is an error, nullopt on success;
+  // ends the process when the error is sticky.
+  std::optional<std::string> Status(CUresult result, const std::string& call) const;
+  // Like Status, throwing the message.
+  void Check(CUresult result, const std::string& call) const;
+
+  const std::unique_ptr<CudaDriver> driver_;
+  const CudaDriverApi& api_;
+  const CUdevice device_;
+  const CUcontext context_;
+  std::vector<CUdeviceptr> buffers_;
+  CUmodule module_ = nullptr;
+  CUfunction function_ = nullptr;
+  std::string entry_;
+  // Dynamic shared memory the loaded function accepts without opting in more.
+  unsigned shared_memory_limit_ = 0;
+  CUevent start_ = nullptr, stop_ = nullptr;
+  CUdeviceptr flush_buffer_ = 0;
+  size_t flush_bytes_ = 0;
+};
+
+}  // namespace tiletune::runtime::cuda

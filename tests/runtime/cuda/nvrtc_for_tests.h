@@ -1,0 +1,19 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "runtime/cuda/nvrtc_compiler.h"
+
+namespace tiletune::runtime::cuda {
+
+// NVRTC opened once for the test program; nullptr with `why` when this
+// machine has no libnvrtc.
+inline NvrtcCompiler* TestNvrtc(std::string* why) {
+  static std::string open_error;
+  static const std::unique_ptr<NvrtcCompiler> nvrtc = NvrtcCompiler::Open(&open_error);
+  *why = open_error;
+  return nvrtc.get();
+}
+
+}  // namespace tiletune::runtime::cuda
