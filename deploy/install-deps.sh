@@ -8,6 +8,7 @@ set -euo pipefail
 runtime_packages=(
   ca-certificates
   libgrpc++1.51 libprotobuf32 libsqlite3-0 libspdlog1.10 libyaml-cpp0.7 libfmt9 libcpp-httplib0.11
+  libamdhip64-5 # HIP backend and hipRTC (opened at run time; absent is fine)
   g++ # the host backend compiles CPU kernel variants at run time
 )
 build_packages=(

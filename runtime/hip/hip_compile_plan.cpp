@@ -1,0 +1,55 @@
+#include "runtime/hip/hip_compile_plan.h"
+
+#include <charconv>
+#include <stdexcept>
+
+#include "runtime/content_hash.h"
+
+namespace tiletune::runtime::hip {
+
+std::optional<int> DefaultWavefrontSize(std::string_view arch) {
+  // gfx<major><minor><stepping>: the last two characters are minor and
+  // stepping (hex digits: gfx90a), the rest is the major version.
+  if (!arch.starts_with("gfx") || arch.size() < 6) return std::nullopt;
+  const std::string_view major_digits = arch.substr(3, arch.size() - 5);
+  int major = 0;
+  const auto [end, error] =
+      std::from_chars(major_digits.data(), major_digits.data() + major_digits.size(), major);
+  if (error != std::errc() || end != major_digits.data() + major_digits.size()) {
+    return std::nullopt;
+  }
+  return major >= 10 ? 32 : 64;
+}
+
+HipCompilePlan PlanHipCompile(const kernels::KernelSource& source, const std::string& arch,
+                              const std::string& hiprtc_version, const std::string& rtc_binary) {
+  const auto wavefront = DefaultWavefrontSize(arch);
+  if (!wavefront) {
+    throw std::invalid_argument("'" + arch + "' is not an AMD GPU target (gfx...)");
+  }
+  std::vector<std::string> options = source.compile_options;
+  options.push_back("-DTT_WAVEFRONT_SIZE=" + std::to_string(*wavefront));
+
+  ContentHasher hasher;
+  hasher.UpdateField("tiletune hip kernel").UpdateField(source.code);
+  for (const auto& [name, text] : source.headers) hasher.UpdateField(name).UpdateField(text);
+  hasher.UpdateField("--");
+  for (const auto& option : options) hasher.UpdateField(option);
+  HipCompilePlan plan;
+  plan.cache_key = hasher.UpdateField(hiprtc_version).UpdateField(arch).HexDigest();
+
+  plan.command.what = "hiprtc";
+  plan.command.source_file = "kernel.hip";
+  plan.command.artifact_file = "kernel.hsaco";
+  plan.command.argv = [rtc_binary, arch, options](const std::filesystem::path& work,
+                                                  const std::filesystem::path& code,
+                                                  const std::filesystem::path& artifact) {
+    std::vector<std::string> argv = {rtc_binary,    "hiprtc",          arch,
+                                     code.string(), artifact.string(), work.string()};
+    argv.insert(argv.end(), options.begin(), options.end());
+    return argv;
+  };
+  return plan;
+}
+
+}  // namespace tiletune::runtime::hip

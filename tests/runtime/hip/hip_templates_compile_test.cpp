@@ -1,0 +1,55 @@
+#include <gtest/gtest.h>
+
+#include "kernels/gpu/include/tt_kernel_args.h"
+#include "kernels/kernel_template.h"
+#include "runtime/hip/code_object_metadata.h"
+#include "runtime/hip/hip_compile_plan.h"
+#include "runtime/rtc/rtc_compiler.h"
+
+namespace tiletune::runtime::hip {
+namespace {
+
+v1::KernelKey Key(const std::string& op, const std::vector<std::pair<std::string, int64_t>>& dims) {
+  v1::KernelKey key;
+  key.set_op(op);
+  key.set_input_dtype(v1::DTYPE_F32);
+  key.set_output_dtype(v1::DTYPE_F32);
+  for (const auto& [name, size] : dims) {
+    auto* d = key.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  return key;
+}
+
+// The templates the HIP backend is handed compile, with its options, into
+// wave64 code objects whose one parameter is the executor's tt_kernel_args.
+TEST(HipTemplates, FirstVariantOfEachCompilesForGfx90a) {
+  std::string why;
+  auto compiler = OpenHiprtc(&why);
+  if (!compiler) GTEST_SKIP() << why;
+  for (const auto& key : {Key("gemm", {{"m", 256}, {"n", 256}, {"k", 256}}),
+                          Key("softmax", {{"rows", 64}, {"cols", 1000}}),
+                          Key("rmsnorm", {{"rows", 64}, {"cols", 1000}}),
+                          Key("layernorm", {{"rows", 64}, {"cols", 1000}})}) {
+    const kernels::KernelTemplate* t = kernels::FindKernelTemplate(key, "hip", &why);
+    ASSERT_TRUE(t) << key.op() << ": " << why;
+    const auto variants = t->Space(key).ValidVariants();
+    ASSERT_FALSE(variants.empty()) << key.op();
+    const kernels::KernelSource source = t->Source(key, variants[0]);
+    const HipCompilePlan plan = PlanHipCompile(source, "gfx90a", "test", "tiletune-rtc");
+    const auto argv = plan.command.argv("/w", "/w/kernel.hip", "/w/kernel.hsaco");
+    const std::vector<std::string> options(argv.begin() + 6, argv.end());
+    const RtcOutput out =
+        compiler->Compile(source.code, "kernel.hip", source.headers, options, "gfx90a");
+    ASSERT_TRUE(out.ok) << key.op() << " " << kernels::VariantString(variants[0]) << "\n"
+                        << out.log;
+    const KernelMetadata kernel = ReadKernelMetadata(out.binary, source.entry);
+    EXPECT_EQ(kernel.wavefront_size, 64) << key.op();
+    ASSERT_FALSE(kernel.arguments.empty()) << key.op();
+    EXPECT_EQ(kernel.arguments[0].size, static_cast<int64_t>(sizeof(tt_kernel_args))) << key.op();
+  }
+}
+
+}  // namespace
+}  // namespace tiletune::runtime::hip
