@@ -1,6 +1,7 @@
 // Which kernel templates this binary holds, and which one serves a key.
 #include <algorithm>
 
+#include "gpu/gpu_templates.h"
 #include "host/host_templates.h"
 #include "kernel_template.h"
 
@@ -31,6 +32,12 @@ const Catalog& TheCatalog() {
     c.Add("softmax", host::MakeHostSoftmaxRows());
     c.Add("rmsnorm", host::MakeHostRmsnormRows());
     c.Add("layernorm", host::MakeHostLayernormRows());
+    for (const gpu::GpuVendor& vendor : {gpu::kCuda, gpu::kHip}) {
+      c.Add("gemm", gpu::MakeGpuGemmTiled(vendor));
+      c.Add("softmax", gpu::MakeGpuSoftmaxRows(vendor));
+      c.Add("rmsnorm", gpu::MakeGpuRmsnormRows(vendor));
+      c.Add("layernorm", gpu::MakeGpuLayernormRows(vendor));
+    }
     return c;
   }();
   return catalog;

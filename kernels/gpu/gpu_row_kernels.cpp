@@ -1,0 +1,176 @@
+// The row-wise GPU templates (softmax, rmsnorm, layernorm): one shape of
+// search space (block size, rows per block, vector width, unroll) plus each
+// op's own algorithm choices. See kernels/gpu/include/tt_rows.h for how a
+// block walks its rows.
+#include <algorithm>
+
+#include "gpu_templates.h"
+#include "kernels/host/host_source.h"
+#include "kernels/kernel_key.h"
+
+namespace tiletune::kernels::gpu {
+namespace {
+
+// Vectors a thread may hold per chunk of a row.
+constexpr int64_t kMaxUnroll = 8;
+// Floats of its rows a block may hold in registers: a quarter of a 64K
+// register file, which keeps 1024-thread blocks (64 registers a thread on
+// NVIDIA) from spilling.
+constexpr int64_t kMaxRowCacheFloats = 16384;
+// Threads of the baseline's blocks: a common choice of eager frameworks.
+constexpr int64_t kNaiveThreads = 256;
+
+int64_t CeilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+int64_t RoundUp(int64_t value, int64_t multiple) {
+  return CeilDiv(value, multiple) * multiple;
+}
+
+// The fewest vectors per thread that hold a row of `cols` in one chunk,
+// rounded up to a power of two, at most kMaxUnroll and within
+// kMaxRowCacheFloats for the block.
+int64_t UnrollFor(int64_t cols, const Variant& v) {
+  const int64_t threads = v.at("threads"), vec = v.at("vec");
+  const int64_t per_row = threads / v.at("rows_per_block");
+  const int64_t most = std::min(kMaxUnroll, kMaxRowCacheFloats / (threads * vec));
+  int64_t unroll = 1;
+  while (unroll < most && unroll * per_row * vec < cols) unroll *= 2;
+  return unroll;
+}
+
+struct RowKernelDefinition {
+  std::string_view name;             // gpu_softmax_rows
+  std::string_view op;               // softmax
+  std::string header;                // softmax.h
+  std::string tuned;                 // tt::softmax_rows
+  std::string naive;                 // tt::softmax_naive
+  std::vector<Parameter> algorithm;  // op-specific choices, each 0/1
+};
+
+class GpuRowKernel final : public KernelTemplate {
+ public:
+  GpuRowKernel(RowKernelDefinition definition, const GpuVendor& vendor)
+      : def_(std::move(definition)), vendor_(vendor) {}
+
+  std::string_view name() const override { return def_.name; }
+  std::string_view backend() const override { return vendor_.backend; }
+
+  std::optional<std::string> Unsupported(const v1::KernelKey& key) const override {
+    if (key.op() != def_.op) {
+      return std::string(def_.name) + " serves " + std::string(def_.op) + ", not " + key.op();
+    }
+    return UnsupportedGpuTypes(key);
+  }
+
+  SearchSpace Space(const v1::KernelKey& key) const override {
+    const int64_t rows = DimSize(key, "rows").value_or(1), cols = DimSize(key, "cols").value_or(1);
+    const int64_t warp = vendor_.warp_size;
+    const std::string w = std::to_string(warp);
+    SearchSpace space;
+    space.Add("threads", {64, 128, 256, 512, 1024})
+        .Add("rows_per_block", {1, 2, 4})
+        .Add("vec", {1, 2, 4})
+        .Add("unroll", {1, 2, 4, 8});
+    for (const auto& p : def_.algorithm) space.Add(p.name, p.values);
+    space.Require("vec divides cols (vector loads stay aligned)",
+                  [cols](const Variant& v) { return cols % v.at("vec") == 0; });
+    space.Require("rows_per_block <= rows",
+                  [rows](const Variant& v) { return v.at("rows_per_block") <= rows; });
+    space.Require("several rows per block get one warp each: threads = rows_per_block * " + w,
+                  [warp](const Variant& v) {
+                    return v.at("rows_per_block") == 1 ||
+                           v.at("threads") == v.at("rows_per_block") * warp;
+                  });
+    space.Require("several rows per block only when a warp holds a row (cols <= " + w +
+                      " * vec * " + std::to_string(kMaxUnroll) + ")",
+                  [warp, cols](const Variant& v) {
+                    return v.at("rows_per_block") == 1 || cols <= warp * v.at("vec") * kMaxUnroll;
+                  });
+    space.Require("no warp of a row is idle: threads per row * vec <= cols rounded up to " + w +
+                      " * vec (or the smallest block, 64 threads)",
+                  [warp, cols](const Variant& v) {
+                    const int64_t per_row = v.at("threads") / v.at("rows_per_block");
+                    return v.at("threads") == 64 ||
+                           per_row * v.at("vec") <= RoundUp(cols, warp * v.at("vec"));
+                  });
+    space.Require("unroll is the fewest vectors per thread that hold the row (at most " +
+                      std::to_string(kMaxUnroll) + ", and " + std::to_string(kMaxRowCacheFloats) +
+                      " floats per block)",
+                  [cols](const Variant& v) { return v.at("unroll") == UnrollFor(cols, v); });
+    for (const auto& p : def_.algorithm) {
+      space.Require(p.name + " only for rows longer than a block holds in registers",
+                    [cols, name = p.name](const Variant& v) {
+                      const int64_t per_row = v.at("threads") / v.at("rows_per_block");
+                      return v.at(name) == 0 || cols > per_row * v.at("vec") * v.at("unroll");
+                    });
+    }
+    return space;
+  }
+
+  KernelSource Source(const v1::KernelKey& key, const Variant& variant) const override {
+    const int64_t rows = DimSize(key, "rows").value_or(1);
+    GpuKernelSpec spec = Spec(def_.tuned, std::string(def_.name));
+    spec.entry = GpuEntry(def_.name, variant);
+    for (const char* p : {"threads", "rows_per_block", "vec", "unroll"}) {
+      spec.config.emplace_back(p, host::RequiredParam(variant, def_.name, p));
+    }
+    for (const auto& p : def_.algorithm) {
+      spec.config.emplace_back(p.name, host::RequiredParam(variant, def_.name, p.name));
+    }
+    spec.threads = variant.at("threads");
+    spec.blocks = CeilDiv(rows, variant.at("rows_per_block"));
+    return GenerateGpuSource(key, vendor_, spec, host::PlantedFault(variant));
+  }
+
+  Baseline BaselineFor(const v1::KernelKey& key) const override {
+    const std::string name = std::string(vendor_.backend) + "-naive";
+    GpuKernelSpec spec = Spec(def_.naive, name);
+    spec.entry = GpuEntry(name + "-" + std::string(def_.op), {});
+    spec.config = {{"threads", kNaiveThreads}};
+    spec.threads = kNaiveThreads;
+    spec.blocks = DimSize(key, "rows").value_or(1);
+    return {name, GenerateGpuSource(key, vendor_, spec)};
+  }
+
+ private:
+  GpuKernelSpec Spec(std::string function, std::string kernel_name) const {
+    GpuKernelSpec spec;
+    spec.kernel_name = std::move(kernel_name);
+    spec.header = def_.header;
+    spec.function = std::move(function);
+    return spec;
+  }
+
+  RowKernelDefinition def_;
+  GpuVendor vendor_;
+};
+
+}  // namespace
+
+std::unique_ptr<KernelTemplate> MakeGpuSoftmaxRows(const GpuVendor& vendor) {
+  return std::make_unique<GpuRowKernel>(
+      RowKernelDefinition{
+          "gpu_softmax_rows", "softmax", "softmax.h", "tt::softmax_rows", "tt::softmax_naive", {}},
+      vendor);
+}
+
+std::unique_ptr<KernelTemplate> MakeGpuRmsnormRows(const GpuVendor& vendor) {
+  return std::make_unique<GpuRowKernel>(
+      RowKernelDefinition{
+          "gpu_rmsnorm_rows", "rmsnorm", "rmsnorm.h", "tt::rmsnorm_rows", "tt::rmsnorm_naive", {}},
+      vendor);
+}
+
+std::unique_ptr<KernelTemplate> MakeGpuLayernormRows(const GpuVendor& vendor) {
+  return std::make_unique<GpuRowKernel>(RowKernelDefinition{"gpu_layernorm_rows",
+                                                            "layernorm",
+                                                            "layernorm.h",
+                                                            "tt::layernorm_rows",
+                                                            "tt::layernorm_naive",
+                                                            {{"welford", {0, 1}}}},
+                                        vendor);
+}
+
+}  // namespace tiletune::kernels::gpu

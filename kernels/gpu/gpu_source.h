@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kernels/kernel_template.h"
+
+namespace tiletune::kernels::gpu {
+
+// A GPU vendor as the kernel templates see it: the backend that compiles
+// its kernels and the number of lanes of its warps (wavefronts), which the
+// search spaces and launch geometry are built on.
+struct GpuVendor {
+  std::string_view backend;  // cuda, hip
+  int warp_size;
+};
+
+inline constexpr GpuVendor kCuda{"cuda", 32};
+// CDNA (gfx9: MI200, MI300) runs wave64.
+inline constexpr GpuVendor kHip{"hip", 64};
+
+// What one generated GPU kernel is: `function` is a device function template
+// of the op's header (tt::gemm_tiled...) called as function<Config>(args,
+// epilogue) from a kernel of `threads` threads per block, launched on
+// `blocks` blocks (kernels stride over their work, so fewer would do too).
+struct GpuKernelSpec {
+  std::string kernel_name;  // template name, or the baseline's name
+  std::string entry;        // the kernel's symbol, unique per variant
+  std::string header;       // "softmax.h"
+  std::string function;     // "tt::softmax_rows"
+  std::vector<std::pair<std::string, int64_t>> config;
+  int64_t threads = 0;
+  int64_t blocks = 0;
+};
+
+// Why a GPU kernel cannot serve the key's types (f32 only until the tile
+// library brings f16/bf16), or nullopt.
+std::optional<std::string> UnsupportedGpuTypes(const v1::KernelKey& key);
+
+// A symbol for a generated kernel: tiletune_<stem> and every parameter of the
+// variant with its value, so that each variant (planted faults too) has its
+// own name in profiles and logs.
+std::string GpuEntry(std::string_view stem, const Variant& variant);
+
+// The complete source of a GPU kernel for the key and vendor: the Config
+// constants, the epilogue chain as a functor and one extern "C" __global__
+// entry taking tt_kernel_args by value; its launch geometry; the embedded
+// device headers. `planted_fault` is 0 for a real kernel, else one of
+// host::kPlantedFault's: 1 never ends, 2 writes far past the output
+// (illegal address), 3 adds 1 to every output.
+KernelSource GenerateGpuSource(const v1::KernelKey& key, const GpuVendor& vendor,
+                               const GpuKernelSpec& spec, int64_t planted_fault = 0);
+
+}  // namespace tiletune::kernels::gpu

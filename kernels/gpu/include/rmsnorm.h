@@ -1,0 +1,63 @@
+// GPU RMS norm: y = epilogue(x / sqrt(mean(x^2) + eps) * weight), per row,
+// accumulating in f32.
+#ifndef TILETUNE_RMSNORM_H
+#define TILETUNE_RMSNORM_H
+
+#include "tt_rows.h"
+
+namespace tt {
+
+// Cfg: threads, rows_per_block, vec, unroll (see tt_rows.h). A sum-of-squares
+// pass, then a pass that scales and writes.
+template <class Cfg, class Epi>
+TT_DEVICE void rmsnorm_rows(const tt_kernel_args& args, const Epi& epi) {
+  typedef row_tile<Cfg> tile_t;
+  __shared__ float scratch[Cfg::rows_per_block][tile_t::warps];
+  const float* weight = static_cast<const float*>(args.weight);
+  for_each_row<Cfg>(args, [&](long long row, long long len, int t, int group) {
+    const float* x = static_cast<const float*>(args.a) + row * args.lda;
+    float* y = static_cast<float*>(args.out) + row * args.ldc;
+    tile_t tile;
+    float squares = 0.0f;
+    row_pass(tile, x, len, t, false, [&](long long c0) {
+      tile.for_each(c0, len, t, [&](float v, long long) { squares += v * v; });
+    });
+    squares = group_reduce<tile_t::G>(squares, sum_op(), scratch[group]);
+    const float inv = rsqrtf(squares / static_cast<float>(args.n) + args.eps);
+    const long long base = row * args.ldc;
+    row_pass(tile, x, len, t, true, [&](long long c0) {
+      tile.write(y, c0, len, t, [&](fvec<tile_t::V>& out, const fvec<tile_t::V>& in, long long c) {
+        fvec<tile_t::V> w;
+        load(w, weight + c);
+#pragma unroll
+        for (int l = 0; l < tile_t::V; ++l) {
+          out.x[l] = epi(in.x[l] * inv * w.x[l], base + c + l, c + l);
+        }
+      });
+    });
+  });
+}
+
+// The straightforward kernel: one block per row, one element per thread per
+// step, a sum-of-squares pass and a write pass over global memory.
+template <class Cfg, class Epi>
+TT_DEVICE void rmsnorm_naive(const tt_kernel_args& args, const Epi& epi) {
+  __shared__ float scratch[Cfg::threads / TT_WARP_SIZE];
+  const float* weight = static_cast<const float*>(args.weight);
+  const long long n = args.n;
+  for (long long row = blockIdx.x; row < args.m; row += gridDim.x) {
+    const float* x = static_cast<const float*>(args.a) + row * args.lda;
+    float* y = static_cast<float*>(args.out) + row * args.ldc;
+    float squares = 0.0f;
+    for (long long c = threadIdx.x; c < n; c += Cfg::threads) squares += x[c] * x[c];
+    squares = group_reduce<Cfg::threads>(squares, sum_op(), scratch);
+    const float rms = sqrtf(squares / static_cast<float>(n) + args.eps);
+    for (long long c = threadIdx.x; c < n; c += Cfg::threads) {
+      y[c] = epi(x[c] / rms * weight[c], row * args.ldc + c, c);
+    }
+  }
+}
+
+}  // namespace tt
+
+#endif

@@ -1,0 +1,105 @@
+// Shared pieces of the row-wise GPU kernels (softmax, rmsnorm, layernorm).
+// A block of Cfg::threads threads works on Cfg::rows_per_block rows at a
+// time, one group of G = threads / rows_per_block threads (whole warps) per
+// row. A group walks its row in chunks of G * vec * unroll columns: each
+// thread holds `unroll` vectors of `vec` floats of a chunk, consecutive
+// threads holding consecutive vectors so that a warp's loads coalesce. A row
+// that fits in one chunk is read once and stays in registers for the later
+// passes of the op; a longer row is read again by each pass.
+#ifndef TILETUNE_TT_ROWS_H
+#define TILETUNE_TT_ROWS_H
+
+#include "tt_device.h"
+#include "tt_kernel_args.h"
+#include "tt_reduce.h"
+
+namespace tt {
+
+// One thread's share of one chunk of a row. vec > 1 needs every row start
+// aligned to vec floats (cols a multiple of vec, aligned buffers).
+template <class Cfg>
+struct row_tile {
+  static constexpr int G = Cfg::threads / Cfg::rows_per_block;
+  static constexpr int V = Cfg::vec;
+  static constexpr int U = Cfg::unroll;
+  static constexpr int chunk = G * V * U;
+  static constexpr int warps = G / TT_WARP_SIZE;
+  static_assert(G % TT_WARP_SIZE == 0, "each row gets whole warps");
+
+  fvec<V> v[U];
+
+  // The column of v[u].x[0] in the chunk that starts at c0.
+  TT_DEVICE static long long col(long long c0, int u, int t) {
+    return c0 + static_cast<long long>(u * G + t) * V;
+  }
+
+  // v = this thread's vectors of the chunk of src at c0; a vector at or past
+  // len keeps what it held (for_each and write skip it).
+  TT_DEVICE void read(const float* src, long long c0, long long len, int t) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const long long c = col(c0, u, t);
+      if (c < len) load(v[u], src + c);
+    }
+  }
+
+  // f(x, column) for each element of the chunk at c0 that is inside the row.
+  template <class F>
+  TT_DEVICE void for_each(long long c0, long long len, int t, F f) const {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const long long c = col(c0, u, t);
+      if (c < len) {
+#pragma unroll
+        for (int l = 0; l < V; ++l) f(v[u].x[l], c + l);
+      }
+    }
+  }
+
+  // dst at each vector of the chunk at c0 inside the row = f(out, in, column
+  // of its first element), one vector store each.
+  template <class F>
+  TT_DEVICE void write(float* dst, long long c0, long long len, int t, F f) const {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const long long c = col(c0, u, t);
+      if (c < len) {
+        fvec<V> out;
+        f(out, v[u], c);
+        store(dst + c, out);
+      }
+    }
+  }
+};
+
+// Calls fn(row, len, t, group) for each row of this block's groups: `len`
+// is the row's length, or 0 for a group past the last row (which still takes
+// part in its block's reductions), t the thread's index in its group.
+// Blocks stride over the rows, so any grid covers them all.
+template <class Cfg, class F>
+TT_DEVICE void for_each_row(const tt_kernel_args& args, F fn) {
+  constexpr int G = Cfg::threads / Cfg::rows_per_block;
+  const int group = threadIdx.x / G, t = threadIdx.x % G;
+  const long long step = static_cast<long long>(gridDim.x) * Cfg::rows_per_block;
+  for (long long first = static_cast<long long>(blockIdx.x) * Cfg::rows_per_block; first < args.m;
+       first += step) {
+    const long long row = first + group;
+    fn(row, row < args.m ? args.n : 0, t, group);
+  }
+}
+
+// One pass over a row of len columns: for each chunk, tile = its part of the
+// chunk (read from src), then f(chunk start). With `reuse`, a row that fits
+// in one chunk is not read again: tile still holds it from the pass before.
+template <class Tile, class F>
+TT_DEVICE void row_pass(Tile& tile, const float* src, long long len, int t, bool reuse, F f) {
+  const bool read = !reuse || len > Tile::chunk;
+  for (long long c0 = 0; c0 < len; c0 += Tile::chunk) {
+    if (read) tile.read(src, c0, len, t);
+    f(c0);
+  }
+}
+
+}  // namespace tt
+
+#endif

@@ -1,0 +1,137 @@
+// The tile GEMM's search spaces and launch geometry, without compiling.
+#include <gtest/gtest.h>
+
+#include "kernels/gemm/gemm_space.h"
+
+namespace tiletune::kernels::gemm {
+namespace {
+
+GemmProblem Problem(int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.batch = batch;
+  p.lda = k;
+  p.ldb = n;
+  p.ldc = n;
+  return p;
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+const GemmTarget kTargets[] = {kSm90Target, kGfx90aTarget};
+
+TEST(TileGemmSpace, StandardShapesHaveOneToFortyVariants) {
+  const int64_t shapes[][3] = {{4096, 4096, 4096}, {4096, 14336, 4096}, {4096, 4096, 14336},
+                               {4096, 6144, 4096}, {8192, 8192, 8192},  {16, 4096, 4096},
+                               {16, 14336, 4096},  {16, 4096, 14336},   {128, 4096, 4096},
+                               {128, 14336, 4096}};
+  for (const auto& target : kTargets) {
+    for (const auto& s : shapes) {
+      const size_t count = TileGemmSpace(Problem(s[0], s[1], s[2]), target).ValidVariants().size();
+      EXPECT_GE(count, 1u) << target.vendor.backend << " " << s[0] << "x" << s[1] << "x" << s[2];
+      EXPECT_LE(count, 40u) << target.vendor.backend << " " << s[0] << "x" << s[1] << "x" << s[2];
+    }
+  }
+}
+
+TEST(TileGemmSpace, EveryVariantFitsItsTarget) {
+  const GemmProblem problems[] = {Problem(4096, 4096, 4096), Problem(37, 53, 29),
+                                  Problem(16, 14336, 4096), Problem(300, 200, 136, 3),
+                                  Problem(1, 1, 1), Problem(640, 768, 520)};
+  for (const auto& target : kTargets) {
+    for (const auto& p : problems) {
+      const auto variants = TileGemmSpace(p, target).ValidVariants();
+      ASSERT_FALSE(variants.empty()) << p.m << "x" << p.n << "x" << p.k;
+      for (const Variant& v : variants) {
+        const TileGemmLaunch launch = TileGemmLaunchOf(p, target, v);
+        const int64_t warps = v.at("warps_m") * v.at("warps_n") * v.at("warps_k");
+        EXPECT_EQ(launch.threads, warps * target.vendor.warp_size) << VariantString(v);
+        EXPECT_LE(launch.threads, 1024) << VariantString(v);
+        EXPECT_LE(launch.shared_bytes, target.max_shared_bytes) << VariantString(v);
+        // Warp tiles are whole 16x16 mma tiles; k groups take whole k16 steps.
+        EXPECT_EQ(v.at("block_m") % (16 * v.at("warps_m")), 0) << VariantString(v);
+        EXPECT_EQ(v.at("block_n") % (16 * v.at("warps_n")), 0) << VariantString(v);
+        EXPECT_EQ(v.at("block_k") % (32 * v.at("warps_k")), 0) << VariantString(v);
+        EXPECT_GE(v.at("stages"), 2) << VariantString(v);
+      }
+    }
+  }
+}
+
+TEST(TileGemmSpace, OddShapeTilesCoverItOnce) {
+  const GemmProblem p = Problem(37, 53, 29, 3);
+  const auto variants = TileGemmSpace(p, kSm90Target).ValidVariants();
+  ASSERT_FALSE(variants.empty());
+  for (const Variant& v : variants) {
+    const TileGemmLaunch launch = TileGemmLaunchOf(p, kSm90Target, v);
+    // One k tile (k rounds up to 32), so two stages; tiles up to the first
+    // that holds m and n.
+    EXPECT_EQ(v.at("block_k"), 32) << VariantString(v);
+    EXPECT_EQ(v.at("stages"), 2) << VariantString(v);
+    EXPECT_EQ(v.at("block_m"), 64) << VariantString(v);
+    EXPECT_EQ(v.at("block_n"), 64) << VariantString(v);
+    EXPECT_EQ(launch.blocks, 1) << VariantString(v);
+    EXPECT_EQ(launch.batch, 3) << VariantString(v);
+    EXPECT_EQ(launch.shared_bytes, 2 * (64 * 32 + 32 * 64) * 2) << VariantString(v);
+  }
+}
+
+TEST(TileGemmSpace, DecodeShapeSplitsKOverWarps) {
+  const GemmProblem p = Problem(16, 14336, 4096);
+  bool splits_k = false;
+  for (const Variant& v : TileGemmSpace(p, kSm90Target).ValidVariants()) {
+    const TileGemmLaunch launch = TileGemmLaunchOf(p, kSm90Target, v);
+    EXPECT_EQ(v.at("block_m"), 16) << VariantString(v);
+    EXPECT_EQ(v.at("stages"), 4) << VariantString(v);
+    EXPECT_EQ(launch.blocks, CeilDiv(14336, v.at("block_n"))) << VariantString(v);
+    const int64_t pipeline = 4 * (16 + v.at("block_n")) * v.at("block_k") * 2;
+    const int64_t reduce = (v.at("warps_k") - 1) * 16 * v.at("block_n") * 4;
+    EXPECT_EQ(launch.shared_bytes, std::max(pipeline, reduce)) << VariantString(v);
+    splits_k |= v.at("warps_k") > 1;
+  }
+  EXPECT_TRUE(splits_k);
+}
+
+TEST(TileGemmSpace, GroupsRasterOnlyWithManyTiles) {
+  bool grouped = false;
+  for (const Variant& v : TileGemmSpace(Problem(4096, 4096, 4096), kSm90Target).ValidVariants()) {
+    grouped |= v.at("group_m") == 8;
+  }
+  EXPECT_TRUE(grouped);
+  for (const Variant& v : TileGemmSpace(Problem(128, 4096, 4096), kSm90Target).ValidVariants()) {
+    EXPECT_EQ(v.at("group_m"), 1) << VariantString(v);
+  }
+}
+
+TEST(TileGemmSpace, NamesTheConstraintAVariantBreaks) {
+  const SearchSpace nv = TileGemmSpace(Problem(4096, 4096, 4096), kSm90Target);
+  Variant v = {{"block_m", 128}, {"block_n", 256}, {"block_k", 64}, {"warps_m", 2},
+               {"warps_n", 4},   {"warps_k", 1},   {"stages", 4},   {"group_m", 1}};
+  EXPECT_EQ(nv.Violation(v), std::nullopt);
+  v["warps_n"] = 2;
+  EXPECT_EQ(nv.Violation(v), "warp tile columns (block_n / warps_n) are 32 or 64");
+  v["warps_n"] = 4;
+  v["warps_k"] = 2;
+  EXPECT_EQ(nv.Violation(v), "4 or 8 warps; 1 or 2 only when k <= 64, with warp tiles of <= "
+                             "2048 elements");
+
+  // The same tile needs 192 KiB of shared memory: fine on sm_90, not on gfx90a.
+  const SearchSpace amd = TileGemmSpace(Problem(4096, 4096, 4096), kGfx90aTarget);
+  v["warps_k"] = 1;
+  v["stages"] = 2;
+  EXPECT_EQ(amd.Violation(v), "shared memory per block <= 65536 bytes");
+  v["stages"] = 3;
+  EXPECT_EQ(amd.Violation(v), "2 stages: copies complete before compute on this target");
+}
+
+TEST(TileGemmSpace, VectorWidthFollowsTheLeadingDimension) {
+  EXPECT_EQ(VectorWidth(4096), 8);
+  EXPECT_EQ(VectorWidth(36), 4);
+  EXPECT_EQ(VectorWidth(30), 2);
+  EXPECT_EQ(VectorWidth(29), 1);
+}
+
+}  // namespace
+}  // namespace tiletune::kernels::gemm

@@ -1,0 +1,232 @@
+// The tile GEMM templates without compiling: which keys they serve, the
+// sources and launches they generate, planted faults and the baseline.
+#include <gtest/gtest.h>
+
+#include "kernels/gemm/gemm_source.h"
+#include "kernels/kernel_key.h"
+#include "kernels/kernel_template.h"
+
+namespace tiletune::kernels {
+namespace {
+
+v1::KernelKey Gemm(int64_t m, int64_t n, int64_t k, v1::DType dtype = v1::DTYPE_BF16) {
+  v1::KernelKey key;
+  key.set_op("gemm");
+  key.set_input_dtype(dtype);
+  for (const auto& [name, size] : {std::pair<const char*, int64_t>{"m", m}, {"n", n}, {"k", k}}) {
+    auto* d = key.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  return key;
+}
+
+void SetBatch(v1::KernelKey& key, int64_t batch) {
+  auto* d = key.add_shape();
+  d->set_name("batch");
+  d->set_size(batch);
+}
+
+void SetColMajor(v1::KernelKey& key, const char* tensor) {
+  auto* l = key.add_layouts();
+  l->set_tensor(tensor);
+  l->set_layout(v1::LAYOUT_COL_MAJOR);
+}
+
+void AddChain(v1::KernelKey& key, const char* op, v1::DType dtype = v1::DTYPE_UNSPECIFIED) {
+  auto* c = key.add_chain();
+  c->set_op(op);
+  c->set_dtype(dtype);
+}
+
+const KernelTemplate& TileGemm(const v1::KernelKey& key, std::string_view backend) {
+  std::string why;
+  const KernelTemplate* t = FindKernelTemplate(key, backend, &why);
+  if (!t) throw std::runtime_error(why);
+  return *t;
+}
+
+const Variant kBig = {{"block_m", 128}, {"block_n", 256}, {"block_k", 64}, {"warps_m", 2},
+                      {"warps_n", 4},   {"warps_k", 1},   {"stages", 3},   {"group_m", 8}};
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(TileGemmTemplate, ServesBf16AndF16GemmsOnCudaAndHip) {
+  for (const char* backend : {"cuda", "hip"}) {
+    for (const v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16}) {
+      const KernelTemplate& t = TileGemm(Gemm(64, 64, 64, dtype), backend);
+      EXPECT_EQ(t.name(), gemm::kTileGemmName);
+      EXPECT_EQ(t.backend(), backend);
+    }
+    std::string why;
+    const KernelTemplate* f32 = FindKernelTemplate(Gemm(64, 64, 64, v1::DTYPE_F32), backend, &why);
+    EXPECT_TRUE(f32 == nullptr || f32->name() != gemm::kTileGemmName);
+  }
+}
+
+TEST(TileGemmTemplate, ExplainsTheKeysItCannotServe) {
+  EXPECT_EQ(gemm::UnsupportedTileGemm(Gemm(8, 8, 8, v1::DTYPE_F32)),
+            "tile_gemm takes bf16 or f16 inputs, not f32");
+
+  v1::KernelKey mixed = Gemm(8, 8, 8);
+  AddChain(mixed, "bias", v1::DTYPE_BF16);
+  AddChain(mixed, "residual_add", v1::DTYPE_F32);
+  EXPECT_EQ(gemm::UnsupportedTileGemm(mixed),
+            "chain[1] (residual_add) has dtype f32; tile_gemm needs every chain tensor in one "
+            "dtype (the first is bf16)");
+
+  v1::KernelKey cast = Gemm(8, 8, 8);
+  cast.set_output_dtype(v1::DTYPE_F32);
+  AddChain(cast, "cast", v1::DTYPE_F16);
+  EXPECT_EQ(gemm::UnsupportedTileGemm(cast),
+            "chain[0] (cast) casts to f16 but the output is f32; tile_gemm casts only to the "
+            "output dtype");
+
+  v1::KernelKey batched = Gemm(8, 8, 8);
+  SetBatch(batched, 70000);
+  EXPECT_EQ(gemm::UnsupportedTileGemm(batched), "batch 70000 exceeds the 65535 blocks of grid z");
+
+  v1::KernelKey fine = Gemm(8, 8, 8, v1::DTYPE_F16);
+  fine.set_output_dtype(v1::DTYPE_F32);
+  AddChain(fine, "bias", v1::DTYPE_F32);
+  AddChain(fine, "cast", v1::DTYPE_F32);
+  EXPECT_EQ(gemm::UnsupportedTileGemm(fine), std::nullopt);
+}
+
+TEST(TileGemmTemplate, SourceCarriesTheVariantAndItsLaunch) {
+  v1::KernelKey key = Gemm(4096, 4096, 4096);
+  SetColMajor(key, "b");
+  for (const char* backend : {"cuda", "hip"}) {
+    const bool cuda = std::string(backend) == "cuda";
+    const int64_t threads = cuda ? 256 : 512;  // 8 warps of 32 or wavefronts of 64
+    const KernelTemplate& t = TileGemm(key, backend);
+    if (cuda) EXPECT_EQ(t.Space(key).Violation(kBig), std::nullopt);
+    const KernelSource s = t.Source(key, kBig);
+    EXPECT_EQ(s.kernel_name, "tile_gemm");
+    EXPECT_EQ(s.entry,
+              "tiletune_tile_gemm_block_k64_block_m128_block_n256_group_m8_stages3_warps_k1_"
+              "warps_m2_warps_n4");
+    EXPECT_TRUE(Contains(s.code, "TT_KERNEL(" + std::to_string(threads) + ") " + s.entry +
+                                     "(tt_kernel_args args)"));
+    for (const char* line :
+         {"using a_type = tt::bf16;", "using out_type = tt::bf16;",
+          "static constexpr bool a_col_major = false;", "static constexpr bool b_col_major = true;",
+          "static constexpr int block_m = 128;", "static constexpr int stages = 3;",
+          "static constexpr int vec_a = 8;", "static constexpr int vec_b = 8;",
+          "static constexpr bool out_aligned = true;",
+          "static constexpr int shared_bytes = 147456;",
+          "tt::gemm::tile_gemm<Config>(args, Epilogue{&args});"}) {
+      EXPECT_TRUE(Contains(s.code, line)) << backend << ": " << line << "\n" << s.code;
+    }
+    EXPECT_EQ(Contains(s.code, "#define TT_HIP 1"), !cuda);
+    std::vector<std::string> names;
+    for (const auto& [name, text] : s.headers) {
+      EXPECT_FALSE(text.empty()) << name;
+      names.push_back(name);
+    }
+    for (const char* header : {"tt_tile.h", "tt_leaf_sm80.h", "tt_leaf_cdna.h", "tt_gemm.h",
+                               "tt_tile_epilogue.h", "tt_device.h", "tt_kernel_args.h"}) {
+      EXPECT_NE(std::find(names.begin(), names.end(), header), names.end()) << header;
+    }
+    EXPECT_EQ(s.compile_options, std::vector<std::string>{"-std=c++17"});
+    ASSERT_EQ(s.launch.grid_size(), 3);
+    ASSERT_EQ(s.launch.block_size(), 3);
+    EXPECT_EQ(s.launch.grid(0), 32 * 16);  // 4096/128 x 4096/256 block tiles
+    EXPECT_EQ(s.launch.grid(2), 1);
+    EXPECT_EQ(s.launch.block(0), threads);
+    EXPECT_EQ(s.launch.shared_memory_bytes(), 3 * (128 * 64 + 64 * 256) * 2);
+  }
+}
+
+TEST(TileGemmTemplate, OddShapesGetNarrowLoadsAndExactGrids) {
+  v1::KernelKey key = Gemm(37, 53, 29, v1::DTYPE_F16);
+  SetBatch(key, 3);
+  SetColMajor(key, "a");
+  key.set_output_dtype(v1::DTYPE_F32);
+  const KernelTemplate& t = TileGemm(key, "cuda");
+  const auto variants = t.Space(key).ValidVariants();
+  ASSERT_FALSE(variants.empty());
+  const KernelSource s = t.Source(key, variants.front());
+  // lda = m = 37 and ldb = n = 53: one element per load; odd ldc: no paired stores.
+  EXPECT_TRUE(Contains(s.code, "static constexpr int vec_a = 1;"));
+  EXPECT_TRUE(Contains(s.code, "static constexpr int vec_b = 1;"));
+  EXPECT_TRUE(Contains(s.code, "static constexpr bool out_aligned = false;"));
+  EXPECT_TRUE(Contains(s.code, "using out_type = float;"));
+  EXPECT_EQ(s.launch.grid(0), 1);
+  EXPECT_EQ(s.launch.grid(1), 1);
+  EXPECT_EQ(s.launch.grid(2), 3);
+
+  // m = 16, n = 14336: one row of 16-row tiles.
+  v1::KernelKey decode = Gemm(16, 14336, 4096);
+  SetColMajor(decode, "b");
+  for (const Variant& v : t.Space(decode).ValidVariants()) {
+    const KernelSource d = t.Source(decode, v);
+    EXPECT_EQ(d.launch.grid(0), 14336 / v.at("block_n")) << VariantString(v);
+    EXPECT_EQ(d.launch.block(0), 32 * v.at("warps_n") * v.at("warps_k")) << VariantString(v);
+  }
+}
+
+TEST(TileGemmTemplate, FusesTheEpilogueChainInOrder) {
+  v1::KernelKey key = Gemm(256, 256, 256);
+  AddChain(key, "bias");
+  AddChain(key, "scale");
+  AddChain(key, "gelu_tanh");
+  AddChain(key, "residual_add");
+  AddChain(key, "cast", v1::DTYPE_BF16);
+  const KernelSource s =
+      TileGemm(key, "cuda").Source(key, TileGemm(key, "cuda").Space(key).ValidVariants().front());
+  EXPECT_TRUE(Contains(s.code, "#define TT_CHAIN_TENSOR_T tt::bf16"));
+  size_t at = 0;
+  for (const char* step : {"tt::bias{args->chain_tensors[0]}", "tt::scale{args->chain_scalars[1]}",
+                           "tt::gelu_tanh{}", "tt::residual_add{args->chain_tensors[3]}",
+                           "tt::cast_f32{}"}) {
+    const size_t found = s.code.find(step, at);
+    ASSERT_NE(found, std::string::npos) << step << "\n" << s.code;
+    at = found;
+  }
+}
+
+TEST(TileGemmTemplate, PlantsFaultsOnRequest) {
+  const v1::KernelKey key = Gemm(256, 256, 256);
+  const KernelTemplate& t = TileGemm(key, "cuda");
+  Variant v = t.Space(key).ValidVariants().front();
+  const KernelSource clean = t.Source(key, v);
+  const std::pair<int64_t, const char*> faults[] = {
+      {1, "while (tt_release == 0)"}, {2, "[1LL << 40] = 1.0f"}, {3, "v += 1.0f;"}};
+  for (const auto& [fault, mark] : faults) {
+    v["planted_fault"] = fault;
+    const KernelSource s = t.Source(key, v);
+    EXPECT_TRUE(Contains(s.code, mark)) << fault;
+    EXPECT_FALSE(Contains(clean.code, mark)) << fault;
+    EXPECT_NE(s.entry, clean.entry) << fault;
+  }
+  v["planted_fault"] = 4;
+  EXPECT_THROW(t.Source(key, v), std::invalid_argument);
+  v.erase("planted_fault");
+  v.erase("stages");
+  EXPECT_THROW(t.Source(key, v), std::invalid_argument);
+}
+
+TEST(TileGemmTemplate, BaselineIsTheNaiveGemmForNow) {
+  v1::KernelKey key = Gemm(37, 53, 29);
+  SetBatch(key, 2);
+  AddChain(key, "relu");
+  for (const char* backend : {"cuda", "hip"}) {
+    const Baseline baseline = TileGemm(key, backend).BaselineFor(key);
+    EXPECT_EQ(baseline.name, gemm::kNaiveGemmName);
+    ASSERT_TRUE(baseline.source.has_value());
+    const KernelSource& s = *baseline.source;
+    EXPECT_TRUE(Contains(s.code, "tt::gemm::naive_gemm<Config>(args, Epilogue{&args});"));
+    EXPECT_TRUE(Contains(s.code, "tt::relu{}"));
+    EXPECT_EQ(s.launch.grid(0), 3 * 4);  // ceil(37/16) x ceil(53/16)
+    EXPECT_EQ(s.launch.grid(2), 2);
+    EXPECT_EQ(s.launch.block(0), 16);
+    EXPECT_EQ(s.launch.block(1), 16);
+    EXPECT_EQ(s.launch.shared_memory_bytes(), 0);
+  }
+}
+
+}  // namespace
+}  // namespace tiletune::kernels

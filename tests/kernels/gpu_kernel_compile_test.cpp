@@ -1,0 +1,171 @@
+// Every GPU kernel tiletune ships compiles, with no GPU: for representative
+// keys (odd shapes, every chain op somewhere), every valid variant of each
+// GPU template, its baseline and its planted faults go through NVRTC for
+// sm_90 and hipRTC for gfx90a with the options the backends use. A test
+// skips, saying why, where a compiler library is missing.
+#include <gtest/gtest.h>
+
+#include "kernels/host/host_source.h"
+#include "kernels/kernel_template.h"
+#include "runtime/cuda/cubin_compiler.h"
+#include "runtime/cuda/ptxas_report.h"
+#include "runtime/hip/code_object_metadata.h"
+#include "runtime/hip/hip_compile_plan.h"
+#include "runtime/rtc/rtc_compiler.h"
+
+namespace tiletune {
+namespace {
+
+constexpr const char* kCudaArch = "sm_90";
+constexpr const char* kHipArch = "gfx90a";
+// Static shared memory a block may declare, on both vendors.
+constexpr int64_t kMaxStaticShared = 48 * 1024;
+
+struct Problem {
+  std::string name;
+  std::string template_name;
+  v1::KernelKey key;
+};
+
+v1::KernelKey Key(const std::string& op, std::vector<std::pair<std::string, int64_t>> dims,
+                  std::vector<std::string> chain) {
+  v1::KernelKey key;
+  key.set_op(op);
+  key.set_input_dtype(v1::DTYPE_F32);
+  for (const auto& [name, size] : dims) {
+    auto* d = key.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  for (const auto& name : chain) {
+    auto* c = key.add_chain();
+    c->set_op(name);
+    if (name == "cast") c->set_dtype(v1::DTYPE_F32);
+  }
+  return key;
+}
+
+// Between them: both row regimes (held in registers, several passes),
+// rows_per_block > 1, Welford, every gemm tile, both layouts of A and B,
+// batches, edges in every dimension and each chain op.
+const std::vector<Problem>& Problems() {
+  static const std::vector<Problem> problems = [] {
+    v1::KernelKey col_major =
+        Key("gemm", {{"m", 129}, {"n", 250}, {"k", 77}, {"batch", 3}}, {"relu"});
+    for (const char* tensor : {"a", "b"}) {
+      auto* l = col_major.add_layouts();
+      l->set_tensor(tensor);
+      l->set_layout(v1::LAYOUT_COL_MAJOR);
+    }
+    return std::vector<Problem>{
+        {"softmax_37x1000", "gpu_softmax_rows",
+         Key("softmax", {{"rows", 37}, {"cols", 1000}}, {"bias", "scale"})},
+        {"rmsnorm_37x1000", "gpu_rmsnorm_rows",
+         Key("rmsnorm", {{"rows", 37}, {"cols", 1000}}, {"gelu_tanh", "cast"})},
+        {"layernorm_3x50000", "gpu_layernorm_rows",
+         Key("layernorm", {{"rows", 3}, {"cols", 50000}}, {"silu", "gelu_erf", "residual_add"})},
+        {"gemm_37x53x29", "gpu_gemm_tiled",
+         Key("gemm", {{"m", 37}, {"n", 53}, {"k", 29}}, {"bias", "relu"})},
+        {"gemm_3x129x250x77_col_major", "gpu_gemm_tiled", col_major},
+    };
+  }();
+  return problems;
+}
+
+// What a test compiles for one key: the baseline, every variant, and the
+// three planted faults of the first variant.
+std::vector<kernels::KernelSource> Sources(const kernels::KernelTemplate& t,
+                                           const v1::KernelKey& key) {
+  std::vector<kernels::KernelSource> sources = {*t.BaselineFor(key).source};
+  const auto variants = t.Space(key).ValidVariants();
+  for (const auto& v : variants) sources.push_back(t.Source(key, v));
+  for (int64_t fault : {1, 2, 3}) {
+    kernels::Variant planted = variants.at(0);
+    planted[std::string(kernels::host::kPlantedFault)] = fault;
+    sources.push_back(t.Source(key, planted));
+  }
+  return sources;
+}
+
+runtime::RtcCompiler* Compiler(const std::string& vendor, std::string* why) {
+  static std::string nvrtc_why, hiprtc_why;
+  static const auto nvrtc = runtime::OpenNvrtc(&nvrtc_why);
+  static const auto hiprtc = runtime::OpenHiprtc(&hiprtc_why);
+  *why = vendor == "cuda" ? nvrtc_why : hiprtc_why;
+  return vendor == "cuda" ? nvrtc.get() : hiprtc.get();
+}
+
+// Compiles as the CUDA backend does, and checks the CUBIN's entry and what
+// ptxas reports: tuned kernels must not spill.
+void CompileForCuda(runtime::RtcCompiler& nvrtc, const kernels::KernelSource& source) {
+  const runtime::cuda::CubinTarget target = runtime::cuda::CubinTargetFor(source, kCudaArch);
+  const runtime::RtcOutput out =
+      nvrtc.Compile(source.code, "kernel.cu", source.headers, target.options, target.arch);
+  ASSERT_TRUE(out.ok) << source.entry << "\n" << out.log;
+  EXPECT_NE(out.binary.find(source.entry), std::string::npos) << source.entry;
+  const runtime::ResourceReport report = runtime::cuda::ParsePtxasReport(out.log, source.entry);
+  EXPECT_GT(report.registers, 0) << source.entry << "\n" << out.log;
+  EXPECT_EQ(report.spill_bytes, 0) << source.entry << "\n" << out.log;
+  EXPECT_LE(report.shared_memory_bytes, kMaxStaticShared) << source.entry;
+}
+
+// Compiles as the HIP backend does (its options, tiletune-rtc's argument
+// order), and checks the code object's metadata for the entry: wave64, the
+// block size as launch bound, no spills to memory, the by-value
+// tt_kernel_args.
+void CompileForHip(runtime::RtcCompiler& hiprtc, const kernels::KernelSource& source) {
+  const auto plan = runtime::hip::PlanHipCompile(source, kHipArch, hiprtc.version(), "rtc");
+  const auto argv = plan.command.argv("/w", "/w/kernel.hip", "/w/kernel.hsaco");
+  // tiletune-rtc COMPILER ARCH SOURCE ARTIFACT HEADER_DIR [OPTION...]
+  const std::vector<std::string> options(argv.begin() + 6, argv.end());
+  const runtime::RtcOutput out =
+      hiprtc.Compile(source.code, "kernel.hip", source.headers, options, kHipArch);
+  ASSERT_TRUE(out.ok) << source.entry << "\n" << out.log;
+  const auto kernel = runtime::hip::ReadKernelMetadata(out.binary, source.entry);
+  EXPECT_EQ(kernel.wavefront_size, 64) << source.entry;
+  EXPECT_EQ(kernel.max_flat_workgroup_size, source.launch.block(0)) << source.entry;
+  EXPECT_LE(kernel.group_segment_fixed_size, kMaxStaticShared) << source.entry;
+  // SGPRs spill into VGPR lanes; VGPRs spill to scratch memory.
+  EXPECT_EQ(kernel.vgpr_spill_count, 0) << source.entry;
+  ASSERT_FALSE(kernel.arguments.empty()) << source.entry;
+  EXPECT_EQ(kernel.arguments[0].value_kind, "by_value") << source.entry;
+}
+
+class GpuKernelsCompile : public ::testing::TestWithParam<std::tuple<std::string, size_t>> {};
+
+INSTANTIATE_TEST_SUITE_P(Shipped, GpuKernelsCompile,
+                         ::testing::Combine(::testing::Values("cuda", "hip"),
+                                            ::testing::Range(size_t{0}, Problems().size())),
+                         [](const auto& test) {
+                           return std::get<0>(test.param) + "_" +
+                                  Problems()[std::get<1>(test.param)].name;
+                         });
+
+TEST_P(GpuKernelsCompile, EveryVariantBaselineAndFault) {
+  const auto& [vendor, index] = GetParam();
+  std::string why;
+  runtime::RtcCompiler* compiler = Compiler(vendor, &why);
+  if (!compiler) GTEST_SKIP() << why;
+  const v1::KernelKey& key = Problems()[index].key;
+  const kernels::KernelTemplate* t = nullptr;
+  for (const auto& candidate : kernels::AllKernelTemplates()) {
+    if (candidate->backend() == vendor && candidate->name() == Problems()[index].template_name) {
+      t = candidate.get();
+    }
+  }
+  ASSERT_TRUE(t) << Problems()[index].template_name << " is not in the catalog";
+  const auto sources = Sources(*t, key);
+  for (const auto& source : sources) {
+    SCOPED_TRACE(source.entry);
+    if (vendor == "cuda") {
+      CompileForCuda(*compiler, source);
+    } else {
+      CompileForHip(*compiler, source);
+    }
+    if (HasFatalFailure()) return;
+  }
+  RecordProperty("kernels", static_cast<int>(sources.size()));
+}
+
+}  // namespace
+}  // namespace tiletune

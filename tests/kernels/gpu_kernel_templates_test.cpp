@@ -1,0 +1,354 @@
+// The GPU kernel templates without a compiler or a GPU: catalog lookup,
+// search spaces and their constraints, launch geometry and generated
+// sources. (Every variant compiling is gpu_kernel_compile_test.cpp.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "kernels/host/host_source.h"
+#include "kernels/kernel_template.h"
+
+namespace tiletune::kernels {
+namespace {
+
+v1::KernelKey Key(const std::string& op, std::vector<std::pair<std::string, int64_t>> dims,
+                  std::vector<std::string> chain = {}) {
+  v1::KernelKey key;
+  key.set_op(op);
+  key.set_input_dtype(v1::DTYPE_F32);
+  for (const auto& [name, size] : dims) {
+    auto* d = key.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  for (const auto& op_name : chain) key.add_chain()->set_op(op_name);
+  return key;
+}
+
+v1::KernelKey Rows(const std::string& op, int64_t rows, int64_t cols) {
+  return Key(op, {{"rows", rows}, {"cols", cols}});
+}
+
+v1::KernelKey Gemm(int64_t m, int64_t n, int64_t k) {
+  return Key("gemm", {{"m", m}, {"n", n}, {"k", k}});
+}
+
+// This file's template by name: other GPU templates may serve some of the
+// same keys (FindKernelTemplate answers with the first that does).
+const KernelTemplate& Gpu(std::string_view name, const std::string& backend) {
+  for (const auto& t : AllKernelTemplates()) {
+    if (t->name() == name && t->backend() == backend) return *t;
+  }
+  throw std::runtime_error("no template " + std::string(name) + " for " + backend);
+}
+
+const KernelTemplate& Find(const v1::KernelKey& key, const std::string& backend) {
+  return Gpu(key.op() == "gemm" ? "gpu_gemm_tiled" : "gpu_" + key.op() + "_rows", backend);
+}
+
+int64_t WarpSize(const std::string& backend) {
+  return backend == "hip" ? 64 : 32;
+}
+
+class GpuTemplates : public ::testing::TestWithParam<std::string> {};
+
+INSTANTIATE_TEST_SUITE_P(Vendors, GpuTemplates, ::testing::Values("cuda", "hip"),
+                         [](const auto& test) { return test.param; });
+
+TEST_P(GpuTemplates, ServeEveryOp) {
+  const std::pair<const char*, const char*> expected[] = {{"gemm", "gpu_gemm_tiled"},
+                                                          {"softmax", "gpu_softmax_rows"},
+                                                          {"rmsnorm", "gpu_rmsnorm_rows"},
+                                                          {"layernorm", "gpu_layernorm_rows"}};
+  for (const auto& [op, name] : expected) {
+    const v1::KernelKey key = std::string(op) == "gemm" ? Gemm(4, 4, 4) : Rows(op, 4, 4);
+    std::string why;
+    const KernelTemplate* t = FindKernelTemplate(key, GetParam(), &why);
+    ASSERT_TRUE(t) << why;
+    EXPECT_EQ(t->name(), name);
+    EXPECT_EQ(t->backend(), GetParam());
+  }
+}
+
+TEST_P(GpuTemplates, ServeF32OnlyAndSayWhy) {
+  v1::KernelKey half = Gemm(64, 64, 64);
+  half.set_input_dtype(v1::DTYPE_F16);
+  EXPECT_EQ(Find(half, GetParam()).Unsupported(half),
+            "GPU kernels take f32 inputs for now, not f16 (f16/bf16 GPU kernels arrive with the "
+            "tile library)");
+
+  v1::KernelKey bf16_out = Rows("softmax", 4, 4);
+  bf16_out.set_output_dtype(v1::DTYPE_BF16);
+  const auto why_out = Find(bf16_out, GetParam()).Unsupported(bf16_out);
+  ASSERT_TRUE(why_out);
+  EXPECT_NE(why_out->find("f32 outputs for now, not bf16"), std::string::npos) << *why_out;
+
+  v1::KernelKey cast = Rows("rmsnorm", 4, 4);
+  cast.add_chain()->set_op("cast");
+  cast.mutable_chain(0)->set_dtype(v1::DTYPE_F16);
+  const auto why_cast = Find(cast, GetParam()).Unsupported(cast);
+  ASSERT_TRUE(why_cast);
+  EXPECT_NE(why_cast->find("chain[0] (cast) has dtype f16"), std::string::npos) << *why_cast;
+
+  // A cast to f32 is the identity on f32 kernels.
+  cast.mutable_chain(0)->set_dtype(v1::DTYPE_F32);
+  EXPECT_FALSE(Find(cast, GetParam()).Unsupported(cast));
+
+  EXPECT_EQ(Find(cast, GetParam()).Unsupported(Gemm(4, 4, 4)),
+            "gpu_rmsnorm_rows serves rmsnorm, not gemm");
+}
+
+// rows=37, cols=1000: cols is a multiple of 4, 37 rows leave the last block
+// partly empty.
+TEST_P(GpuTemplates, RowSpaceFollowsTheShape) {
+  const int64_t warp = WarpSize(GetParam());
+  const v1::KernelKey key = Rows("softmax", 37, 1000);
+  const KernelTemplate& t = Find(key, GetParam());
+  const auto variants = t.Space(key).ValidVariants();
+  EXPECT_EQ(variants.size(), GetParam() == "cuda" ? 14u : 16u);
+  std::set<int64_t> vecs, rows_per_block;
+  for (const auto& v : variants) {
+    const int64_t threads = v.at("threads"), per_row = threads / v.at("rows_per_block");
+    EXPECT_EQ(threads % warp, 0) << VariantString(v);
+    EXPECT_LE(threads, 1024) << VariantString(v);
+    EXPECT_EQ(per_row % warp, 0) << VariantString(v);
+    // The row fits in the group's registers, or each thread holds the most.
+    EXPECT_TRUE(per_row * v.at("vec") * v.at("unroll") >= 1000 || v.at("unroll") == 8)
+        << VariantString(v);
+    vecs.insert(v.at("vec"));
+    rows_per_block.insert(v.at("rows_per_block"));
+  }
+  EXPECT_EQ(vecs, (std::set<int64_t>{1, 2, 4}));
+  EXPECT_EQ(rows_per_block, (std::set<int64_t>{1, 2, 4}));
+
+  // An odd row length allows no vector loads.
+  for (const auto& v : t.Space(Rows("softmax", 37, 1001)).ValidVariants()) {
+    EXPECT_EQ(v.at("vec"), 1) << VariantString(v);
+  }
+  // A tiny problem still has its one variant: the smallest block.
+  const auto tiny = t.Space(Rows("softmax", 1, 3)).ValidVariants();
+  ASSERT_EQ(tiny.size(), 1u);
+  EXPECT_EQ(tiny[0], (Variant{{"threads", 64}, {"rows_per_block", 1}, {"vec", 1}, {"unroll", 1}}));
+}
+
+TEST_P(GpuTemplates, RowSpaceNamesTheBrokenRule) {
+  const std::string w = std::to_string(WarpSize(GetParam()));
+  const v1::KernelKey key = Rows("rmsnorm", 37, 1000);
+  const SearchSpace space = Find(key, GetParam()).Space(key);
+  EXPECT_EQ(space.Violation({{"threads", 256}, {"rows_per_block", 1}, {"vec", 4}, {"unroll", 2}}),
+            "unroll is the fewest vectors per thread that hold the row (at most 8, and 16384 "
+            "floats per block)");
+  EXPECT_EQ(space.Violation({{"threads", 1024}, {"rows_per_block", 2}, {"vec", 4}, {"unroll", 1}}),
+            "several rows per block get one warp each: threads = rows_per_block * " + w);
+  EXPECT_EQ(space.Violation({{"threads", 1024}, {"rows_per_block", 1}, {"vec", 4}, {"unroll", 1}}),
+            "no warp of a row is idle: threads per row * vec <= cols rounded up to " + w +
+                " * vec (or the smallest block, 64 threads)");
+  const v1::KernelKey odd = Rows("rmsnorm", 37, 1002);
+  EXPECT_EQ(Find(odd, GetParam())
+                .Space(odd)
+                .Violation({{"threads", 256}, {"rows_per_block", 1}, {"vec", 4}, {"unroll", 1}}),
+            "vec divides cols (vector loads stay aligned)");
+  const v1::KernelKey one_row = Rows("rmsnorm", 1, 128);
+  EXPECT_EQ(Find(one_row, GetParam())
+                .Space(one_row)
+                .Violation({{"threads", 128}, {"rows_per_block", 2}, {"vec", 1}, {"unroll", 1}}),
+            "rows_per_block <= rows");
+}
+
+TEST_P(GpuTemplates, LayernormTriesWelfordOnlyOnLongRows) {
+  const v1::KernelKey short_rows = Rows("layernorm", 37, 1000);
+  const KernelTemplate& t = Find(short_rows, GetParam());
+  for (const auto& v : t.Space(short_rows).ValidVariants()) {
+    const int64_t per_row = v.at("threads") / v.at("rows_per_block");
+    EXPECT_TRUE(v.at("welford") == 0 || 1000 > per_row * v.at("vec") * v.at("unroll"))
+        << VariantString(v);
+  }
+  const v1::KernelKey long_rows = Rows("layernorm", 3, 50000);
+  const auto variants = t.Space(long_rows).ValidVariants();
+  EXPECT_EQ(variants.size(), 30u);
+  EXPECT_EQ(std::count_if(variants.begin(), variants.end(),
+                          [](const Variant& v) { return v.at("welford") == 1; }),
+            15);
+}
+
+TEST_P(GpuTemplates, RowLaunchCoversEveryRow) {
+  const v1::KernelKey key = Rows("layernorm", 37, 1000);
+  const KernelTemplate& t = Find(key, GetParam());
+  for (const auto& v : t.Space(key).ValidVariants()) {
+    const KernelSource s = t.Source(key, v);
+    ASSERT_EQ(s.launch.grid_size(), 3);
+    ASSERT_EQ(s.launch.block_size(), 3);
+    const int64_t per_block = v.at("rows_per_block");
+    EXPECT_EQ(s.launch.grid(0), (37 + per_block - 1) / per_block) << VariantString(v);
+    EXPECT_EQ(s.launch.block(0), v.at("threads"));
+    EXPECT_EQ(s.launch.grid(1) * s.launch.grid(2) * s.launch.block(1) * s.launch.block(2), 1);
+    EXPECT_EQ(s.launch.shared_memory_bytes(), 0);
+    EXPECT_NE(s.code.find("TT_KERNEL(" + std::to_string(v.at("threads")) + ") " + s.entry +
+                          "(tt_kernel_args args)"),
+              std::string::npos)
+        << s.code;
+  }
+}
+
+// gemm 37x53x29: no dimension a multiple of a tile.
+TEST_P(GpuTemplates, GemmSpaceFollowsTheShape) {
+  const int64_t warp = WarpSize(GetParam());
+  const v1::KernelKey odd = Gemm(37, 53, 29);
+  const KernelTemplate& t = Find(odd, GetParam());
+  const auto small = t.Space(odd).ValidVariants();
+  EXPECT_EQ(small.size(), 16u);  // 4 tiles up to 64x64, 2 depths, double buffer or not
+  const auto big = t.Space(Gemm(1024, 1024, 1024)).ValidVariants();
+  EXPECT_EQ(big.size(), 28u);
+  std::set<std::pair<int64_t, int64_t>> tiles;
+  for (const auto& v : big) {
+    const int64_t threads = (v.at("tile_m") / v.at("micro_m")) * (v.at("tile_n") / v.at("micro_n"));
+    EXPECT_EQ(threads % warp, 0) << VariantString(v);
+    EXPECT_LE(threads, 256) << VariantString(v);
+    const int64_t stages = v.at("double_buffer") + 1;
+    EXPECT_LE(stages * v.at("tile_k") * (v.at("tile_m") + v.at("tile_n") + 8) * 4, 48 * 1024);
+    tiles.insert({v.at("tile_m"), v.at("tile_n")});
+  }
+  EXPECT_EQ(tiles.size(), 7u);
+  for (const auto& v : small) {
+    EXPECT_LE(v.at("tile_m"), 64) << VariantString(v);
+    EXPECT_LE(v.at("tile_n"), 64) << VariantString(v);
+  }
+  const SearchSpace space = t.Space(odd);
+  const auto variant = [](int64_t tm, int64_t tn, int64_t tk, int64_t mm, int64_t mn) {
+    return Variant{{"tile_m", tm},  {"tile_n", tn},  {"tile_k", tk},
+                   {"micro_m", mm}, {"micro_n", mn}, {"double_buffer", 1}};
+  };
+  EXPECT_EQ(space.Violation(variant(32, 32, 8, 8, 8)),
+            "threads ((tile_m/micro_m)*(tile_n/micro_n)) are a multiple of " +
+                std::to_string(warp) + ", at most 1024");
+  EXPECT_EQ(space.Violation(variant(64, 64, 8, 4, 8)), "square thread tile (micro_m = micro_n)");
+  EXPECT_EQ(space.Violation(variant(128, 32, 8, 8, 8)), "tile_m and tile_n within a factor of 2");
+  EXPECT_EQ(space.Violation(variant(64, 64, 8, 8, 8)),
+            "4x4 thread tiles on tiles up to 64x64, 8x8 on tiles with a side of 128");
+  EXPECT_EQ(space.Violation(variant(128, 64, 8, 8, 8)), "tile_m <= m rounded up to 32");
+  EXPECT_EQ(t.Space(Gemm(37, 53, 5)).Violation(variant(32, 32, 16, 4, 4)),
+            "tile_k <= k rounded up to 8");
+  EXPECT_EQ(t.Space(Gemm(64, 64, int64_t{1} << 24)).Violation(variant(64, 64, 8, 4, 4)),
+            "m, n and k below 2^24 (32-bit offsets inside a tile)");
+}
+
+TEST_P(GpuTemplates, GemmLaunchCoversEveryTileOfEveryBatch) {
+  v1::KernelKey key = Gemm(37, 53, 29);
+  auto* batch = key.add_shape();
+  batch->set_name("batch");
+  batch->set_size(3);
+  const KernelTemplate& t = Find(key, GetParam());
+  const Variant v{{"tile_m", 32}, {"tile_n", 64}, {"tile_k", 16},
+                  {"micro_m", 4}, {"micro_n", 4}, {"double_buffer", 0}};
+  ASSERT_FALSE(t.Space(key).Violation(v));
+  const KernelSource s = t.Source(key, v);
+  EXPECT_EQ(s.launch.grid(0), 3 * 2 * 1);  // batches x ceil(37/32) x ceil(53/64)
+  EXPECT_EQ(s.launch.block(0), 8 * 16);
+  EXPECT_NE(s.code.find("static constexpr int tile_m = 32;"), std::string::npos);
+  EXPECT_NE(s.code.find("static constexpr int a_col_major = 0;"), std::string::npos);
+
+  auto* layout = key.add_layouts();
+  layout->set_tensor("b");
+  layout->set_layout(v1::LAYOUT_COL_MAJOR);
+  EXPECT_NE(t.Source(key, v).code.find("static constexpr int b_col_major = 1;"), std::string::npos);
+}
+
+TEST_P(GpuTemplates, SourcesChainTheEpilogueInKeyOrder) {
+  const v1::KernelKey key = Key("gemm", {{"m", 37}, {"n", 53}, {"k", 29}},
+                                {"bias", "gelu_tanh", "residual_add", "scale"});
+  const KernelTemplate& t = Find(key, GetParam());
+  const KernelSource s = t.Source(key, t.Space(key).ValidVariants().front());
+  EXPECT_EQ(s.kernel_name, "gpu_gemm_tiled");
+  EXPECT_NE(s.code.find("__device__ float operator()(float v, long long idx, long long col)"),
+            std::string::npos)
+      << s.code;
+  const size_t bias = s.code.find("tt::bias{args->chain_tensors[0]}");
+  const size_t gelu = s.code.find("tt::gelu_tanh{}");
+  const size_t residual = s.code.find("tt::residual_add{args->chain_tensors[2]}");
+  const size_t scale = s.code.find("tt::scale{args->chain_scalars[3]}");
+  ASSERT_NE(scale, std::string::npos) << s.code;
+  EXPECT_LT(bias, gelu);
+  EXPECT_LT(gelu, residual);
+  EXPECT_LT(residual, scale);
+  EXPECT_NE(s.code.find("tt::gemm_tiled<Config>(args, Epilogue{&args});"), std::string::npos);
+  // Only HIP sources select the HIP side of tt_device.h.
+  EXPECT_EQ(s.code.find("#define TT_HIP 1") != std::string::npos, GetParam() == "hip");
+
+  std::set<std::string> headers;
+  for (const auto& [name, text] : s.headers) {
+    EXPECT_FALSE(text.empty()) << name;
+    headers.insert(name);
+  }
+  for (const char* name : {"tt_device.h", "tt_kernel_args.h", "tt_epilogue.h", "gemm.h"}) {
+    EXPECT_TRUE(headers.contains(name)) << name;
+  }
+}
+
+TEST_P(GpuTemplates, EveryVariantHasItsOwnEntry) {
+  for (const auto& key : {Gemm(200, 300, 100), Rows("layernorm", 3, 50000)}) {
+    const KernelTemplate& t = Find(key, GetParam());
+    std::set<std::string> entries;
+    const auto variants = t.Space(key).ValidVariants();
+    for (const auto& v : variants) entries.insert(t.Source(key, v).entry);
+    EXPECT_EQ(entries.size(), variants.size()) << key.op();
+    for (const auto& entry : entries) {
+      EXPECT_EQ(entry.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_"), std::string::npos)
+          << entry;
+    }
+  }
+}
+
+TEST_P(GpuTemplates, BaselinesAreTheNaiveKernels) {
+  const std::string vendor = GetParam();
+  const v1::KernelKey softmax = Rows("softmax", 37, 1000);
+  const Baseline rows = Find(softmax, vendor).BaselineFor(softmax);
+  EXPECT_EQ(rows.name, vendor + "-naive");
+  ASSERT_TRUE(rows.source);
+  EXPECT_NE(rows.source->code.find("tt::softmax_naive<Config>"), std::string::npos);
+  EXPECT_EQ(rows.source->launch.grid(0), 37);  // one block per row
+  EXPECT_EQ(rows.source->launch.block(0), 256);
+
+  const v1::KernelKey gemm = Gemm(37, 53, 29);
+  const Baseline naive_gemm = Find(gemm, vendor).BaselineFor(gemm);
+  EXPECT_EQ(naive_gemm.name, vendor + "-naive-gemm");
+  ASSERT_TRUE(naive_gemm.source);
+  EXPECT_NE(naive_gemm.source->code.find("tt::gemm_naive<Config>"), std::string::npos);
+  EXPECT_EQ(naive_gemm.source->launch.grid(0), (37 * 53 + 255) / 256);  // a thread per output
+}
+
+TEST_P(GpuTemplates, PlantFaultsOnlyOnRequest) {
+  const v1::KernelKey key = Rows("rmsnorm", 4, 8);
+  const KernelTemplate& t = Find(key, GetParam());
+  Variant v = t.Space(key).ValidVariants().front();
+  const KernelSource clean = t.Source(key, v);
+  EXPECT_EQ(clean.code.find("planted fault"), std::string::npos);
+  const char* marks[] = {"", "while (tt_release == 0)", "[1LL << 40] = 1.0f;", "v += 1.0f;"};
+  for (int fault : {1, 2, 3}) {
+    v[std::string(host::kPlantedFault)] = fault;
+    const KernelSource planted = t.Source(key, v);
+    EXPECT_NE(planted.code.find("planted fault"), std::string::npos) << fault;
+    EXPECT_NE(planted.code.find(marks[fault]), std::string::npos) << planted.code;
+    EXPECT_NE(planted.entry, clean.entry);
+  }
+  v[std::string(host::kPlantedFault)] = 4;
+  EXPECT_THROW(t.Source(key, v), std::invalid_argument);
+}
+
+TEST_P(GpuTemplates, MissingParameterIsNamed) {
+  const v1::KernelKey key = Gemm(64, 64, 64);
+  const KernelTemplate& t = Find(key, GetParam());
+  Variant v = t.Space(key).ValidVariants().front();
+  v.erase("micro_n");
+  try {
+    t.Source(key, v);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("gpu_gemm_tiled: variant has no parameter 'micro_n'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tiletune::kernels
