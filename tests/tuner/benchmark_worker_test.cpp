@@ -193,7 +193,7 @@ TEST(BenchmarkWorker, LoadErrorsNameWhatIsMissing) {
   EXPECT_EQ(r.outcome, Outcome::kLoadError);
   EXPECT_NE(r.error.find("/nonexistent/kernel.so"), std::string::npos) << r.error;
 
-  request.set_backend("cuda");
+  request.set_backend("opencl");
   r = worker.Run(request, 30s);
   EXPECT_EQ(r.outcome, Outcome::kLoadError);
   EXPECT_NE(r.error.find("no executor"), std::string::npos) << r.error;

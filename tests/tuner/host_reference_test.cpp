@@ -109,9 +109,9 @@ TEST(ProblemInputs, ScaleWithoutAValueGetsADrawnOne) {
 }
 
 TEST(ProblemInputs, RejectsWhatTheWorkerCannotDraw) {
-  v1::KernelKey half = MakeKey("softmax", {{"rows", 2}, {"cols", 2}});
-  half.set_input_dtype(v1::DTYPE_F16);
-  EXPECT_THROW(MakeProblemInputs(half, 1), std::invalid_argument);
+  v1::KernelKey wide = MakeKey("softmax", {{"rows", 2}, {"cols", 2}});
+  wide.set_output_dtype(v1::DTYPE_F64);
+  EXPECT_THROW(MakeProblemInputs(wide, 1), std::invalid_argument);
   EXPECT_THROW(MakeProblemInputs(MakeKey("softmax", {{"rows", 2}}), 1), std::invalid_argument);
 }
 

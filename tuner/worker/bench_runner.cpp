@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "kernels/kernel_key.h"
+#include "tuner/worker/element_codec.h"
 #include "tuner/worker/host_reference.h"
 #include "tuner/worker/output_validation.h"
 #include "tuner/worker/timing_summary.h"
@@ -32,24 +33,29 @@ struct ExecutorScope {
   }
 };
 
-runtime::DeviceBuffer Upload(runtime::DeviceExecutor& executor, const std::vector<float>& data) {
+runtime::DeviceBuffer Upload(runtime::DeviceExecutor& executor, const std::vector<float>& data,
+                             v1::DType dtype) {
   if (data.empty()) return {};
-  const size_t bytes = data.size() * sizeof(float);
-  runtime::DeviceBuffer buffer = executor.Allocate(bytes);
-  executor.CopyIn(buffer, data.data(), bytes);
+  const std::vector<std::byte> bytes = EncodeElements(data, dtype);
+  runtime::DeviceBuffer buffer = executor.Allocate(bytes.size());
+  executor.CopyIn(buffer, bytes.data(), bytes.size());
   return buffer;
 }
 
 runtime::KernelArguments UploadArguments(runtime::DeviceExecutor& executor,
                                          const ProblemInputs& p) {
+  const v1::DType in = p.key.input_dtype();
   runtime::KernelArguments args;
-  args.a = Upload(executor, p.a);
-  args.b = Upload(executor, p.b);
-  args.weight = Upload(executor, p.weight);
-  args.shift = Upload(executor, p.shift);
-  for (const auto& t : p.chain_tensors) args.chain_tensors.push_back(Upload(executor, t));
+  args.a = Upload(executor, p.a, in);
+  args.b = Upload(executor, p.b, in);
+  args.weight = Upload(executor, p.weight, in);
+  args.shift = Upload(executor, p.shift, in);
+  for (int i = 0; i < p.key.chain_size(); ++i) {
+    args.chain_tensors.push_back(Upload(executor, p.chain_tensors[i], p.key.chain(i).dtype()));
+  }
   args.chain_scalars = p.chain_scalars;
-  args.out = executor.Allocate(static_cast<size_t>(p.output_elements) * sizeof(float));
+  args.out = executor.Allocate(static_cast<size_t>(p.output_elements) *
+                               ElementBytes(p.key.output_dtype()));
   args.m = p.m;
   args.n = p.n;
   args.k = p.k;
@@ -62,18 +68,28 @@ runtime::KernelArguments UploadArguments(runtime::DeviceExecutor& executor,
 }
 
 // One validated run: outputs poisoned first, so unwritten elements show.
+void SetLaunchGeometry(const v1::LaunchGeometry& launch, runtime::KernelArguments& args) {
+  for (int i = 0; i < 3; ++i) {
+    if (i < launch.grid_size()) args.grid[i] = static_cast<uint32_t>(launch.grid(i));
+    if (i < launch.block_size()) args.block[i] = static_cast<uint32_t>(launch.block(i));
+  }
+  args.shared_memory_bytes = static_cast<uint32_t>(launch.shared_memory_bytes());
+}
+
 void Validate(runtime::DeviceExecutor& executor, const runtime::KernelArguments& args,
-              const std::vector<double>& reference, double tolerance, BenchResponse* response) {
+              v1::DType out_dtype, const std::vector<double>& reference, double tolerance,
+              BenchResponse* response) {
   if (!(tolerance > 0)) {
     throw RunFailure{BenchResponse::STATUS_RUN_ERROR,
                      "tolerance must be > 0 unless "
                      "skip_validation is set"};
   }
-  std::vector<float> out(reference.size(), PoisonValue());
-  executor.CopyIn(args.out, out.data(), out.size() * sizeof(float));
+  const std::vector<float> poison(reference.size(), PoisonValue());
+  std::vector<std::byte> bytes = EncodeElements(poison, out_dtype);
+  executor.CopyIn(args.out, bytes.data(), bytes.size());
   Check(executor.Launch(args), "validation run");
-  executor.CopyOut(out.data(), args.out, out.size() * sizeof(float));
-  const OutputCheck check = CheckOutput(out, reference, tolerance);
+  executor.CopyOut(bytes.data(), args.out, bytes.size());
+  const OutputCheck check = CheckOutput(DecodeElements(bytes, out_dtype), reference, tolerance);
   response->set_rel_error(check.rel_error);
   response->set_unwritten_elements(check.unwritten);
   if (!check.ok) throw RunFailure{BenchResponse::STATUS_WRONG_RESULT, check.error};
@@ -125,10 +141,12 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
   }
   try {
     Problem& problem = ProblemFor(request);
-    const runtime::KernelArguments args = UploadArguments(executor, problem.inputs);
+    runtime::KernelArguments args = UploadArguments(executor, problem.inputs);
+    SetLaunchGeometry(request.launch(), args);
     if (!request.skip_validation()) {
       if (!problem.reference) problem.reference = HostReference(problem.inputs);
-      Validate(executor, args, *problem.reference, request.tolerance(), &response);
+      Validate(executor, args, problem.inputs.key.output_dtype(), *problem.reference,
+               request.tolerance(), &response);
     }
     *response.mutable_timing() = Measure(executor, args, request.protocol());
     response.set_status(BenchResponse::STATUS_OK);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "kernels/kernel_key.h"
+#include "tuner/worker/element_codec.h"
 
 namespace tiletune::tuner {
 namespace {
@@ -40,11 +41,10 @@ bool IsColMajor(const v1::KernelKey& key, const std::string& tensor) {
   return false;
 }
 
-void RequireF32(v1::DType dtype, const std::string& what) {
-  if (dtype != v1::DTYPE_F32) {
-    throw std::invalid_argument(what + " is " + std::string(kernels::DTypeName(dtype)) +
-                                "; the worker draws f32 inputs only");
-  }
+// A drawn tensor rounded to the element type the kernel reads it in.
+std::vector<float> Rounded(std::vector<float> tensor, v1::DType dtype) {
+  for (auto& v : tensor) v = RoundToDType(v, dtype);
+  return tensor;
 }
 
 }  // namespace
@@ -56,12 +56,10 @@ ProblemInputs MakeProblemInputs(const v1::KernelKey& raw_key, uint64_t seed) {
   ProblemInputs p;
   p.key = kernels::NormalizeKernelKey(raw_key);
   const v1::KernelKey& key = p.key;
-  RequireF32(key.input_dtype(), "key.input_dtype");
-  RequireF32(key.output_dtype(), "key.output_dtype");
-  for (int i = 0; i < key.chain_size(); ++i) {
-    RequireF32(key.chain(i).dtype(), "key.chain[" + std::to_string(i) + "].dtype");
-  }
-
+  const v1::DType in = key.input_dtype();
+  // Throws for element types the worker cannot lay out.
+  ElementBytes(in);
+  ElementBytes(key.output_dtype());
   InputDraw draw(seed);
   if (key.op() == "gemm") {
     p.m = *kernels::DimSize(key, "m");
@@ -72,15 +70,15 @@ ProblemInputs MakeProblemInputs(const v1::KernelKey& raw_key, uint64_t seed) {
     p.b_col_major = IsColMajor(key, "b");
     p.lda = p.a_col_major ? p.m : p.k;
     p.ldb = p.b_col_major ? p.k : p.n;
-    p.a = draw.Tensor(p.batch * p.m * p.k);
-    p.b = draw.Tensor(p.batch * p.k * p.n);
+    p.a = Rounded(draw.Tensor(p.batch * p.m * p.k), in);
+    p.b = Rounded(draw.Tensor(p.batch * p.k * p.n), in);
   } else {
     p.m = *kernels::DimSize(key, "rows");
     p.n = *kernels::DimSize(key, "cols");
     p.lda = p.n;
-    p.a = draw.Tensor(p.m * p.n);
-    if (key.op() == "rmsnorm" || key.op() == "layernorm") p.weight = draw.Tensor(p.n);
-    if (key.op() == "layernorm") p.shift = draw.Tensor(p.n);
+    p.a = Rounded(draw.Tensor(p.m * p.n), in);
+    if (key.op() == "rmsnorm" || key.op() == "layernorm") p.weight = Rounded(draw.Tensor(p.n), in);
+    if (key.op() == "layernorm") p.shift = Rounded(draw.Tensor(p.n), in);
   }
   p.ldc = p.n;
   p.output_elements = p.batch * p.m * p.n;
@@ -88,8 +86,8 @@ ProblemInputs MakeProblemInputs(const v1::KernelKey& raw_key, uint64_t seed) {
   for (const auto& op : key.chain()) {
     std::vector<float> tensor;
     double scalar = 0;
-    if (op.op() == "bias") tensor = draw.Tensor(p.n);
-    if (op.op() == "residual_add") tensor = draw.Tensor(p.output_elements);
+    if (op.op() == "bias") tensor = Rounded(draw.Tensor(p.n), op.dtype());
+    if (op.op() == "residual_add") tensor = Rounded(draw.Tensor(p.output_elements), op.dtype());
     if (op.op() == "scale") scalar = op.scalar() != 0 ? op.scalar() : 1.0 + 0.5 * draw.Next();
     p.chain_tensors.push_back(std::move(tensor));
     p.chain_scalars.push_back(scalar);

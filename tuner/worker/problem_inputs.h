@@ -30,7 +30,9 @@ struct ProblemInputs {
 // Draws the inputs of `key` from `seed`: uniform in [-1, 1] without values
 // near zero (a zero input hides a kernel that ignores it). A `scale` whose
 // key value is 0 gets a drawn value, so validation still sees the op.
-// Throws std::invalid_argument when the key is invalid or not f32.
+// Tensors are rounded to the element type the kernel reads them in (the
+// input dtype; a chain tensor's own dtype). Throws std::invalid_argument
+// when the key is invalid or uses an element type other than f32/f16/bf16.
 ProblemInputs MakeProblemInputs(const v1::KernelKey& key, uint64_t seed);
 
 }  // namespace tiletune::tuner

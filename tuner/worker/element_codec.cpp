@@ -1,0 +1,103 @@
+#include "tuner/worker/element_codec.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/kernel_key.h"
+#include "tuner/worker/output_validation.h"
+
+namespace tiletune::tuner {
+namespace {
+
+// Quiet NaNs whose payloads arithmetic does not produce.
+constexpr uint16_t kPoisonBf16 = 0x7fc5;
+constexpr uint16_t kPoisonF16 = 0x7e5d;
+
+uint16_t ToBf16(float value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  if (std::isnan(value)) return static_cast<uint16_t>((bits >> 16) | 0x40);
+  // Round to nearest, ties to even, on the 16 bits that are dropped.
+  const uint32_t rounded = bits + 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(rounded >> 16);
+}
+
+float FromBf16(uint16_t bits) {
+  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
+
+uint16_t ToF16(float value) {
+  return std::bit_cast<uint16_t>(static_cast<_Float16>(value));
+}
+
+float FromF16(uint16_t bits) {
+  return static_cast<float>(std::bit_cast<_Float16>(bits));
+}
+
+bool IsPoison(float value) {
+  return std::bit_cast<uint32_t>(value) == kPoisonBits;
+}
+
+void RequireKnown(v1::DType dtype) {
+  if (dtype != v1::DTYPE_F32 && dtype != v1::DTYPE_F16 && dtype != v1::DTYPE_BF16) {
+    throw std::invalid_argument("the worker handles f32, f16 and bf16 tensors, not " +
+                                std::string(kernels::DTypeName(dtype)));
+  }
+}
+
+}  // namespace
+
+size_t ElementBytes(v1::DType dtype) {
+  RequireKnown(dtype);
+  return dtype == v1::DTYPE_F32 ? 4 : 2;
+}
+
+float RoundToDType(float value, v1::DType dtype) {
+  RequireKnown(dtype);
+  if (dtype == v1::DTYPE_BF16) return FromBf16(ToBf16(value));
+  if (dtype == v1::DTYPE_F16) return FromF16(ToF16(value));
+  return value;
+}
+
+std::vector<std::byte> EncodeElements(std::span<const float> values, v1::DType dtype) {
+  std::vector<std::byte> out(values.size() * ElementBytes(dtype));
+  if (dtype == v1::DTYPE_F32) {
+    std::memcpy(out.data(), values.data(), out.size());
+    return out;
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint16_t bits;
+    if (IsPoison(values[i])) {
+      bits = dtype == v1::DTYPE_BF16 ? kPoisonBf16 : kPoisonF16;
+    } else {
+      bits = dtype == v1::DTYPE_BF16 ? ToBf16(values[i]) : ToF16(values[i]);
+    }
+    std::memcpy(out.data() + 2 * i, &bits, 2);
+  }
+  return out;
+}
+
+std::vector<float> DecodeElements(std::span<const std::byte> bytes, v1::DType dtype) {
+  const size_t size = ElementBytes(dtype);
+  std::vector<float> out(bytes.size() / size);
+  if (dtype == v1::DTYPE_F32) {
+    std::memcpy(out.data(), bytes.data(), out.size() * 4);
+    return out;
+  }
+  const uint16_t poison = dtype == v1::DTYPE_BF16 ? kPoisonBf16 : kPoisonF16;
+  for (size_t i = 0; i < out.size(); ++i) {
+    uint16_t bits;
+    std::memcpy(&bits, bytes.data() + 2 * i, 2);
+    if (bits == poison) {
+      out[i] = PoisonValue();
+    } else {
+      out[i] = dtype == v1::DTYPE_BF16 ? FromBf16(bits) : FromF16(bits);
+    }
+  }
+  return out;
+}
+
+}  // namespace tiletune::tuner
