@@ -20,6 +20,7 @@ struct DaemonConfig {
   std::vector<std::string> devices;  // empty: every device found
   std::string log_level = "info";
   std::string worker_binary;  // default: tiletune-worker beside tiletuned
+  std::string rtc_binary;     // default: tiletune-rtc beside tiletuned
   std::string host_compiler = "c++";
   // When set, written once the daemon serves: its bound gRPC and metrics
   // addresses (useful with port 0).
@@ -37,6 +38,9 @@ struct DaemonConfig {
   int max_page_size = 1000;
   int lookup_cache_entries = 100000;
   int tune_on_miss_priority = -10;
+  // A device whose worker dies this many times in a row is quarantined: it
+  // takes no more work until the daemon restarts.
+  int quarantine_after_crashes = 5;
 
   // Connection and shutdown timing.
   int keepalive_time_ms = 30000;

@@ -8,6 +8,8 @@ namespace {
 
 constexpr char kLookups[] = "tiletune_lookups_total";
 constexpr char kLookupsHelp[] = "Lookups answered, by result";
+constexpr char kCompiles[] = "tiletune_compiles_total";
+constexpr char kCompilesHelp[] = "Variant compiles, by compiled-code cache outcome";
 
 std::string TrialStatusLabel(v1::TrialStatus status) {
   std::string name = v1::TrialStatus_Name(status).substr(std::string("TRIAL_").size());
@@ -28,7 +30,9 @@ DaemonMetrics::DaemonMetrics(MetricsRegistry& r)
           {0.00001, 0.00002, 0.00005, 0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05})),
       jobs_submitted(r.AddCounter("tiletune_jobs_submitted_total", "Jobs accepted")),
       records_imported(
-          r.AddCounter("tiletune_records_imported_total", "Records written by ImportRecords")) {
+          r.AddCounter("tiletune_records_imported_total", "Records written by ImportRecords")),
+      compile_cache_hits(r.AddCounter(kCompiles, kCompilesHelp, {{"cache", "hit"}})),
+      compile_cache_misses(r.AddCounter(kCompiles, kCompilesHelp, {{"cache", "miss"}})) {
   for (int s = v1::TRIAL_OK; s <= v1::TRIAL_CANCELLED; ++s) {
     const auto status = static_cast<v1::TrialStatus>(s);
     trials[status] = &r.AddCounter("tiletune_trials_total", "Variants tried, by outcome",

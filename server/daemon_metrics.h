@@ -20,6 +20,8 @@ struct DaemonMetrics {
   Histogram& lookup_seconds;
   Counter& jobs_submitted;
   Counter& records_imported;
+  Counter& compile_cache_hits;
+  Counter& compile_cache_misses;
   std::map<v1::TrialStatus, Counter*> trials;
 };
 

@@ -17,6 +17,8 @@ struct ManagedDevice {
   runtime::Backend* backend = nullptr;
   std::atomic<v1::Device::State> state{v1::Device::STATE_IDLE};
   std::atomic<int> worker_restarts{0};
+  // Worker crashes since the last variant that ran to an answer.
+  std::atomic<int> consecutive_crashes{0};
 
   std::string running_job() const;
   void set_running_job(std::string job_id);

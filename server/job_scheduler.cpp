@@ -1,5 +1,6 @@
 #include "server/job_scheduler.h"
 
+#include <functional>
 #include <set>
 
 #include <spdlog/spdlog.h>
@@ -19,19 +20,31 @@ class StoringObserver final : public tuner::TuningObserver {
  public:
   StoringObserver(db::TuningStore& store, JobEventHub& events, DaemonMetrics& metrics,
                   std::string job_id, std::string canonical_key, std::string device_class,
-                  const std::atomic<bool>& interrupted)
+                  const std::atomic<bool>& interrupted, std::function<void(bool)> on_worker_fate)
       : store_(store),
         events_(events),
         metrics_(metrics),
         job_id_(std::move(job_id)),
         canonical_key_(std::move(canonical_key)),
         device_class_(std::move(device_class)),
-        interrupted_(interrupted) {}
+        interrupted_(interrupted),
+        on_worker_fate_(std::move(on_worker_fate)) {}
 
   void OnTrial(const v1::Trial& trial) override {
     store_.AddTrial(canonical_key_, device_class_, trial);
     if (auto it = metrics_.trials.find(trial.status()); it != metrics_.trials.end()) {
       it->second->Increment();
+    }
+    if (trial.status() != v1::TRIAL_COMPILE_ERROR) {
+      (trial.compile_cache_hit() ? metrics_.compile_cache_hits : metrics_.compile_cache_misses)
+          .Increment();
+    }
+    // Only outcomes that reached the worker say something about the device.
+    if (trial.status() == v1::TRIAL_CRASH) {
+      on_worker_fate_(true);
+    } else if (trial.status() == v1::TRIAL_OK || trial.status() == v1::TRIAL_SLOWER ||
+               trial.status() == v1::TRIAL_WRONG_RESULT) {
+      on_worker_fate_(false);
     }
   }
 
@@ -70,6 +83,7 @@ class StoringObserver final : public tuner::TuningObserver {
   std::string canonical_key_;
   std::string device_class_;
   const std::atomic<bool>& interrupted_;
+  std::function<void(bool)> on_worker_fate_;
   std::set<std::string> stored_kernels_;
 };
 
@@ -129,6 +143,7 @@ void JobScheduler::DeviceLoop(ManagedDevice& device) {
       std::lock_guard lock(mu_);
       if (draining_) return;
     }
+    if (device.state.load() == v1::Device::STATE_QUARANTINED) return;
     std::optional<db::JobItemClaim> claim;
     try {
       claim = store_.ClaimNextItem(device.info.id);
@@ -161,8 +176,23 @@ void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker
 
   tuner::TuningItem item{claim.job_id, claim.item_index, kernels::NormalizeKernelKey(claim.key),
                          claim.spec};
+  // A worker that keeps dying points at the device, not the variants:
+  // quarantine it and leave the item to resume elsewhere or after a restart.
+  auto on_worker_fate = [&](bool crashed) {
+    if (!crashed) {
+      device.consecutive_crashes.store(0);
+      return;
+    }
+    const int streak = device.consecutive_crashes.fetch_add(1) + 1;
+    if (streak < config_.quarantine_after_crashes) return;
+    device.state.store(v1::Device::STATE_QUARANTINED);
+    spdlog::error("device {}: quarantined after {} worker crashes in a row", device.info.id,
+                  streak);
+    interrupted_flag->store(true);
+    stop->store(true);
+  };
   StoringObserver observer(store_, events_, metrics_, claim.job_id, canonical,
-                           device.info.fingerprint.device_class(), interrupted);
+                           device.info.fingerprint.device_class(), interrupted, on_worker_fate);
   std::string why;
   const kernels::KernelTemplate* kernel_template =
       kernels::FindKernelTemplate(item.key, device.info.backend, &why);
@@ -192,7 +222,9 @@ void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker
     spdlog::error("job={} item={}: {}", claim.job_id, claim.item_index, e.what());
   }
   device.set_running_job("");
-  device.state.store(v1::Device::STATE_IDLE);
+  if (device.state.load() != v1::Device::STATE_QUARANTINED) {
+    device.state.store(v1::Device::STATE_IDLE);
+  }
   {
     std::lock_guard lock(mu_);
     running_.erase(device.info.id);

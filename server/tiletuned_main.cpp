@@ -31,10 +31,11 @@ namespace {
 
 constexpr char kServiceName[] = "tiletune.v1.TuningService";
 
-std::string DefaultWorkerBinary() {
+// A program installed beside tiletuned.
+std::string Sibling(const char* name) {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return (ec ? fs::path(".") : self.parent_path()) / "tiletune-worker";
+  return (ec ? fs::path(".") : self.parent_path()) / name;
 }
 
 void AddGauges(server::MetricsRegistry& registry, db::TuningStore& store,
@@ -46,26 +47,28 @@ void AddGauges(server::MetricsRegistry& registry, db::TuningStore& store,
     }
     return out;
   });
-  registry.AddGauge("tiletune_device_busy", "1 while a device runs a job", [&devices] {
-    std::vector<std::pair<server::Labels, double>> out;
-    for (const auto& d : devices.devices()) {
-      out.push_back(
-          {{{"device", d->info.id}}, d->state.load() == v1::Device::STATE_BUSY ? 1.0 : 0.0});
-    }
-    return out;
-  });
-  registry.AddGauge(
-      "tiletune_worker_restarts", "Benchmark worker restarts after a hang or crash", [&devices] {
-        std::vector<std::pair<server::Labels, double>> out;
-        for (const auto& d : devices.devices()) {
-          out.push_back({{{"device", d->info.id}}, static_cast<double>(d->worker_restarts.load())});
-        }
-        return out;
-      });
+  // One gauge per device, read from its state at scrape time.
+  auto per_device = [&registry, &devices](const char* name, const char* help,
+                                          double (*value)(const server::ManagedDevice&)) {
+    registry.AddGauge(name, help, [&devices, value] {
+      std::vector<std::pair<server::Labels, double>> out;
+      for (const auto& d : devices.devices()) out.push_back({{{"device", d->info.id}}, value(*d)});
+      return out;
+    });
+  };
+  per_device("tiletune_device_busy", "1 while a device runs a job",
+             [](const auto& d) { return d.state.load() == v1::Device::STATE_BUSY ? 1.0 : 0.0; });
+  per_device("tiletune_device_quarantined",
+             "1 once a device is out of service after repeated worker crashes", [](const auto& d) {
+               return d.state.load() == v1::Device::STATE_QUARANTINED ? 1.0 : 0.0;
+             });
+  per_device("tiletune_worker_restarts", "Benchmark worker restarts after a hang or crash",
+             [](const auto& d) { return static_cast<double>(d.worker_restarts.load()); });
 }
 
 int Run(server::DaemonConfig config) {
-  if (config.worker_binary.empty()) config.worker_binary = DefaultWorkerBinary();
+  if (config.worker_binary.empty()) config.worker_binary = Sibling("tiletune-worker");
+  if (config.rtc_binary.empty()) config.rtc_binary = Sibling("tiletune-rtc");
   // Logs are messages, not data: they go to stderr.
   spdlog::set_default_logger(spdlog::stderr_color_mt("tiletuned"));
   spdlog::set_level(spdlog::level::from_str(config.log_level));
@@ -92,6 +95,7 @@ int Run(server::DaemonConfig config) {
   backend_options.cache_dir = (fs::path(config.data_dir) / "cache").string();
   backend_options.cache_max_bytes = config.compile_cache_max_bytes;
   backend_options.host_compiler = config.host_compiler;
+  backend_options.rtc_binary = config.rtc_binary;
   auto discovered = runtime::DiscoverBackends(backend_options);
   for (const auto& s : discovered.statuses) {
     spdlog::info("backend {}: {}{}", s.name, s.available ? "available" : "absent",

@@ -177,6 +177,7 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
 
   request.set_artifact_path(base_compiled->artifact_path);
   request.set_entry(base.source.entry);
+  *request.mutable_launch() = base.source.launch;
   const auto base_started = Clock::now();
   const auto base_result = worker_.Run(
       request,
@@ -243,15 +244,21 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
     auto compiled = AwaitCompile(p, cancel);
     if (!compiled) return cancelled();
     trial.set_compile_seconds(compiled->seconds);
+    trial.set_compile_cache_hit(compiled->cache_hit);
     observer.OnKernel(trial.source_hash(), p.source);
     if (!compiled->ok) {
       trial.set_status(compiled->timed_out ? v1::TRIAL_TIMEOUT : v1::TRIAL_COMPILE_ERROR);
       trial.set_error(Truncate(compiled->log));
+    } else if (limits_.reject_spills && compiled->resources.spill_bytes > 0) {
+      trial.set_status(v1::TRIAL_REJECTED);
+      trial.set_error("spills " + std::to_string(compiled->resources.spill_bytes) + " bytes with " +
+                      std::to_string(compiled->resources.registers) + " registers");
     } else {
       progress.set_compiled(progress.compiled() + 1);
       observer.OnProgress(progress, v1::JobEvent::KIND_VARIANT_COMPILED, &trial);
       request.set_artifact_path(compiled->artifact_path);
       request.set_entry(p.source.entry);
+      *request.mutable_launch() = p.source.launch;
       request.mutable_params()->clear();
       request.mutable_params()->insert(p.variant.begin(), p.variant.end());
       const auto result = worker_.Run(request, run_limit, &cancel);

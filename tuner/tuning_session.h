@@ -31,6 +31,9 @@ struct TuningLimits {
   // A tuned kernel is served only when it beats the baseline by more than
   // this factor (noise margin); otherwise the record says VENDOR.
   double min_speedup = 1.02;
+  // A variant whose compiler report shows register spills is rejected
+  // before it is timed (spills are local-memory traffic on GPUs).
+  bool reject_spills = true;
   // Measurement protocol handed to the worker.
   int warmup_runs = 2;
   int min_repetitions = 5;

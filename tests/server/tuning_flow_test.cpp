@@ -178,6 +178,61 @@ TEST(TuningFlow, PlantedHangCrashAndWrongVariantsAreIsolated) {
   EXPECT_FALSE(record->config().params().contains("planted_fault"));
 }
 
+TEST(TuningFlow, RepeatedWorkerCrashesQuarantineTheDevice) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path(),
+                          {"--plant-faults", "true", "--quarantine-after-crashes", "1",
+                           "--run-limit-min-seconds", "1", "--run-limit-max-seconds", "2"});
+  daemon.Start();
+  auto stub = daemon.Stub();
+  v1::JobSpec spec;
+  spec.mutable_budget()->set_max_variants(2);
+  *spec.add_kernels() = RowKey("rmsnorm", 16, 64);
+  const std::string id = Submit(*stub, spec);
+  v1::Device::State state = v1::Device::STATE_UNSPECIFIED;
+  for (int i = 0; i < 300 && state != v1::Device::STATE_QUARANTINED; ++i) {
+    std::this_thread::sleep_for(50ms);
+    grpc::ClientContext ctx;
+    v1::ListDevicesResponse devices;
+    ASSERT_TRUE(stub->ListDevices(&ctx, {}, &devices).ok());
+    state = devices.devices(0).state();
+  }
+  ASSERT_EQ(state, v1::Device::STATE_QUARANTINED);
+  // The item is left to resume after a restart, not failed.
+  EXPECT_EQ(Get(*stub, id).state(), v1::JOB_RUNNING);
+  auto metrics = HttpGet(daemon.metrics_address(), "/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->find("tiletune_device_quarantined{device=\"cpu:0\"} 1"), std::string::npos)
+      << *metrics;
+  EXPECT_NE(daemon.log().find("quarantined after 1 worker crashes"), std::string::npos);
+}
+
+TEST(TuningFlow, TuningTheSameSpaceAgainCompilesNothing) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path());
+  daemon.Start();
+  auto stub = daemon.Stub();
+  v1::JobSpec spec;
+  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
+  spec.mutable_budget()->set_max_variants(3);
+  *spec.add_kernels() = RowKey("layernorm", 24, 200);
+  const std::string first = Submit(*stub, spec);
+  WatchToEnd(*stub, first);
+  const std::string second = Submit(*stub, spec);
+  WatchToEnd(*stub, second);
+  EXPECT_EQ(Get(*stub, second).state(), v1::JOB_SUCCEEDED);
+  auto metrics = HttpGet(daemon.metrics_address(), "/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->find("tiletune_compiles_total{cache=\"miss\"} 3"), std::string::npos)
+      << *metrics;
+  EXPECT_NE(metrics->find("tiletune_compiles_total{cache=\"hit\"} 3"), std::string::npos);
+  EXPECT_EQ(daemon.Stop(SIGTERM), 0);
+  auto store = db::OpenSqliteStore({daemon.db_path().string()});
+  const auto trials = store->TrialsForItem(second, 0);
+  ASSERT_EQ(trials.size(), 3u);
+  for (const auto& t : trials) EXPECT_TRUE(t.compile_cache_hit()) << t.ShortDebugString();
+}
+
 TEST(TuningFlow, CancelStopsARunningJobWithinASecond) {
   TempDir dir;
   TiletunedProcess daemon(dir.path());
