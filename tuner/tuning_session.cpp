@@ -245,6 +245,13 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
     if (!compiled) return cancelled();
     trial.set_compile_seconds(compiled->seconds);
     trial.set_compile_cache_hit(compiled->cache_hit);
+    auto* report = trial.mutable_compile_report();
+    report->set_registers(compiled->resources.registers);
+    report->set_shared_memory_bytes(compiled->resources.shared_memory_bytes);
+    report->set_spill_bytes(compiled->resources.spill_bytes);
+    report->set_stack_bytes(compiled->resources.stack_bytes);
+    report->set_log(Truncate(compiled->log));
+    for (const auto& option : p.source.compile_options) report->add_options(option);
     observer.OnKernel(trial.source_hash(), p.source);
     if (!compiled->ok) {
       trial.set_status(compiled->timed_out ? v1::TRIAL_TIMEOUT : v1::TRIAL_COMPILE_ERROR);
