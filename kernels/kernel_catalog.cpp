@@ -1,6 +1,7 @@
 // Which kernel templates this binary holds, and which one serves a key.
 #include <algorithm>
 
+#include "gemm/gemm_templates.h"
 #include "gpu/gpu_templates.h"
 #include "host/host_templates.h"
 #include "kernel_template.h"
@@ -37,6 +38,9 @@ const Catalog& TheCatalog() {
       c.Add("softmax", gpu::MakeGpuSoftmaxRows(vendor));
       c.Add("rmsnorm", gpu::MakeGpuRmsnormRows(vendor));
       c.Add("layernorm", gpu::MakeGpuLayernormRows(vendor));
+    }
+    for (const gemm::GemmTarget& target : {gemm::kSm90Target, gemm::kGfx90aTarget}) {
+      c.Add("gemm", gemm::MakeTileGemm(target));
     }
     return c;
   }();

@@ -18,7 +18,9 @@ GemmProblem Problem(int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
   return p;
 }
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t CeilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 const GemmTarget kTargets[] = {kSm90Target, kGfx90aTarget};
 
@@ -38,8 +40,8 @@ TEST(TileGemmSpace, StandardShapesHaveOneToFortyVariants) {
 
 TEST(TileGemmSpace, EveryVariantFitsItsTarget) {
   const GemmProblem problems[] = {Problem(4096, 4096, 4096), Problem(37, 53, 29),
-                                  Problem(16, 14336, 4096), Problem(300, 200, 136, 3),
-                                  Problem(1, 1, 1), Problem(640, 768, 520)};
+                                  Problem(16, 14336, 4096),  Problem(300, 200, 136, 3),
+                                  Problem(1, 1, 1),          Problem(640, 768, 520)};
   for (const auto& target : kTargets) {
     for (const auto& p : problems) {
       const auto variants = TileGemmSpace(p, target).ValidVariants();
@@ -114,8 +116,9 @@ TEST(TileGemmSpace, NamesTheConstraintAVariantBreaks) {
   EXPECT_EQ(nv.Violation(v), "warp tile columns (block_n / warps_n) are 32 or 64");
   v["warps_n"] = 4;
   v["warps_k"] = 2;
-  EXPECT_EQ(nv.Violation(v), "4 or 8 warps; 1 or 2 only when k <= 64, with warp tiles of <= "
-                             "2048 elements");
+  EXPECT_EQ(nv.Violation(v),
+            "4 or 8 warps; 1 or 2 only when k <= 64, with warp tiles of <= "
+            "2048 elements");
 
   // The same tile needs 192 KiB of shared memory: fine on sm_90, not on gfx90a.
   const SearchSpace amd = TileGemmSpace(Problem(4096, 4096, 4096), kGfx90aTarget);

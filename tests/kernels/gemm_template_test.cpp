@@ -102,14 +102,16 @@ TEST(TileGemmTemplate, SourceCarriesTheVariantAndItsLaunch) {
     const bool cuda = std::string(backend) == "cuda";
     const int64_t threads = cuda ? 256 : 512;  // 8 warps of 32 or wavefronts of 64
     const KernelTemplate& t = TileGemm(key, backend);
-    if (cuda) EXPECT_EQ(t.Space(key).Violation(kBig), std::nullopt);
+    if (cuda) {
+      EXPECT_EQ(t.Space(key).Violation(kBig), std::nullopt);
+    }
     const KernelSource s = t.Source(key, kBig);
     EXPECT_EQ(s.kernel_name, "tile_gemm");
     EXPECT_EQ(s.entry,
               "tiletune_tile_gemm_block_k64_block_m128_block_n256_group_m8_stages3_warps_k1_"
               "warps_m2_warps_n4");
-    EXPECT_TRUE(Contains(s.code, "TT_KERNEL(" + std::to_string(threads) + ") " + s.entry +
-                                     "(tt_kernel_args args)"));
+    EXPECT_TRUE(Contains(
+        s.code, "TT_KERNEL(" + std::to_string(threads) + ") " + s.entry + "(tt_kernel_args args)"));
     for (const char* line :
          {"using a_type = tt::bf16;", "using out_type = tt::bf16;",
           "static constexpr bool a_col_major = false;", "static constexpr bool b_col_major = true;",
@@ -179,9 +181,9 @@ TEST(TileGemmTemplate, FusesTheEpilogueChainInOrder) {
       TileGemm(key, "cuda").Source(key, TileGemm(key, "cuda").Space(key).ValidVariants().front());
   EXPECT_TRUE(Contains(s.code, "#define TT_CHAIN_TENSOR_T tt::bf16"));
   size_t at = 0;
-  for (const char* step : {"tt::bias{args->chain_tensors[0]}", "tt::scale{args->chain_scalars[1]}",
-                           "tt::gelu_tanh{}", "tt::residual_add{args->chain_tensors[3]}",
-                           "tt::cast_f32{}"}) {
+  for (const char* step :
+       {"tt::bias{args->chain_tensors[0]}", "tt::scale{args->chain_scalars[1]}", "tt::gelu_tanh{}",
+        "tt::residual_add{args->chain_tensors[3]}", "tt::cast_f32{}"}) {
     const size_t found = s.code.find(step, at);
     ASSERT_NE(found, std::string::npos) << step << "\n" << s.code;
     at = found;

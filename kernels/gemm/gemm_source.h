@@ -1,0 +1,33 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gemm_space.h"
+#include "kernels/kernel_template.h"
+
+namespace tiletune::kernels::gemm {
+
+inline constexpr std::string_view kTileGemmName = "tile_gemm";
+inline constexpr std::string_view kNaiveGemmName = "gemm_naive";
+
+// Why the tile GEMM kernels cannot serve the key, or nullopt. They take bf16
+// or f16 operands and write bf16, f16 or f32; the chain's tensors (bias,
+// residual_add) share one dtype; a cast must name the output dtype (the
+// store rounds to it); the batch fits grid z (65535).
+std::optional<std::string> UnsupportedTileGemm(const v1::KernelKey& key);
+
+// The source of one variant of the tile GEMM (kernels/gemm/include/tt_gemm.h)
+// for the key on the target: its Config, the key's epilogue chain, one
+// extern "C" entry named after the variant, the launch geometry and every
+// tile-library header. `planted_fault` is 0 or one of host::kPlantedFault's:
+// 1 never ends, 2 writes far past the output, 3 adds 1 to every output.
+// Throws std::invalid_argument when the variant lacks a parameter.
+KernelSource TileGemmSource(const v1::KernelKey& key, const GemmTarget& target,
+                            const Variant& variant, int64_t planted_fault);
+
+// The naive GEMM (tt_gemm_naive.h) with the same epilogue and rounding.
+KernelSource NaiveGemmSource(const v1::KernelKey& key, const GemmTarget& target);
+
+}  // namespace tiletune::kernels::gemm

@@ -1,0 +1,14 @@
+#pragma once
+
+#include <memory>
+
+#include "gemm_space.h"
+#include "kernels/kernel_template.h"
+
+namespace tiletune::kernels::gemm {
+
+// The tile GEMM on one GPU target (kSm90Target for "cuda", kGfx90aTarget
+// for "hip"): tensor-core GEMM with the fused epilogue, bf16/f16 in.
+std::unique_ptr<KernelTemplate> MakeTileGemm(const GemmTarget& target);
+
+}  // namespace tiletune::kernels::gemm

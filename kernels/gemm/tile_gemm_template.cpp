@@ -1,0 +1,46 @@
+// tile_gemm: the tensor-core GEMM of the tile library (mma.sync on NVIDIA,
+// MFMA on AMD) with the key's epilogue chain fused into its store.
+#include "gemm_source.h"
+#include "gemm_templates.h"
+#include "kernels/host/host_source.h"
+
+namespace tiletune::kernels::gemm {
+namespace {
+
+class TileGemm final : public KernelTemplate {
+ public:
+  explicit TileGemm(const GemmTarget& target) : target_(target) {}
+
+  std::string_view name() const override { return kTileGemmName; }
+  std::string_view backend() const override { return target_.vendor.backend; }
+
+  std::optional<std::string> Unsupported(const v1::KernelKey& key) const override {
+    return UnsupportedTileGemm(key);
+  }
+
+  SearchSpace Space(const v1::KernelKey& key) const override {
+    return TileGemmSpace(ProblemOf(key), target_);
+  }
+
+  KernelSource Source(const v1::KernelKey& key, const Variant& variant) const override {
+    return TileGemmSource(key, target_, variant, host::PlantedFault(variant));
+  }
+
+  // The naive GEMM for now. The baseline to beat is the vendor library,
+  // "cublasLt" on cuda and "hipblaslt" on hip, returned without a source
+  // once the worker can run it; the lead switches this then.
+  Baseline BaselineFor(const v1::KernelKey& key) const override {
+    return {std::string(kNaiveGemmName), NaiveGemmSource(key, target_)};
+  }
+
+ private:
+  const GemmTarget target_;
+};
+
+}  // namespace
+
+std::unique_ptr<KernelTemplate> MakeTileGemm(const GemmTarget& target) {
+  return std::make_unique<TileGemm>(target);
+}
+
+}  // namespace tiletune::kernels::gemm

@@ -1,0 +1,123 @@
+// Every variant the tile GEMM ships for a representative set of keys
+// compiles with the real run-time compilers: NVRTC for sm_90 and hipRTC for
+// gfx90a, no GPU needed. Skips, saying why, where a compiler is missing.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "kernels/kernel_template.h"
+#include "runtime/rtc/rtc_compiler.h"
+
+namespace tiletune::kernels {
+namespace {
+
+struct KeyCase {
+  const char* name;
+  v1::KernelKey key;
+};
+
+v1::KernelKey Gemm(int64_t m, int64_t n, int64_t k, int64_t batch, v1::DType in, v1::DType out,
+                   bool a_col, bool b_col, std::vector<const char*> chain) {
+  v1::KernelKey key;
+  key.set_op("gemm");
+  key.set_input_dtype(in);
+  key.set_output_dtype(out);
+  for (const auto& [name, size] :
+       {std::pair<const char*, int64_t>{"m", m}, {"n", n}, {"k", k}, {"batch", batch}}) {
+    auto* d = key.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  for (const auto& [tensor, col] : {std::pair<const char*, bool>{"a", a_col}, {"b", b_col}}) {
+    auto* l = key.add_layouts();
+    l->set_tensor(tensor);
+    l->set_layout(col ? v1::LAYOUT_COL_MAJOR : v1::LAYOUT_ROW_MAJOR);
+  }
+  for (const char* op : chain) {
+    auto* c = key.add_chain();
+    c->set_op(op);
+    if (std::string(op) == "cast") c->set_dtype(out);
+  }
+  return key;
+}
+
+// bf16 and f16, every layout pair, odd and standard shapes, both regimes
+// (split-K small-M tiles and large tiles) and every chain op.
+std::vector<KeyCase> Keys() {
+  const auto B = v1::DTYPE_BF16, H = v1::DTYPE_F16, F = v1::DTYPE_F32;
+  return {
+      {"4096^3 bf16 row/col", Gemm(4096, 4096, 4096, 1, B, B, false, true, {})},
+      {"decode 16x14336x4096 f16 row/row bias silu",
+       Gemm(16, 14336, 4096, 1, H, H, false, false, {"bias", "silu"})},
+      {"odd 37x53x29 batch 3 bf16 col/col, every chain op",
+       Gemm(37, 53, 29, 3, B, F, true, true,
+            {"bias", "scale", "relu", "gelu_tanh", "gelu_erf", "silu", "residual_add", "cast"})},
+      {"200x96x72 f16 col/row", Gemm(200, 96, 72, 1, H, B, true, false, {"gelu_erf"})}};
+}
+
+// Compiles every variant of every key with `compiler` for `arch` on
+// `threads` threads; returns the failures' logs.
+std::vector<std::string> CompileAll(runtime::RtcCompiler& compiler, const std::string& backend,
+                                    const std::string& arch, unsigned threads, int* count) {
+  std::vector<KernelSource> sources;
+  for (const KeyCase& c : Keys()) {
+    std::string why;
+    const KernelTemplate* t = FindKernelTemplate(c.key, backend, &why);
+    if (!t) return {std::string(c.name) + ": " + why};
+    for (const Variant& v : t->Space(c.key).ValidVariants()) sources.push_back(t->Source(c.key, v));
+    sources.push_back(*t->BaselineFor(c.key).source);
+  }
+  *count = static_cast<int>(sources.size());
+  std::vector<std::string> failures(sources.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (unsigned i = 0; i < threads; ++i) {
+    pool.emplace_back([&] {
+      for (size_t s; (s = next++) < sources.size();) {
+        const KernelSource& source = sources[s];
+        const auto out = compiler.Compile(source.code, source.entry + ".cu", source.headers,
+                                          source.compile_options, arch);
+        if (!out.ok || out.binary.empty()) failures[s] = source.entry + ":\n" + out.log;
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  std::erase(failures, std::string());
+  return failures;
+}
+
+void ExpectAllCompile(runtime::RtcCompiler& compiler, const std::string& backend,
+                      const std::string& arch, unsigned threads) {
+  int count = 0;
+  const auto start = std::chrono::steady_clock::now();
+  const auto failures = CompileAll(compiler, backend, arch, threads, &count);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const auto& f : failures) ADD_FAILURE() << f;
+  EXPECT_GT(count, 0);
+  std::cout << compiler.version() << ": " << count << " tile GEMM sources for " << arch << " in "
+            << seconds << " s on " << threads << " threads\n";
+  ::testing::Test::RecordProperty("sources", count);
+  ::testing::Test::RecordProperty("seconds", std::to_string(seconds));
+}
+
+TEST(GemmCompile, EveryVariantForSm90WithNvrtc) {
+  std::string why;
+  const auto nvrtc = runtime::OpenNvrtc(&why);
+  if (!nvrtc) GTEST_SKIP() << "no NVRTC: " << why;
+  // NVRTC programs compile independently on separate threads.
+  ExpectAllCompile(*nvrtc, "cuda", "sm_90", std::max(1u, std::thread::hardware_concurrency()));
+}
+
+TEST(GemmCompile, EveryVariantForGfx90aWithHiprtc) {
+  std::string why;
+  const auto hiprtc = runtime::OpenHiprtc(&why);
+  if (!hiprtc) GTEST_SKIP() << "no hipRTC: " << why;
+  // ROCm 5's hipRTC makes no promise about threads: one at a time.
+  ExpectAllCompile(*hiprtc, "hip", "gfx90a", 1);
+}
+
+}  // namespace
+}  // namespace tiletune::kernels

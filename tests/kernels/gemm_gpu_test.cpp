@@ -1,0 +1,240 @@
+// Every tile GEMM variant (and the naive baseline) of a set of odd shapes,
+// layouts, dtypes and epilogue chains, run on a CUDA device against a
+// float64 reference. Skips without a CUDA driver and device.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+#include "kernels/gemm/gemm_space.h"
+#include "kernels/kernel_key.h"
+#include "tile_gpu_test_support.h"
+
+namespace tiletune::kernels {
+namespace {
+
+using testing::HostTensor;
+
+constexpr double kScale = 0.75;
+
+v1::KernelKey Gemm(int64_t m, int64_t n, int64_t k, int64_t batch, v1::DType in, v1::DType out,
+                   bool a_col, bool b_col, std::vector<std::pair<const char*, v1::DType>> chain) {
+  v1::KernelKey key;
+  key.set_op("gemm");
+  key.set_input_dtype(in);
+  key.set_output_dtype(out);
+  for (const auto& [name, size] :
+       {std::pair<const char*, int64_t>{"m", m}, {"n", n}, {"k", k}, {"batch", batch}}) {
+    auto* d = key.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  for (const auto& [tensor, col] : {std::pair<const char*, bool>{"a", a_col}, {"b", b_col}}) {
+    auto* l = key.add_layouts();
+    l->set_tensor(tensor);
+    l->set_layout(col ? v1::LAYOUT_COL_MAJOR : v1::LAYOUT_ROW_MAJOR);
+  }
+  for (const auto& [op, dtype] : chain) {
+    auto* c = key.add_chain();
+    c->set_op(op);
+    c->set_dtype(dtype);
+    if (std::string(op) == "scale") c->set_scalar(kScale);
+  }
+  return NormalizeKernelKey(key);
+}
+
+// A key's inputs and its float64 reference, computed from the values the
+// device reads (inputs already rounded to their dtype).
+struct Problem {
+  v1::KernelKey key;
+  gemm::GemmProblem dims;
+  HostTensor a, b;
+  std::vector<HostTensor> chain;  // empty where an op takes no tensor
+  std::vector<double> reference;
+};
+
+Problem MakeProblem(const v1::KernelKey& key, uint64_t seed) {
+  Problem p;
+  p.key = key;
+  p.dims = gemm::ProblemOf(key);
+  const auto& d = p.dims;
+  p.a = testing::RandomTensor(d.batch * d.m * d.k, key.input_dtype(), seed);
+  p.b = testing::RandomTensor(d.batch * d.k * d.n, key.input_dtype(), seed + 1);
+  for (int i = 0; i < key.chain_size(); ++i) {
+    const std::string& op = key.chain(i).op();
+    const int64_t count = op == "bias" ? d.n : op == "residual_add" ? d.batch * d.m * d.n : 0;
+    p.chain.push_back(count ? testing::RandomTensor(count, key.chain(i).dtype(), seed + 2 + i)
+                            : HostTensor{});
+  }
+  p.reference.assign(d.batch * d.m * d.n, 0.0);
+  for (int64_t t = 0; t < d.batch; ++t) {
+    const double* a = p.a.values.data() + t * d.m * d.k;
+    const double* b = p.b.values.data() + t * d.k * d.n;
+    double* c = p.reference.data() + t * d.m * d.n;
+    for (int64_t i = 0; i < d.m; ++i) {
+      for (int64_t q = 0; q < d.k; ++q) {
+        const double aiq = d.a_col_major ? a[q * d.lda + i] : a[i * d.lda + q];
+        for (int64_t j = 0; j < d.n; ++j) {
+          c[i * d.ldc + j] += aiq * (d.b_col_major ? b[j * d.ldb + q] : b[q * d.ldb + j]);
+        }
+      }
+    }
+  }
+  for (size_t idx = 0; idx < p.reference.size(); ++idx) {
+    double& v = p.reference[idx];
+    for (int i = 0; i < key.chain_size(); ++i) {
+      const std::string& op = key.chain(i).op();
+      if (op == "bias") v += p.chain[i].values[idx % d.n];
+      if (op == "scale") v *= kScale;
+      if (op == "relu") v = std::max(v, 0.0);
+      if (op == "gelu_tanh") {
+        v = 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+      }
+      if (op == "gelu_erf") v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+      if (op == "silu") v = v / (1 + std::exp(-v));
+      if (op == "residual_add") v += p.chain[i].values[idx];
+    }
+  }
+  return p;
+}
+
+// How far a correct kernel may land from the reference, as a relative
+// Frobenius error: the output's rounding dominates.
+double Tolerance(v1::DType out) {
+  return out == v1::DTYPE_BF16 ? 1e-2 : out == v1::DTYPE_F16 ? 2e-3 : 2e-4;
+}
+
+class GemmOnGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    rig_ = testing::OpenCudaRig(&why);
+    if (!rig_) GTEST_SKIP() << "no CUDA device: " << why;
+  }
+
+  // The relative Frobenius error of `source` on `p`; NaN when an output was
+  // not written (outputs start as NaN) or the kernel failed to load or run.
+  double Error(const KernelSource& source, const std::string& cubin, const Problem& p) {
+    runtime::DeviceExecutor& ex = *rig_->executor;
+    if (const auto failed = testing::LoadCubin(*rig_, cubin, source.entry)) {
+      ADD_FAILURE() << source.entry << ": " << *failed;
+      return NAN;
+    }
+    runtime::KernelArguments args;
+    args.a = testing::Upload(ex, p.a);
+    args.b = testing::Upload(ex, p.b);
+    const size_t out_bytes = p.reference.size() * testing::DTypeBytes(p.key.output_dtype());
+    args.out = ex.Allocate(out_bytes);
+    const std::vector<unsigned char> poison(out_bytes, 0xff);
+    ex.CopyIn(args.out, poison.data(), out_bytes);
+    for (int i = 0; i < p.key.chain_size(); ++i) {
+      args.chain_tensors.push_back(p.chain[i].bytes.empty() ? runtime::DeviceBuffer{}
+                                                            : testing::Upload(ex, p.chain[i]));
+      args.chain_scalars.push_back(p.key.chain(i).op() == "scale" ? kScale : 0.0);
+    }
+    const auto& d = p.dims;
+    args.m = d.m;
+    args.n = d.n;
+    args.k = d.k;
+    args.batch = d.batch;
+    args.lda = d.lda;
+    args.ldb = d.ldb;
+    args.ldc = d.ldc;
+    for (int i = 0; i < 3; ++i) {
+      args.grid[i] = static_cast<uint32_t>(source.launch.grid(i));
+      args.block[i] = static_cast<uint32_t>(source.launch.block(i));
+    }
+    args.shared_memory_bytes = static_cast<uint32_t>(source.launch.shared_memory_bytes());
+    if (const auto failed = ex.Launch(args)) {
+      ADD_FAILURE() << source.entry << ": " << *failed;
+      ex.ReleaseAll();
+      return NAN;
+    }
+    std::vector<unsigned char> out(out_bytes);
+    ex.CopyOut(out.data(), args.out, out_bytes);
+    ex.ReleaseAll();
+    const std::vector<double> got = testing::Decode(out, p.key.output_dtype());
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (!std::isfinite(got[i])) return NAN;
+      diff += (got[i] - p.reference[i]) * (got[i] - p.reference[i]);
+      norm += p.reference[i] * p.reference[i];
+    }
+    return std::sqrt(diff / norm);
+  }
+
+  // Compiles every source (NVRTC runs its programs in parallel).
+  std::vector<std::string> CompileAll(const std::vector<KernelSource>& sources) {
+    std::vector<std::string> cubins(sources.size()), logs(sources.size());
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < std::max(1u, std::thread::hardware_concurrency()); ++t) {
+      pool.emplace_back([&] {
+        for (size_t s; (s = next++) < sources.size();) {
+          if (auto cubin = testing::CompileForSm90(*rig_->nvrtc, sources[s], &logs[s])) {
+            cubins[s] = std::move(*cubin);
+          }
+        }
+      });
+    }
+    for (auto& t : pool) t.join();
+    for (size_t s = 0; s < sources.size(); ++s) {
+      EXPECT_FALSE(cubins[s].empty()) << sources[s].entry << ":\n" << logs[s];
+    }
+    return cubins;
+  }
+
+  std::optional<testing::CudaRig> rig_;
+};
+
+TEST_F(GemmOnGpu, EveryVariantMatchesTheReference) {
+  const auto B = v1::DTYPE_BF16, H = v1::DTYPE_F16, F = v1::DTYPE_F32;
+  const v1::KernelKey keys[] = {
+      Gemm(37, 53, 29, 3, B, B, false, true,
+           {{"bias", B}, {"scale", B}, {"gelu_tanh", B}, {"residual_add", B}, {"cast", B}}),
+      Gemm(37, 53, 29, 1, H, F, true, true, {{"bias", H}, {"relu", H}}),
+      Gemm(300, 200, 136, 2, B, B, false, false, {{"bias", B}}),
+      Gemm(300, 200, 136, 1, H, H, true, false, {}),
+      Gemm(130, 260, 1000, 1, B, B, true, true, {{"gelu_erf", B}}),
+      Gemm(16, 1000, 4096, 1, B, B, false, true, {{"bias", B}, {"silu", B}}),
+      Gemm(640, 768, 520, 1, B, F, false, true, {{"residual_add", F}}),
+      Gemm(1, 1, 1, 1, B, B, false, false, {})};
+  uint64_t seed = 100;
+  for (const v1::KernelKey& key : keys) {
+    std::string why;
+    const KernelTemplate* t = FindKernelTemplate(key, "cuda", &why);
+    ASSERT_TRUE(t) << why;
+    const Problem p = MakeProblem(key, seed += 10);
+    std::vector<KernelSource> sources;
+    for (const Variant& v : t->Space(key).ValidVariants()) sources.push_back(t->Source(key, v));
+    sources.push_back(*t->BaselineFor(key).source);
+    const std::vector<std::string> cubins = CompileAll(sources);
+    for (size_t s = 0; s < sources.size(); ++s) {
+      if (cubins[s].empty()) continue;
+      const double error = Error(sources[s], cubins[s], p);
+      EXPECT_LE(error, Tolerance(key.output_dtype()))
+          << CanonicalKeyString(key) << " " << sources[s].entry;
+    }
+  }
+}
+
+TEST_F(GemmOnGpu, PlantedWrongResultIsCaught) {
+  const auto B = v1::DTYPE_BF16;
+  const v1::KernelKey key = Gemm(300, 200, 136, 1, B, B, false, true, {{"bias", B}});
+  std::string why;
+  const KernelTemplate* t = FindKernelTemplate(key, "cuda", &why);
+  ASSERT_TRUE(t) << why;
+  const Problem p = MakeProblem(key, 7);
+  Variant v = t->Space(key).ValidVariants().front();
+  const KernelSource clean = t->Source(key, v);
+  v["planted_fault"] = 3;
+  const KernelSource wrong = t->Source(key, v);
+  const std::vector<std::string> cubins = CompileAll({clean, wrong});
+  ASSERT_FALSE(cubins[0].empty() || cubins[1].empty());
+  EXPECT_LE(Error(clean, cubins[0], p), Tolerance(B));
+  EXPECT_GT(Error(wrong, cubins[1], p), 10 * Tolerance(B));
+}
+
+}  // namespace
+}  // namespace tiletune::kernels
