@@ -152,11 +152,17 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
                         std::string("dimension '") + required + "' is required for " + key.op()};
     }
   }
-  // Guard the product against overflow: every factor is <= max_dim.
-  long double elements = 1;
-  for (const auto& d : key.shape()) elements *= static_cast<long double>(d.size());
+  // The largest tensor the problem touches; every factor is <= max_dim, so
+  // long double holds the products exactly enough.
+  const auto dim = [&](const char* name, int64_t fallback) -> long double {
+    return static_cast<long double>(DimSize(key, name).value_or(fallback));
+  };
+  const long double elements =
+      gemm ? dim("batch", 1) * std::max({dim("m", 1) * dim("k", 1), dim("k", 1) * dim("n", 1),
+                                         dim("m", 1) * dim("n", 1)})
+           : dim("rows", 1) * dim("cols", 1);
   if (elements > static_cast<long double>(limits.max_elements)) {
-    return FieldError{At(prefix, "shape"), "problem has more than max_elements " +
+    return FieldError{At(prefix, "shape"), "a tensor of the problem has more than max_elements " +
                                                std::to_string(limits.max_elements) + " elements"};
   }
 

@@ -13,7 +13,7 @@ namespace tiletune::kernels {
 // the defaults.
 struct KeyLimits {
   int64_t max_dim = int64_t{1} << 20;       // any single dimension
-  int64_t max_elements = int64_t{1} << 32;  // product of all dimensions
+  int64_t max_elements = int64_t{1} << 32;  // elements of the largest tensor
   int max_chain_length = 16;
 };
 

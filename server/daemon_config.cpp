@@ -52,7 +52,7 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.compile_cache_max_bytes; }},
       {"max_dim", "largest dimension of a kernel key",
        [](auto& c) { return &c.key_limits.max_dim; }},
-      {"max_elements", "largest product of a key's dimensions",
+      {"max_elements", "elements of the largest tensor a key describes",
        [](auto& c) { return &c.key_limits.max_elements; }},
       {"max_chain_length", "most ops in a fused chain",
        [](auto& c) { return &c.key_limits.max_chain_length; }},

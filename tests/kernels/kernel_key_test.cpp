@@ -44,6 +44,14 @@ TEST(KernelKey, AbsurdDimsHitTheLimits) {
   EXPECT_EQ(ValidateKernelKey(Gemm(64, 64, 64), limits)->field, "key.shape");
 }
 
+TEST(KernelKey, MaxElementsBoundsTheLargestTensorNotTheFlopCount) {
+  // 4096 x 14336 x 4096: 2.4e11 as a product, no tensor above 5.9e7.
+  EXPECT_FALSE(ValidateKernelKey(Gemm(4096, 14336, 4096), {}));
+  KeyLimits limits;
+  limits.max_elements = 4096 * 14336 - 1;
+  EXPECT_EQ(ValidateKernelKey(Gemm(16, 14336, 4096), limits)->field, "key.shape");
+}
+
 TEST(KernelKey, MissingDimAndUnsupportedDtype) {
   auto key = Gemm(8, 8, 8);
   key.mutable_shape()->RemoveLast();
