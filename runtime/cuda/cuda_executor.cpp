@@ -1,4 +1,5 @@
 #include "runtime/cuda/cuda_executor.h"
+#include "runtime/gpu_kernel_args.h"
 
 #include <unistd.h>
 
@@ -19,36 +20,6 @@ constexpr unsigned kDefaultSharedMemoryLimit = 48 * 1024;
 
 CUdeviceptr Address(const DeviceBuffer& buffer) {
   return reinterpret_cast<CUdeviceptr>(buffer.ptr);
-}
-
-// The kernel's parameter for `args`; the reason when it cannot hold them.
-std::optional<std::string> Bind(const KernelArguments& args, tt_kernel_args* raw) {
-  if (args.chain_tensors.size() > TT_MAX_CHAIN || args.chain_scalars.size() > TT_MAX_CHAIN) {
-    return "a chain of " +
-           std::to_string(std::max(args.chain_tensors.size(), args.chain_scalars.size())) +
-           " ops exceeds TT_MAX_CHAIN (" + std::to_string(TT_MAX_CHAIN) + ")";
-  }
-  *raw = tt_kernel_args{};
-  raw->a = args.a.ptr;
-  raw->b = args.b.ptr;
-  raw->out = args.out.ptr;
-  raw->weight = args.weight.ptr;
-  raw->shift = args.shift.ptr;
-  for (size_t i = 0; i < args.chain_tensors.size(); ++i) {
-    raw->chain_tensors[i] = args.chain_tensors[i].ptr;
-  }
-  for (size_t i = 0; i < args.chain_scalars.size(); ++i) {
-    raw->chain_scalars[i] = static_cast<float>(args.chain_scalars[i]);
-  }
-  raw->m = args.m;
-  raw->n = args.n;
-  raw->k = args.k;
-  raw->batch = args.batch;
-  raw->lda = args.lda;
-  raw->ldb = args.ldb;
-  raw->ldc = args.ldc;
-  raw->eps = static_cast<float>(args.eps);
-  return std::nullopt;
 }
 
 }  // namespace
@@ -202,7 +173,7 @@ void CudaExecutor::Unload() {
 std::optional<std::string> CudaExecutor::Configure(const KernelArguments& args,
                                                    tt_kernel_args* raw) {
   if (!function_) return std::string("no kernel loaded");
-  if (auto error = Bind(args, raw)) return error;
+  if (auto error = BindKernelArgs(args, raw)) return error;
   if (args.shared_memory_bytes <= shared_memory_limit_) return std::nullopt;
   if (auto error =
           Status(api_.cuFuncSetAttribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

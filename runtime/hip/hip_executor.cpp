@@ -1,4 +1,5 @@
 #include "runtime/hip/hip_executor.h"
+#include "runtime/gpu_kernel_args.h"
 
 #include <unistd.h>
 
@@ -33,36 +34,6 @@ std::string Geometry(const KernelArguments& args) {
          std::to_string(args.grid[2]) + ", block " + std::to_string(args.block[0]) + "x" +
          std::to_string(args.block[1]) + "x" + std::to_string(args.block[2]) + ", " +
          std::to_string(args.shared_memory_bytes) + " B shared";
-}
-
-// The kernel's parameter, filled from the problem's arguments.
-std::optional<std::string> Bind(const KernelArguments& args, tt_kernel_args* raw) {
-  if (args.chain_tensors.size() > TT_MAX_CHAIN || args.chain_scalars.size() > TT_MAX_CHAIN) {
-    return "chain of " +
-           std::to_string(std::max(args.chain_tensors.size(), args.chain_scalars.size())) +
-           " ops exceeds TT_MAX_CHAIN (" + std::to_string(TT_MAX_CHAIN) + ")";
-  }
-  *raw = tt_kernel_args{};
-  raw->a = args.a.ptr;
-  raw->b = args.b.ptr;
-  raw->out = args.out.ptr;
-  raw->weight = args.weight.ptr;
-  raw->shift = args.shift.ptr;
-  for (size_t i = 0; i < args.chain_tensors.size(); ++i) {
-    raw->chain_tensors[i] = args.chain_tensors[i].ptr;
-  }
-  for (size_t i = 0; i < args.chain_scalars.size(); ++i) {
-    raw->chain_scalars[i] = static_cast<float>(args.chain_scalars[i]);
-  }
-  raw->m = args.m;
-  raw->n = args.n;
-  raw->k = args.k;
-  raw->batch = args.batch;
-  raw->lda = args.lda;
-  raw->ldb = args.ldb;
-  raw->ldc = args.ldc;
-  raw->eps = static_cast<float>(args.eps);
-  return std::nullopt;
 }
 
 }  // namespace
@@ -202,7 +173,7 @@ std::optional<std::string> HipExecutor::Enqueue(const KernelArguments& args) {
            std::to_string(max_shared_memory_bytes_) + " B per block";
   }
   tt_kernel_args raw;
-  if (auto error = Bind(args, &raw)) return entry_ + ": " + *error;
+  if (auto error = BindKernelArgs(args, &raw)) return entry_ + ": " + *error;
   // AMD GPUs need no opt-in for large dynamic LDS (hipFuncSetAttribute takes
   // a host stub, not a module function, and is not used).
   void* params[] = {&raw};
