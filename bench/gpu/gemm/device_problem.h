@@ -1,0 +1,24 @@
+#pragma once
+
+#include <functional>
+
+#include "runtime/device_executor.h"
+#include "tuner/worker/output_validation.h"
+#include "tuner/worker/problem_inputs.h"
+
+namespace tiletune::bench {
+
+// A GEMM problem's inputs on the device, encoded in the key's dtypes, and
+// its output buffer: the arguments every contender of the comparison reads.
+runtime::KernelArguments UploadProblem(runtime::DeviceExecutor& executor,
+                                       const tuner::ProblemInputs& problem);
+
+// Poisons the output, runs `run` once (it must leave the output ready for a
+// copy on the legacy default stream), reads the output back and checks it
+// with CheckSampled (up to `max_side` rows and columns).
+tuner::OutputCheck RunAndCheck(runtime::DeviceExecutor& executor,
+                               const runtime::KernelArguments& args,
+                               const tuner::ProblemInputs& problem, double tolerance,
+                               int64_t max_side, const std::function<void()>& run);
+
+}  // namespace tiletune::bench

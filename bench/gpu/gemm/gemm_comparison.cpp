@@ -1,0 +1,83 @@
+#include "bench/gpu/gemm/gemm_comparison.h"
+
+#include <functional>
+#include <limits>
+#include <new>
+
+#include "bench/gpu/gemm/cublaslt_gemm.h"
+#include "bench/gpu/gemm/device_problem.h"
+#include "bench/gpu/gemm/sampled_check.h"
+#include "kernels/kernel_template.h"
+#include "tuner/worker/problem_inputs.h"
+
+namespace tiletune::bench {
+namespace {
+
+constexpr uint64_t kInputSeed = 1;
+
+// Frees the shape's buffers however the comparison ends.
+struct ReleaseScope {
+  runtime::DeviceExecutor& executor;
+  ~ReleaseScope() { executor.ReleaseAll(); }
+};
+
+VendorResult MeasureVendor(ComparisonRig& rig, const runtime::KernelArguments& args,
+                           const tuner::ProblemInputs& problem, int64_t max_side,
+                           std::string algorithm, const std::function<void()>& enqueue) {
+  VendorResult result;
+  result.algorithm = std::move(algorithm);
+  const tuner::OutputCheck check =
+      RunAndCheck(rig.executor, args, problem, rig.tuner.tolerance, max_side, enqueue);
+  result.rel_error = check.rel_error;
+  if (!check.ok) result.wrong = check.error;
+  result.timing =
+      Measure(rig.tuner.protocol, rig.executor, [&] { return rig.timer.Seconds(enqueue); });
+  return result;
+}
+
+}  // namespace
+
+ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilogue) {
+  ComparisonRow row;
+  row.shape = shape;
+  row.epilogue = epilogue;
+  const v1::KernelKey key = GemmKey(shape, epilogue);
+  std::string why;
+  const kernels::KernelTemplate* tile_gemm = kernels::FindKernelTemplate(key, "cuda", &why);
+  if (!tile_gemm) {
+    row.error = "no cuda template for the key: " + why;
+    return row;
+  }
+  ReleaseScope release{rig.executor};
+  try {
+    const tuner::ProblemInputs problem = tuner::MakeProblemInputs(key, kInputSeed);
+    const runtime::KernelArguments args = UploadProblem(rig.executor, problem);
+    const runtime::DeviceBuffer workspace = rig.executor.Allocate(CublasLtGemm::kWorkspaceBytes);
+    const bool whole = ValidatesEveryVariant(shape);
+    const int64_t max_side = whole ? std::numeric_limits<int64_t>::max() : kSampleSide;
+
+    row.tiletune = TuneVariants(rig.tuner, *tile_gemm, problem, rig.executor, args, whole);
+
+    const bool fused = epilogue == Epilogue::kBiasGeluTanh;
+    const void* bias = fused ? args.chain_tensors.at(0).ptr : nullptr;
+    const CublasLtGemm vendor(rig.cublaslt, shape, bias);
+    row.vendor = MeasureVendor(rig, args, problem, max_side, vendor.algorithm(), [&] {
+      vendor.Enqueue(args.a.ptr, args.b.ptr, args.out.ptr, workspace.ptr);
+    });
+    if (fused) {
+      const CublasLtGemm plain(rig.cublaslt, shape, nullptr);
+      row.unfused = MeasureVendor(
+          rig, args, problem, max_side, plain.algorithm() + " + bias_gelu_tanh kernel", [&] {
+            plain.Enqueue(args.a.ptr, args.b.ptr, args.out.ptr, workspace.ptr);
+            rig.bias_gelu.Enqueue(args.out.ptr, bias, shape.m, shape.n);
+          });
+    }
+  } catch (const std::bad_alloc&) {
+    row.error = "out of memory (host or device) for the problem's buffers";
+  } catch (const std::exception& e) {
+    row.error = e.what();
+  }
+  return row;
+}
+
+}  // namespace tiletune::bench

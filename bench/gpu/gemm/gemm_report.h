@@ -1,0 +1,43 @@
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/gpu/gemm/gemm_shapes.h"
+#include "bench/gpu/gemm/variant_tuner.h"
+#include "tiletune/v1/records.pb.h"
+
+namespace tiletune::bench {
+
+// One cuBLASLt contender, measured like tiletune's variants.
+struct VendorResult {
+  std::string algorithm;
+  v1::Timing timing;
+  double rel_error = 0;
+  std::string wrong;  // why its output failed the check; empty when it passed
+};
+
+// One line of the comparison. For a fused epilogue, `vendor` is cuBLASLt's
+// GELU_BIAS epilogue and `unfused` its plain GEMM followed by a separate
+// bias+GELU kernel (what a framework does without the epilogue).
+struct ComparisonRow {
+  GemmShape shape;
+  Epilogue epilogue = Epilogue::kPlain;
+  TunedVariant tiletune;
+  std::optional<VendorResult> vendor, unfused;
+  std::string error;  // why the row is incomplete; empty when it is not
+};
+
+// The table on `out`: shape, epilogue, tiletune and cuBLASLt µs and TFLOP/s,
+// ratio = cuBLASLt time / tiletune time (> 1: tiletune is faster), relative
+// errors, the winning variant; then each row's failures.
+void PrintTable(const std::vector<ComparisonRow>& rows, std::ostream& out);
+
+// Every row with its numbers; `device` describes the GPU and the libraries.
+nlohmann::json ReportJson(const std::vector<ComparisonRow>& rows, const nlohmann::json& device);
+
+}  // namespace tiletune::bench

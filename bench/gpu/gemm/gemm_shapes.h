@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tiletune/v1/kernel_key.pb.h"
+
+namespace tiletune::bench {
+
+// One GEMM problem of the comparison: C (m x n, row-major, bf16) =
+// A (m x k, row-major, bf16) * B (k x n, column-major: weights stored one
+// output column after another), f32 accumulation.
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+};
+
+// What follows the product: nothing ("plain"), or + bias[n] then GELU
+// (tanh form) on every element ("fused").
+enum class Epilogue { kPlain, kBiasGeluTanh };
+
+std::string EpilogueName(Epilogue epilogue);
+
+// Issue 4's shapes: m in {16, 128, 4096} x (n, k) in {(4096, 4096),
+// (14336, 4096), (4096, 14336), (6144, 4096)}, then two odd shapes whose
+// sizes divide no tile, for correctness.
+std::vector<GemmShape> DefaultShapes();
+
+// "m,n,k;m,n,k..." (spaces allowed, empty entries skipped). Throws
+// std::invalid_argument naming the entry that is not three positive integers.
+std::vector<GemmShape> ParseShapeList(const std::string& text);
+
+// The kernel key of a shape with an epilogue: bf16 in and out, A row-major,
+// B column-major, f32 accumulation; normalized.
+v1::KernelKey GemmKey(const GemmShape& shape, Epilogue epilogue);
+
+// Whether every variant is checked against the full float64 reference: the
+// host computes m*n*k multiply-adds in float64 on one core, so only small
+// problems afford it (about a second at the cap); larger ones check a
+// sample of the winner's output (sampled_check.h).
+bool ValidatesEveryVariant(const GemmShape& shape);
+
+}  // namespace tiletune::bench

@@ -1,0 +1,136 @@
+// tiletune-bench-gemm: tiletune's tile GEMM against cuBLASLt on one NVIDIA
+// GPU, in one process, on the same inputs and with the same timing protocol
+// (issue 4). For each shape and epilogue it compiles every valid tile_gemm
+// variant, times them, keeps the fastest correct one, times cuBLASLt, and
+// prints ratio = cuBLASLt time / tiletune time.
+//
+//   tiletune-bench-gemm [--shapes "m,n,k;..."] [--threads N] [--reps N]
+//                       [--json FILE] [--rtc-binary PATH] [--cache-dir DIR]
+#include <unistd.h>
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "bench/gpu/gemm/bias_gelu_kernel.h"
+#include "bench/gpu/gemm/gemm_comparison.h"
+#include "bench/gpu/gemm/gemm_report.h"
+#include "bench/gpu/gemm/gemm_shapes.h"
+#include "runtime/cuda/cubin_compiler.h"
+#include "runtime/cuda/cublaslt_library.h"
+#include "runtime/cuda/cuda_executor.h"
+#include "runtime/rtc/rtc_compiler.h"
+
+namespace fs = std::filesystem;
+using namespace tiletune;
+namespace cu = runtime::cuda;
+
+namespace {
+
+int Fail(const std::string& why) {
+  std::cerr << "tiletune-bench-gemm: " << why << "\n";
+  return 1;
+}
+
+// The device's name and compute capability; throws naming the failed call.
+nlohmann::json DeviceJson(const cu::CudaDriver& driver, std::string* arch) {
+  const cu::CudaDriverApi& api = driver.api();
+  auto check = [&](cu::CUresult r, const char* call) {
+    if (r != cu::CUDA_SUCCESS) throw std::runtime_error(driver.Describe(r, call));
+  };
+  cu::CUdevice device = 0;
+  check(api.cuDeviceGet(&device, 0), "cuDeviceGet(0)");
+  char name[256] = {};
+  check(api.cuDeviceGetName(name, sizeof(name), device), "cuDeviceGetName");
+  int major = 0, minor = 0, driver_version = 0;
+  check(api.cuDeviceGetAttribute(&major, cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+        "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)");
+  check(api.cuDeviceGetAttribute(&minor, cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+        "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)");
+  check(api.cuDriverGetVersion(&driver_version), "cuDriverGetVersion");
+  *arch = "sm_" + std::to_string(major) + std::to_string(minor);
+  return {{"name", name}, {"arch", *arch}, {"driver_version", driver_version}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tiletune's tile GEMM against cuBLASLt on one NVIDIA GPU"};
+  std::string shapes_text, json_path, rtc_binary, cache_dir;
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int reps = 20;
+  app.add_option("--shapes", shapes_text, "\"m,n,k;m,n,k...\" (default: issue 4's shapes)");
+  app.add_option("--threads", threads, "parallel NVRTC compiles (default: hardware threads)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--reps", reps, "timed runs per contender (median reported)")
+      ->check(CLI::Range(20, 100000));
+  app.add_option("--json", json_path, "also write the results to this JSON file");
+  app.add_option("--rtc-binary", rtc_binary, "tiletune-rtc (default: beside this program)");
+  app.add_option("--cache-dir", cache_dir,
+                 "compiled-kernel cache (default: <tmp>/tiletune-bench-gemm-cache)");
+  CLI11_PARSE(app, argc, argv);
+
+  std::vector<bench::GemmShape> shapes;
+  try {
+    shapes = shapes_text.empty() ? bench::DefaultShapes() : bench::ParseShapeList(shapes_text);
+  } catch (const std::invalid_argument& e) {
+    return Fail(e.what());
+  }
+  if (rtc_binary.empty())
+    rtc_binary = fs::read_symlink("/proc/self/exe").parent_path() / "tiletune-rtc";
+  if (cache_dir.empty()) cache_dir = fs::temp_directory_path() / "tiletune-bench-gemm-cache";
+
+  std::string why;
+  auto executor = cu::CudaExecutor::Open(&why);
+  if (!executor) return Fail("no CUDA device: " + why);
+  auto driver = cu::CudaDriver::Open(&why);
+  if (!driver) return Fail("no CUDA driver: " + why);
+  auto cublaslt = cu::CublasLtLibrary::Open(&why);
+  if (!cublaslt) return Fail(why);
+  auto nvrtc = runtime::OpenNvrtc(&why);
+  if (!nvrtc) return Fail("no NVRTC: " + why);
+
+  try {
+    std::string arch;
+    nlohmann::json device = DeviceJson(*driver, &arch);
+    device["nvrtc"] = nvrtc->version();
+    device["cublaslt_version"] = cublaslt->api().cublasLtGetVersion();
+    cu::CubinCompiler compiler({cache_dir, int64_t{1} << 34, rtc_binary}, nvrtc->version());
+
+    const runtime::CompileResult epilogue_cubin =
+        compiler.Compile(bench::BiasGeluSource(), arch, runtime::CompileLimits{120});
+    if (!epilogue_cubin.ok)
+      return Fail("the bias+GELU kernel did not compile: " + epilogue_cubin.log);
+    const bench::BiasGeluKernel bias_gelu(*driver, epilogue_cubin.artifact_path);
+    bench::StreamTimer timer(*driver);
+    bench::ComparisonRig rig{*executor, *cublaslt, bias_gelu, timer,
+                             bench::TunerSettings{compiler, arch, threads, {3, reps}}};
+
+    std::cerr << device["name"].get<std::string>() << " (" << arch << "), " << nvrtc->version()
+              << ", cuBLASLt " << cublaslt->api().cublasLtGetVersion() << ", " << threads
+              << " compile threads\n";
+    std::vector<bench::ComparisonRow> rows;
+    for (const bench::GemmShape& shape : shapes) {
+      for (const bench::Epilogue epilogue :
+           {bench::Epilogue::kPlain, bench::Epilogue::kBiasGeluTanh}) {
+        std::cerr << shape.m << "x" << shape.n << "x" << shape.k << " "
+                  << bench::EpilogueName(epilogue) << "..." << std::endl;
+        rows.push_back(bench::Compare(rig, shape, epilogue));
+      }
+    }
+    bench::PrintTable(rows, std::cout);
+    if (!json_path.empty()) {
+      std::ofstream file(json_path);
+      file << bench::ReportJson(rows, device).dump(2) << "\n";
+      if (!file) return Fail("cannot write " + json_path);
+    }
+    const bool complete = std::ranges::all_of(rows, [](const bench::ComparisonRow& r) {
+      return r.error.empty() && !r.tiletune.variant.empty();
+    });
+    return complete ? 0 : 1;
+  } catch (const std::exception& e) {
+    return Fail(e.what());
+  }
+}

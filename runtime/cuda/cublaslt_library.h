@@ -1,0 +1,108 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "runtime/cuda/cuda_driver_api.h"
+
+namespace tiletune::runtime::cuda {
+
+// The few types and values of cuBLASLt that tiletune uses, mirroring
+// cublasLt.h, cublas_api.h and library_types.h of CUDA 13 (the same in
+// CUDA 12): the build needs no CUDA toolkit. Each value names its source.
+using cublasStatus_t = int;
+using cublasLtHandle_t = struct cublasLtContext*;
+using cublasLtMatmulDesc_t = struct cublasLtMatmulDescOpaque_st*;
+using cublasLtMatrixLayout_t = struct cublasLtMatrixLayoutOpaque_st*;
+using cublasLtMatmulPreference_t = struct cublasLtMatmulPreferenceOpaque_st*;
+
+// cublasLt.h: `typedef struct { uint64_t data[8]; } cublasLtMatmulAlgo_t;`
+struct cublasLtMatmulAlgo_t {
+  uint64_t data[8];
+};
+// cublasLt.h: cublasLtMatmulHeuristicResult_t, field for field.
+struct cublasLtMatmulHeuristicResult_t {
+  cublasLtMatmulAlgo_t algo;
+  size_t workspaceSize;
+  cublasStatus_t state;
+  float wavesCount;
+  int reserved[4];
+};
+
+// cublas_api.h, cublasStatus_t.
+inline constexpr cublasStatus_t CUBLAS_STATUS_SUCCESS = 0;
+// cublas_api.h, cublasOperation_t.
+inline constexpr int32_t CUBLAS_OP_N = 0;
+inline constexpr int32_t CUBLAS_OP_T = 1;
+// cublas_api.h, cublasComputeType_t.
+inline constexpr int CUBLAS_COMPUTE_32F = 68;
+// library_types.h, cudaDataType_t.
+inline constexpr int CUDA_R_32F = 0;
+inline constexpr int CUDA_R_16BF = 14;
+// cublasLt.h, cublasLtMatmulDescAttributes_t.
+inline constexpr int CUBLASLT_MATMUL_DESC_TRANSA = 3;
+inline constexpr int CUBLASLT_MATMUL_DESC_TRANSB = 4;
+inline constexpr int CUBLASLT_MATMUL_DESC_EPILOGUE = 7;
+inline constexpr int CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8;
+// cublasLt.h, cublasLtEpilogue_t (uint32_t attribute values):
+// GELU_BIAS = GELU (32) | BIAS (4).
+inline constexpr uint32_t CUBLASLT_EPILOGUE_DEFAULT = 1;
+inline constexpr uint32_t CUBLASLT_EPILOGUE_GELU_BIAS = 36;
+// cublasLt.h, cublasLtMatmulPreferenceAttributes_t (uint64_t value).
+inline constexpr int CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1;
+
+// Entry points of libcublasLt, by the names cublasLt.h declares. Streams
+// are CUstream: cudaStream_t is the same handle.
+struct CublasLtApi {
+  size_t (*cublasLtGetVersion)();
+  const char* (*cublasLtGetStatusName)(cublasStatus_t status);
+  cublasStatus_t (*cublasLtCreate)(cublasLtHandle_t* handle);
+  cublasStatus_t (*cublasLtDestroy)(cublasLtHandle_t handle);
+  cublasStatus_t (*cublasLtMatmulDescCreate)(cublasLtMatmulDesc_t* desc, int compute_type,
+                                             int scale_type);
+  cublasStatus_t (*cublasLtMatmulDescDestroy)(cublasLtMatmulDesc_t desc);
+  cublasStatus_t (*cublasLtMatmulDescSetAttribute)(cublasLtMatmulDesc_t desc, int attribute,
+                                                   const void* value, size_t bytes);
+  cublasStatus_t (*cublasLtMatrixLayoutCreate)(cublasLtMatrixLayout_t* layout, int type,
+                                               uint64_t rows, uint64_t cols, int64_t ld);
+  cublasStatus_t (*cublasLtMatrixLayoutDestroy)(cublasLtMatrixLayout_t layout);
+  cublasStatus_t (*cublasLtMatmulPreferenceCreate)(cublasLtMatmulPreference_t* preference);
+  cublasStatus_t (*cublasLtMatmulPreferenceDestroy)(cublasLtMatmulPreference_t preference);
+  cublasStatus_t (*cublasLtMatmulPreferenceSetAttribute)(cublasLtMatmulPreference_t preference,
+                                                         int attribute, const void* value,
+                                                         size_t bytes);
+  cublasStatus_t (*cublasLtMatmulAlgoGetHeuristic)(
+      cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a,
+      cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
+      cublasLtMatmulPreference_t preference, int requested,
+      cublasLtMatmulHeuristicResult_t* results, int* returned);
+  cublasStatus_t (*cublasLtMatmul)(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
+                                   const void* alpha, const void* a, cublasLtMatrixLayout_t a_desc,
+                                   const void* b, cublasLtMatrixLayout_t b_desc, const void* beta,
+                                   const void* c, cublasLtMatrixLayout_t c_desc, void* d,
+                                   cublasLtMatrixLayout_t d_desc, const cublasLtMatmulAlgo_t* algo,
+                                   void* workspace, size_t workspace_bytes, CUstream stream);
+};
+
+// libcublasLt opened with dlopen, kept loaded for the life of the process
+// (its CUDA runtime registers atexit handlers).
+class CublasLtLibrary {
+ public:
+  // libcublasLt.so.13, .so.12, .so, then the same in /usr/local/cuda/lib64;
+  // nullptr with `why` (the loaders' messages, or the missing entry point).
+  static std::unique_ptr<CublasLtLibrary> Open(std::string* why);
+
+  const CublasLtApi& api() const { return api_; }
+  // "<call> failed: CUBLAS_STATUS_X (status N)".
+  std::string Describe(cublasStatus_t status, const std::string& call) const;
+  // Throws std::runtime_error with Describe's message unless `status` is success.
+  void Check(cublasStatus_t status, const std::string& call) const;
+
+ private:
+  explicit CublasLtLibrary(const CublasLtApi& api) : api_(api) {}
+  const CublasLtApi api_;
+};
+
+}  // namespace tiletune::runtime::cuda
