@@ -7,6 +7,7 @@
 #include "tuner/worker/element_codec.h"
 #include "tuner/worker/host_reference.h"
 #include "tuner/worker/output_validation.h"
+#include "tuner/worker/problem_upload.h"
 #include "tuner/worker/timing_summary.h"
 
 namespace tiletune::tuner {
@@ -32,40 +33,6 @@ struct ExecutorScope {
     executor.ReleaseAll();
   }
 };
-
-runtime::DeviceBuffer Upload(runtime::DeviceExecutor& executor, const std::vector<float>& data,
-                             v1::DType dtype) {
-  if (data.empty()) return {};
-  const std::vector<std::byte> bytes = EncodeElements(data, dtype);
-  runtime::DeviceBuffer buffer = executor.Allocate(bytes.size());
-  executor.CopyIn(buffer, bytes.data(), bytes.size());
-  return buffer;
-}
-
-runtime::KernelArguments UploadArguments(runtime::DeviceExecutor& executor,
-                                         const ProblemInputs& p) {
-  const v1::DType in = p.key.input_dtype();
-  runtime::KernelArguments args;
-  args.a = Upload(executor, p.a, in);
-  args.b = Upload(executor, p.b, in);
-  args.weight = Upload(executor, p.weight, in);
-  args.shift = Upload(executor, p.shift, in);
-  for (int i = 0; i < p.key.chain_size(); ++i) {
-    args.chain_tensors.push_back(Upload(executor, p.chain_tensors[i], p.key.chain(i).dtype()));
-  }
-  args.chain_scalars = p.chain_scalars;
-  args.out = executor.Allocate(static_cast<size_t>(p.output_elements) *
-                               ElementBytes(p.key.output_dtype()));
-  args.m = p.m;
-  args.n = p.n;
-  args.k = p.k;
-  args.batch = p.batch;
-  args.lda = p.lda;
-  args.ldb = p.ldb;
-  args.ldc = p.ldc;
-  args.eps = p.eps;
-  return args;
-}
 
 // One validated run: outputs poisoned first, so unwritten elements show.
 void SetLaunchGeometry(const v1::LaunchGeometry& launch, runtime::KernelArguments& args) {
@@ -141,7 +108,7 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
   }
   try {
     Problem& problem = ProblemFor(request);
-    runtime::KernelArguments args = UploadArguments(executor, problem.inputs);
+    runtime::KernelArguments args = UploadProblem(executor, problem.inputs);
     SetLaunchGeometry(request.launch(), args);
     if (!request.skip_validation()) {
       if (!problem.reference) problem.reference = HostReference(problem.inputs);

@@ -8,11 +8,6 @@
 
 namespace tiletune::bench {
 
-// A GEMM problem's inputs on the device, encoded in the key's dtypes, and
-// its output buffer: the arguments every contender of the comparison reads.
-runtime::KernelArguments UploadProblem(runtime::DeviceExecutor& executor,
-                                       const tuner::ProblemInputs& problem);
-
 // Poisons the output, runs `run` once (it must leave the output ready for a
 // copy on the legacy default stream), reads the output back and checks it
 // with CheckSampled (up to `max_side` rows and columns).

@@ -9,6 +9,7 @@
 #include "bench/gpu/gemm/sampled_check.h"
 #include "kernels/kernel_template.h"
 #include "tuner/worker/problem_inputs.h"
+#include "tuner/worker/problem_upload.h"
 
 namespace tiletune::bench {
 namespace {
@@ -51,7 +52,7 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
   ReleaseScope release{rig.executor};
   try {
     const tuner::ProblemInputs problem = tuner::MakeProblemInputs(key, kInputSeed);
-    const runtime::KernelArguments args = UploadProblem(rig.executor, problem);
+    const runtime::KernelArguments args = tuner::UploadProblem(rig.executor, problem);
     const runtime::DeviceBuffer workspace = rig.executor.Allocate(CublasLtGemm::kWorkspaceBytes);
     const bool whole = ValidatesEveryVariant(shape);
     const int64_t max_side = whole ? std::numeric_limits<int64_t>::max() : kSampleSide;
