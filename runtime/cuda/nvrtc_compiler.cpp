@@ -76,7 +76,7 @@ std::unique_ptr<NvrtcCompiler> NvrtcCompiler::Open(std::string* why) {
                 api.nvrtcGetErrorString(result) + ")";
     } else {
       return std::unique_ptr<NvrtcCompiler>(new NvrtcCompiler(
-          handle, candidate, api, "nvrtc " + std::to_string(major) + "." + std::to_string(minor)));
+          candidate, api, "nvrtc " + std::to_string(major) + "." + std::to_string(minor)));
     }
     ::dlclose(handle);
   }
@@ -84,13 +84,12 @@ std::unique_ptr<NvrtcCompiler> NvrtcCompiler::Open(std::string* why) {
   return nullptr;
 }
 
-NvrtcCompiler::NvrtcCompiler(void* handle, std::string library, const NvrtcApi& api,
-                             std::string version)
-    : handle_(handle), library_(std::move(library)), api_(api), version_(std::move(version)) {}
+NvrtcCompiler::NvrtcCompiler(std::string library, const NvrtcApi& api, std::string version)
+    : library_(std::move(library)), api_(api), version_(std::move(version)) {}
 
-NvrtcCompiler::~NvrtcCompiler() {
-  ::dlclose(handle_);
-}
+// NVRTC stays loaded for the life of the process: it keeps allocations of its
+// own until exit, which unloading would orphan, and reopening costs more.
+NvrtcCompiler::~NvrtcCompiler() = default;
 
 std::string NvrtcCompiler::Error(int result) const {
   const char* text = api_.nvrtcGetErrorString(result);

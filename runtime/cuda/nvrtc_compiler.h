@@ -52,10 +52,9 @@ class NvrtcCompiler final : public RtcCompiler {
   const std::string& library() const { return library_; }
 
  private:
-  NvrtcCompiler(void* handle, std::string library, const NvrtcApi& api, std::string version);
+  NvrtcCompiler(std::string library, const NvrtcApi& api, std::string version);
   std::string Error(int result) const;
 
-  void* const handle_;
   const std::string library_;
   const NvrtcApi api_;
   const std::string version_;
