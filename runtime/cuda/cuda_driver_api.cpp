@@ -1,82 +1,62 @@
 #include "runtime/cuda/cuda_driver_api.h"
 
-#include <dlfcn.h>
-
-#include <initializer_list>
+#include "runtime/shared_library.h"
 
 namespace tiletune::runtime::cuda {
 namespace {
 
-// Points `fn` at the first of `names` the library exports (a newer ABI
-// version first, where the driver may predate it); false when none is there.
-template <typename Fn>
-bool Resolve(void* library, Fn*& fn, std::initializer_list<const char*> names,
-             std::string* missing) {
-  for (const char* name : names) {
-    if (void* symbol = ::dlsym(library, name)) {
-      fn = reinterpret_cast<Fn*>(symbol);
-      return true;
-    }
-  }
-  *missing = *names.begin();
-  return false;
-}
-
-bool ResolveAll(void* lib, CudaDriverApi& api, std::string* missing) {
-  return Resolve(lib, api.cuInit, {"cuInit"}, missing) &&
-         Resolve(lib, api.cuDriverGetVersion, {"cuDriverGetVersion"}, missing) &&
-         Resolve(lib, api.cuDeviceGetCount, {"cuDeviceGetCount"}, missing) &&
-         Resolve(lib, api.cuDeviceGet, {"cuDeviceGet"}, missing) &&
-         Resolve(lib, api.cuDeviceGetName, {"cuDeviceGetName"}, missing) &&
-         Resolve(lib, api.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}, missing) &&
-         Resolve(lib, api.cuDeviceTotalMem, {"cuDeviceTotalMem_v2"}, missing) &&
-         Resolve(lib, api.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, missing) &&
-         Resolve(lib, api.cuDevicePrimaryCtxRelease, {"cuDevicePrimaryCtxRelease_v2"}, missing) &&
-         Resolve(lib, api.cuCtxSetCurrent, {"cuCtxSetCurrent"}, missing) &&
-         Resolve(lib, api.cuCtxSynchronize, {"cuCtxSynchronize"}, missing) &&
-         Resolve(lib, api.cuModuleLoadData, {"cuModuleLoadData"}, missing) &&
-         Resolve(lib, api.cuModuleUnload, {"cuModuleUnload"}, missing) &&
-         Resolve(lib, api.cuModuleGetFunction, {"cuModuleGetFunction"}, missing) &&
-         Resolve(lib, api.cuFuncSetAttribute, {"cuFuncSetAttribute"}, missing) &&
-         Resolve(lib, api.cuLaunchKernel, {"cuLaunchKernel"}, missing) &&
-         Resolve(lib, api.cuMemAlloc, {"cuMemAlloc_v2"}, missing) &&
-         Resolve(lib, api.cuMemFree, {"cuMemFree_v2"}, missing) &&
-         Resolve(lib, api.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, missing) &&
-         Resolve(lib, api.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, missing) &&
-         Resolve(lib, api.cuMemsetD8, {"cuMemsetD8_v2"}, missing) &&
-         Resolve(lib, api.cuEventCreate, {"cuEventCreate"}, missing) &&
-         Resolve(lib, api.cuEventRecord, {"cuEventRecord"}, missing) &&
-         Resolve(lib, api.cuEventSynchronize, {"cuEventSynchronize"}, missing) &&
-         // _v2 arrived with CUDA 12.8; older drivers have only the first one.
-         Resolve(lib, api.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"},
-                 missing) &&
-         Resolve(lib, api.cuEventDestroy, {"cuEventDestroy_v2"}, missing) &&
-         Resolve(lib, api.cuGetErrorName, {"cuGetErrorName"}, missing) &&
-         Resolve(lib, api.cuGetErrorString, {"cuGetErrorString"}, missing);
+bool ResolveAll(const SharedLibrary& lib, CudaDriverApi& api, std::string* missing) {
+  bool ok = true;
+  ok &= ResolveSymbol(lib, "cuInit", &api.cuInit, missing);
+  ok &= ResolveSymbol(lib, "cuDriverGetVersion", &api.cuDriverGetVersion, missing);
+  ok &= ResolveSymbol(lib, "cuDeviceGetCount", &api.cuDeviceGetCount, missing);
+  ok &= ResolveSymbol(lib, "cuDeviceGet", &api.cuDeviceGet, missing);
+  ok &= ResolveSymbol(lib, "cuDeviceGetName", &api.cuDeviceGetName, missing);
+  ok &= ResolveSymbol(lib, "cuDeviceGetAttribute", &api.cuDeviceGetAttribute, missing);
+  ok &= ResolveSymbol(lib, "cuDeviceTotalMem_v2", &api.cuDeviceTotalMem, missing);
+  ok &= ResolveSymbol(lib, "cuDevicePrimaryCtxRetain", &api.cuDevicePrimaryCtxRetain, missing);
+  ok &= ResolveSymbol(lib, "cuDevicePrimaryCtxRelease_v2", &api.cuDevicePrimaryCtxRelease, missing);
+  ok &= ResolveSymbol(lib, "cuCtxSetCurrent", &api.cuCtxSetCurrent, missing);
+  ok &= ResolveSymbol(lib, "cuCtxSynchronize", &api.cuCtxSynchronize, missing);
+  ok &= ResolveSymbol(lib, "cuModuleLoadData", &api.cuModuleLoadData, missing);
+  ok &= ResolveSymbol(lib, "cuModuleUnload", &api.cuModuleUnload, missing);
+  ok &= ResolveSymbol(lib, "cuModuleGetFunction", &api.cuModuleGetFunction, missing);
+  ok &= ResolveSymbol(lib, "cuFuncSetAttribute", &api.cuFuncSetAttribute, missing);
+  ok &= ResolveSymbol(lib, "cuLaunchKernel", &api.cuLaunchKernel, missing);
+  ok &= ResolveSymbol(lib, "cuMemAlloc_v2", &api.cuMemAlloc, missing);
+  ok &= ResolveSymbol(lib, "cuMemFree_v2", &api.cuMemFree, missing);
+  ok &= ResolveSymbol(lib, "cuMemcpyHtoD_v2", &api.cuMemcpyHtoD, missing);
+  ok &= ResolveSymbol(lib, "cuMemcpyDtoH_v2", &api.cuMemcpyDtoH, missing);
+  ok &= ResolveSymbol(lib, "cuMemsetD8_v2", &api.cuMemsetD8, missing);
+  ok &= ResolveSymbol(lib, "cuEventCreate", &api.cuEventCreate, missing);
+  ok &= ResolveSymbol(lib, "cuEventRecord", &api.cuEventRecord, missing);
+  ok &= ResolveSymbol(lib, "cuEventSynchronize", &api.cuEventSynchronize, missing);
+  ok &= ResolveSymbol(lib, "cuEventDestroy_v2", &api.cuEventDestroy, missing);
+  ok &= ResolveSymbol(lib, "cuGetErrorName", &api.cuGetErrorName, missing);
+  ok &= ResolveSymbol(lib, "cuGetErrorString", &api.cuGetErrorString, missing);
+  // _v2 arrived with CUDA 12.8; older drivers have only the first one.
+  const char* elapsed =
+      FindSymbol(lib, "cuEventElapsedTime_v2") ? "cuEventElapsedTime_v2" : "cuEventElapsedTime";
+  ok &= ResolveSymbol(lib, elapsed, &api.cuEventElapsedTime, missing);
+  return ok;
 }
 
 }  // namespace
 
 std::unique_ptr<CudaDriver> CudaDriver::Open(std::string* why) {
-  std::string errors;
-  for (const char* name : {"libcuda.so.1", "libcuda.so"}) {
-    void* library = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-      const char* error = ::dlerror();
-      errors += (errors.empty() ? "" : "; ") + std::string(error ? error : name);
-      continue;
-    }
-    CudaDriverApi api{};
-    std::string missing;
-    if (!ResolveAll(library, api, &missing)) {
-      ::dlclose(library);
-      *why = std::string(name) + " has no entry point " + missing + " (driver too old?)";
-      return nullptr;
-    }
-    return std::unique_ptr<CudaDriver>(new CudaDriver(api));
+  std::string tried;
+  const auto library = OpenSharedLibrary({"libcuda.so.1", "libcuda.so"}, "cuInit", &tried);
+  if (!library) {
+    *why = "driver library not found: " + tried;
+    return nullptr;
   }
-  *why = "driver library not found: " + errors;
-  return nullptr;
+  CudaDriverApi api{};
+  std::string missing;
+  if (!ResolveAll(*library, api, &missing)) {
+    *why = library->name + " has no entry point " + missing + " (driver too old?)";
+    return nullptr;
+  }
+  return std::unique_ptr<CudaDriver>(new CudaDriver(api));
 }
 
 std::string CudaDriver::ErrorName(CUresult result) const {

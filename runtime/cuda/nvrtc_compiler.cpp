@@ -1,8 +1,8 @@
 #include "runtime/cuda/nvrtc_compiler.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
+
+#include "runtime/shared_library.h"
 
 namespace tiletune::runtime {
 namespace cuda {
@@ -27,23 +27,18 @@ std::vector<std::string> LibraryCandidates() {
   return candidates;
 }
 
-template <typename Fn>
-bool Resolve(void* library, Fn*& fn, const char* name, std::string* missing) {
-  fn = reinterpret_cast<Fn*>(::dlsym(library, name));
-  if (!fn) *missing = name;
-  return fn != nullptr;
-}
-
-bool ResolveAll(void* lib, NvrtcApi& api, std::string* missing) {
-  return Resolve(lib, api.nvrtcVersion, "nvrtcVersion", missing) &&
-         Resolve(lib, api.nvrtcCreateProgram, "nvrtcCreateProgram", missing) &&
-         Resolve(lib, api.nvrtcDestroyProgram, "nvrtcDestroyProgram", missing) &&
-         Resolve(lib, api.nvrtcCompileProgram, "nvrtcCompileProgram", missing) &&
-         Resolve(lib, api.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize", missing) &&
-         Resolve(lib, api.nvrtcGetProgramLog, "nvrtcGetProgramLog", missing) &&
-         Resolve(lib, api.nvrtcGetCUBINSize, "nvrtcGetCUBINSize", missing) &&
-         Resolve(lib, api.nvrtcGetCUBIN, "nvrtcGetCUBIN", missing) &&
-         Resolve(lib, api.nvrtcGetErrorString, "nvrtcGetErrorString", missing);
+bool ResolveAll(const SharedLibrary& lib, NvrtcApi& api, std::string* missing) {
+  bool ok = true;
+  ok &= ResolveSymbol(lib, "nvrtcVersion", &api.nvrtcVersion, missing);
+  ok &= ResolveSymbol(lib, "nvrtcCreateProgram", &api.nvrtcCreateProgram, missing);
+  ok &= ResolveSymbol(lib, "nvrtcDestroyProgram", &api.nvrtcDestroyProgram, missing);
+  ok &= ResolveSymbol(lib, "nvrtcCompileProgram", &api.nvrtcCompileProgram, missing);
+  ok &= ResolveSymbol(lib, "nvrtcGetProgramLogSize", &api.nvrtcGetProgramLogSize, missing);
+  ok &= ResolveSymbol(lib, "nvrtcGetProgramLog", &api.nvrtcGetProgramLog, missing);
+  ok &= ResolveSymbol(lib, "nvrtcGetCUBINSize", &api.nvrtcGetCUBINSize, missing);
+  ok &= ResolveSymbol(lib, "nvrtcGetCUBIN", &api.nvrtcGetCUBIN, missing);
+  ok &= ResolveSymbol(lib, "nvrtcGetErrorString", &api.nvrtcGetErrorString, missing);
+  return ok;
 }
 
 // Destroys the program however Compile returns.
@@ -58,30 +53,25 @@ struct ProgramGuard {
 }  // namespace
 
 std::unique_ptr<NvrtcCompiler> NvrtcCompiler::Open(std::string* why) {
-  std::string errors;
-  for (const auto& candidate : LibraryCandidates()) {
-    void* handle = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      const char* error = ::dlerror();
-      errors += (errors.empty() ? "" : "; ") + std::string(error ? error : candidate);
-      continue;
-    }
-    NvrtcApi api{};
-    std::string missing;
-    int major = 0, minor = 0;
-    if (!ResolveAll(handle, api, &missing)) {
-      errors += (errors.empty() ? "" : "; ") + candidate + " has no " + missing;
-    } else if (const int result = api.nvrtcVersion(&major, &minor); result != kNvrtcSuccess) {
-      errors += (errors.empty() ? "" : "; ") + candidate + ": nvrtcVersion failed (" +
-                api.nvrtcGetErrorString(result) + ")";
-    } else {
-      return std::unique_ptr<NvrtcCompiler>(new NvrtcCompiler(
-          candidate, api, "nvrtc " + std::to_string(major) + "." + std::to_string(minor)));
-    }
-    ::dlclose(handle);
+  std::string tried;
+  const auto library = OpenSharedLibrary(LibraryCandidates(), "nvrtcVersion", &tried);
+  if (!library) {
+    *why = "NVRTC not found: " + tried;
+    return nullptr;
   }
-  *why = "NVRTC not found: " + errors;
-  return nullptr;
+  NvrtcApi api{};
+  std::string missing;
+  if (!ResolveAll(*library, api, &missing)) {
+    *why = library->name + " has no " + missing;
+    return nullptr;
+  }
+  int major = 0, minor = 0;
+  if (const int result = api.nvrtcVersion(&major, &minor); result != kNvrtcSuccess) {
+    *why = library->name + ": nvrtcVersion failed (" + api.nvrtcGetErrorString(result) + ")";
+    return nullptr;
+  }
+  return std::unique_ptr<NvrtcCompiler>(new NvrtcCompiler(
+      library->name, api, "nvrtc " + std::to_string(major) + "." + std::to_string(minor)));
 }
 
 NvrtcCompiler::NvrtcCompiler(std::string library, const NvrtcApi& api, std::string version)

@@ -14,7 +14,7 @@ std::string HipRuntimeApi::Describe(std::string_view call, hipError_t error) con
 
 std::unique_ptr<HipRuntimeApi> OpenHipRuntimeApi(std::string* why) {
   std::string tried;
-  auto library = OpenRocmLibrary(
+  auto library = OpenSharedLibrary(
       {"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so", "/opt/rocm/lib/libamdhip64.so"},
       "hipInit", &tried);
   if (!library) {

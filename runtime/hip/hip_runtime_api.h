@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/hip/rocm_library.h"
+#include "runtime/shared_library.h"
 
 // The part of the HIP runtime API (libamdhip64) that tiletune calls, declared
 // here so that building needs no ROCm headers. Types, values and signatures
@@ -78,7 +78,7 @@ static_assert(offsetof(hipDeviceProp_tR0000, gcnArchName) == 396 &&
 
 // The functions, resolved by name from the loaded library.
 struct HipRuntimeApi {
-  RocmLibrary library;
+  SharedLibrary library;
 
   hipError_t (*hipInit)(unsigned flags);
   hipError_t (*hipDriverGetVersion)(int* version);

@@ -2,7 +2,7 @@
 
 #include <regex>
 
-#include "runtime/hip/rocm_library.h"
+#include "runtime/shared_library.h"
 
 namespace tiletune::runtime::hip {
 namespace {
@@ -19,7 +19,7 @@ const std::vector<std::string> kComgrLibraries = {"libamd_comgr.so.3", "libamd_c
 
 std::string ComgrVersion() {
   std::string ignored;
-  const auto comgr = OpenRocmLibrary(kComgrLibraries, "amd_comgr_get_version", &ignored);
+  const auto comgr = OpenSharedLibrary(kComgrLibraries, "amd_comgr_get_version", &ignored);
   return comgr ? comgr->file : "comgr not found";
 }
 
@@ -34,7 +34,7 @@ std::string NameSourceInLog(const std::string& log, const std::string& source_na
 
 std::unique_ptr<HiprtcCompiler> HiprtcCompiler::Open(std::string* why) {
   std::string tried;
-  auto library = OpenRocmLibrary(kHiprtcLibraries, "hiprtcCreateProgram", &tried);
+  auto library = OpenSharedLibrary(kHiprtcLibraries, "hiprtcCreateProgram", &tried);
   if (!library) {
     *why = "hipRTC not found: " + tried;
     return nullptr;

@@ -1,11 +1,11 @@
-#include "runtime/hip/rocm_library.h"
+#include "runtime/shared_library.h"
 
 #include <dlfcn.h>
 #include <link.h>
 
 #include <filesystem>
 
-namespace tiletune::runtime::hip {
+namespace tiletune::runtime {
 namespace {
 
 // The file behind a loaded library with its symlinks followed: its name
@@ -22,8 +22,8 @@ std::string ResolvedFileName(void* handle, const std::string& fallback) {
 
 }  // namespace
 
-std::optional<RocmLibrary> OpenRocmLibrary(const std::vector<std::string>& names,
-                                           const char* required_symbol, std::string* why) {
+std::optional<SharedLibrary> OpenSharedLibrary(const std::vector<std::string>& names,
+                                               const char* required_symbol, std::string* why) {
   std::string reasons;
   for (const auto& name : names) {
     void* handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -37,14 +37,14 @@ std::optional<RocmLibrary> OpenRocmLibrary(const std::vector<std::string>& names
       ::dlclose(handle);
       continue;
     }
-    return RocmLibrary{handle, name, ResolvedFileName(handle, name)};
+    return SharedLibrary{handle, name, ResolvedFileName(handle, name)};
   }
   *why = reasons;
   return std::nullopt;
 }
 
-void* FindSymbol(const RocmLibrary& library, const char* symbol) {
+void* FindSymbol(const SharedLibrary& library, const char* symbol) {
   return ::dlsym(library.handle, symbol);
 }
 
-}  // namespace tiletune::runtime::hip
+}  // namespace tiletune::runtime
