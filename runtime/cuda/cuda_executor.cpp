@@ -195,9 +195,6 @@ std::optional<std::string> CudaExecutor::LoadVendor(const VendorCall& call) {
                      "cuBLASLt's epilogue cannot compute the chain and no "
                      "epilogue pass came with the call");
   }
-  if (!spec.fold.fused) {
-    if (auto error = Load(call.pass_artifact_path, call.pass_entry)) return error;
-  }
   if (!cublaslt_) {
     std::string why;
     cublaslt_ = CublasLtLibrary::Open(&why);
@@ -209,6 +206,10 @@ std::optional<std::string> CudaExecutor::LoadVendor(const VendorCall& call) {
       cublaslt_workspace_ = 0;
       return error;
     }
+  }
+  // Last: nothing fails after the pass is loaded.
+  if (!spec.fold.fused) {
+    if (auto error = Load(call.pass_artifact_path, call.pass_entry)) return error;
   }
   vendor_spec_ = spec;
   entry_ = call.library + (spec.fold.fused ? "" : " + " + call.pass_entry);
