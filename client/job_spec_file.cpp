@@ -92,6 +92,14 @@ class SpecReader {
     return *value;
   }
 
+  bool Boolean(const YAML::Node& node, const std::string& path) const {
+    if (node.IsScalar() && !Quoted(node)) {
+      if (node.Scalar() == "true") return true;
+      if (node.Scalar() == "false") return false;
+    }
+    Fail(node, path, "expected true or false");
+  }
+
   double Number(const YAML::Node& node, const std::string& path) const {
     if (!node.IsScalar()) Fail(node, path, "expected a number");
     auto value = Quoted(node) ? std::nullopt : ParseNumber(node.Scalar());
@@ -174,8 +182,8 @@ class SpecReader {
 
   v1::KernelKey Kernel(const YAML::Node& node, const std::string& path) const {
     ExpectKeys(node, path,
-               {"op", "dtype", "input_dtype", "output_dtype", "accumulate_dtype", "layouts",
-                "shape", "chain"});
+               {"op", "dtype", "input_dtype", "output_dtype", "accumulate_dtype", "allow_tf32",
+                "layouts", "shape", "chain"});
     v1::KernelKey key;
     auto op = node["op"];
     if (!op) Fail(node, Child(path, "op"), "is required");
@@ -193,6 +201,7 @@ class SpecReader {
     if (auto n = node["accumulate_dtype"]) {
       key.set_accumulate_dtype(DType(n, Child(path, "accumulate_dtype")));
     }
+    if (auto n = node["allow_tf32"]) key.set_allow_tf32(Boolean(n, Child(path, "allow_tf32")));
     if (auto n = node["layouts"]) Layouts(n, Child(path, "layouts"), key);
     if (auto n = node["shape"]) Shape(n, Child(path, "shape"), key);
     if (auto n = node["chain"]) Chain(n, Child(path, "chain"), key);

@@ -20,6 +20,7 @@ namespace tiletune::client {
 //     - op: gemm
 //       dtype: f32           # shorthand for input_dtype; also input_dtype,
 //                            # output_dtype, accumulate_dtype (f32 f16 bf16 f64)
+//       allow_tf32: true     # f32 gemm only: products may round inputs to tf32
 //       layouts: {a: row, b: col}
 //       shape: {m: 128, n: 256, k: 64}
 //       chain: [bias, gelu_tanh, {op: scale, scalar: 0.5}, residual_add,

@@ -171,6 +171,7 @@ std::string KeyText(const v1::KernelKey& key) {
   if (key.accumulate_dtype() != v1::DTYPE_UNSPECIFIED) {
     text += " acc=" + ShortEnumName(kDTypeNaming, key.accumulate_dtype());
   }
+  if (key.allow_tf32()) text += " tf32";
   std::vector<std::string> parts;
   for (const auto& d : key.shape()) parts.push_back(d.name() + "=" + std::to_string(d.size()));
   if (!parts.empty()) text += CommaJoined(" ", parts);

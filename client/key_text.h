@@ -41,7 +41,8 @@ std::vector<v1::ChainOp> ParseChainText(std::string_view text,
                                         std::string_view flag);  // bias,scale=0.5
 
 // A key in the same syntax, for display:
-// "gemm f32->f32 m=128,n=256,k=64 a=row,b=col chain=bias,scale=0.5".
+// "gemm f32->f32 m=128,n=256,k=64 a=row,b=col chain=bias,scale=0.5"; " tf32"
+// follows the dtypes when the key allows it.
 std::string KeyText(const v1::KernelKey& key);
 
 }  // namespace tiletune::client

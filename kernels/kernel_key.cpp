@@ -118,6 +118,11 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
   if (key.accumulate_dtype() != v1::DTYPE_UNSPECIFIED && key.accumulate_dtype() != v1::DTYPE_F32) {
     return FieldError{At(prefix, "accumulate_dtype"), "only f32 accumulation is supported"};
   }
+  if (key.allow_tf32() && (key.op() != "gemm" || key.input_dtype() != v1::DTYPE_F32)) {
+    return FieldError{At(prefix, "allow_tf32"),
+                      "tf32 rounds the f32 inputs of a gemm; this key is " + key.op() + " with " +
+                          std::string(DTypeName(key.input_dtype())) + " inputs"};
+  }
 
   const bool gemm = key.op() == "gemm";
   std::set<std::string> seen;
@@ -247,6 +252,8 @@ std::string CanonicalKeyString(const v1::KernelKey& key) {
     if (i) s += ",";
     s += k.shape(i).name() + "=" + std::to_string(k.shape(i).size());
   }
+  // Only when set: keys stored before the field existed keep their strings.
+  if (k.allow_tf32()) s += "|tf32";
   return s;
 }
 

@@ -40,7 +40,7 @@ v1::KernelKey NormalizeKernelKey(const v1::KernelKey& key);
 
 // A stable text form of a normalized key, used as the database key and the
 // cache key. Scalar arguments of chain ops (the `scale` value) are runtime
-// arguments and are left out.
+// arguments and are left out; allow_tf32 appears only when true.
 std::string CanonicalKeyString(const v1::KernelKey& key);
 
 // A dimension by name; nullopt if the key has none.

@@ -25,11 +25,14 @@ struct KernelSource {
 };
 
 // What a tuned kernel must beat. A compiled source on the host backend (the
-// straightforward kernel); a vendor library call (cuBLASLt...) on GPUs, where
-// `source` is empty and the worker runs `name` itself.
+// straightforward kernel); a vendor library call (cuBLASLt...) on GPUs, which
+// the worker makes itself: `vendor_library` names it, and `source` is then
+// empty, or the element-wise pass that follows the call where the library's
+// own epilogue cannot express the key's chain.
 struct Baseline {
   std::string name;
   std::optional<KernelSource> source;
+  std::string vendor_library;  // empty for a compiled baseline
 };
 
 // A family of kernels for one op on one backend: its search space for a key,

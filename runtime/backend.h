@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,13 @@ class Backend {
   // a compile during a timed run would skew it, so the tuner must not overlap
   // the two.
   virtual bool RunsOnCompilerCores() const { return false; }
+  // Why this backend's worker cannot call the vendor library `library`
+  // (a baseline without a compiled source, kernels::Baseline), or nullopt
+  // when it can. By default it calls none.
+  virtual std::optional<std::string> VendorLibraryMissing(std::string_view library) const {
+    return "backend " + std::string(name()) + " calls no vendor library (asked for " +
+           std::string(library) + ")";
+  }
 };
 
 // Whether a backend could be opened here, and if not, why not.

@@ -6,6 +6,11 @@
 
 namespace tiletune::runtime {
 
+std::optional<std::string> DeviceExecutor::LoadVendor(const VendorCall& call) {
+  return "the " + std::string(backend()) + " executor calls no vendor library (asked for " +
+         call.library + ")";
+}
+
 std::unique_ptr<DeviceExecutor> OpenDeviceExecutor(std::string_view backend, std::string* why) {
   if (backend == "host") return std::make_unique<host::HostExecutor>();
   if (backend == "cuda") return cuda::CudaExecutor::Open(why);

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tiletune/v1/kernel_key.pb.h"
+
 namespace tiletune::runtime {
 
 // Memory on the executor's device. A host pointer on the CPU; a device
@@ -32,6 +34,17 @@ struct KernelArguments {
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t shared_memory_bytes = 0;
+};
+
+// A vendor library's call as the baseline of a key (cuBLASLt...), made by
+// the executor itself. `pass_artifact_path` and `pass_entry` name the
+// compiled element-wise pass that runs after the call where the library's
+// own epilogue cannot express the key's chain; both are empty otherwise.
+struct VendorCall {
+  std::string library;
+  v1::KernelKey key;
+  std::string pass_artifact_path;
+  std::string pass_entry;
 };
 
 // Runs compiled kernels on one device for the benchmark worker: memory,
@@ -60,6 +73,10 @@ class DeviceExecutor {
   virtual std::optional<std::string> Load(const std::string& artifact_path,
                                           const std::string& entry) = 0;
   virtual void Unload() = 0;
+  // Loads a vendor call in place of a kernel: Launch and TimedLaunch then
+  // run (and time) the call and its pass together; Unload or Load drops it.
+  // The reason on failure. By default: this backend calls no vendor library.
+  virtual std::optional<std::string> LoadVendor(const VendorCall& call);
 
   // Runs the loaded kernel once and waits for it; the reason on failure.
   virtual std::optional<std::string> Launch(const KernelArguments& args) = 0;

@@ -100,8 +100,9 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
       budget.max_seconds() > 0 ? budget.max_seconds() : limits_.default_max_seconds;
   // A fixed seed per item keeps a resumed item on the plan it started with.
   const uint64_t seed = (item.spec.seed() ? item.spec.seed() : 0x7ee7u) + item.item_index;
-  const double tolerance =
-      item.key.input_dtype() == v1::DTYPE_F32 ? limits_.tolerance_f32 : limits_.tolerance_half;
+  const double tolerance = item.key.input_dtype() != v1::DTYPE_F32 ? limits_.tolerance_half
+                           : item.key.allow_tf32()                 ? limits_.tolerance_tf32
+                                                                   : limits_.tolerance_f32;
 
   TuningOutcome out;
   v1::JobItemProgress& progress = out.progress;
@@ -155,15 +156,26 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
   const int planted_count = limits_.plant_faults ? 3 : 0;
   progress.set_variants_planned(std::min(max_variants, valid_count) + planted_count);
 
-  // Baseline first: its time bounds every variant's run time.
+  // Baseline first: its time bounds every variant's run time. A vendor
+  // library call is made by the worker, with the compiled pass (if any)
+  // that follows it.
   const kernels::Baseline baseline = template_.BaselineFor(item.key);
-  if (!baseline.source) return fail("baseline " + baseline.name + " has no source to compile");
+  if (!baseline.vendor_library.empty()) {
+    if (auto why = backend_.VendorLibraryMissing(baseline.vendor_library)) {
+      return fail("baseline " + baseline.name + ": " + *why);
+    }
+  } else if (!baseline.source) {
+    return fail("baseline " + baseline.name + " has no source to compile");
+  }
   runtime::CompileLimits compile_limits{limits_.compile_timeout_seconds};
-  Pending base{
-      {}, *baseline.source, pool_.Submit(backend_, *baseline.source, device_, compile_limits)};
-  auto base_compiled = AwaitCompile(base, cancel);
-  if (!base_compiled) return cancelled();
-  if (!base_compiled->ok) return fail("baseline failed to compile: " + base_compiled->log);
+  std::optional<runtime::CompileResult> base_compiled;
+  if (baseline.source) {
+    Pending base{
+        {}, *baseline.source, pool_.Submit(backend_, *baseline.source, device_, compile_limits)};
+    base_compiled = AwaitCompile(base, cancel);
+    if (!base_compiled) return cancelled();
+    if (!base_compiled->ok) return fail("baseline failed to compile: " + base_compiled->log);
+  }
 
   worker::v1::BenchRequest request;
   request.set_backend(std::string(backend_.name()));
@@ -175,9 +187,12 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
   request.mutable_protocol()->set_min_seconds(limits_.min_timing_seconds);
   request.set_tolerance(tolerance);
 
-  request.set_artifact_path(base_compiled->artifact_path);
-  request.set_entry(base.source.entry);
-  *request.mutable_launch() = base.source.launch;
+  request.set_vendor_baseline(baseline.vendor_library);
+  if (baseline.source) {
+    request.set_artifact_path(base_compiled->artifact_path);
+    request.set_entry(baseline.source->entry);
+    *request.mutable_launch() = baseline.source->launch;
+  }
   const auto base_started = Clock::now();
   const auto base_result = worker_.Run(
       request,
@@ -189,6 +204,7 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
     return fail("baseline " + baseline.name + " " + OutcomeName(base_result.outcome) + ": " +
                 base_result.error);
   }
+  request.clear_vendor_baseline();
   const v1::Timing base_timing = base_result.response.timing();
   progress.set_baseline_us(base_timing.median_us());
   const auto run_limit = std::chrono::milliseconds(static_cast<int64_t>(

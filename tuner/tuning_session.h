@@ -27,6 +27,8 @@ struct TuningLimits {
   double run_limit_min_seconds = 2;
   double run_limit_max_seconds = 60;
   double tolerance_f32 = 1e-4;
+  // f32 keys that allow tf32: inputs keep 10 mantissa bits, ~3e-4 typical.
+  double tolerance_tf32 = 2e-3;
   double tolerance_half = 2e-2;
   // A tuned kernel is served only when it beats the baseline by more than
   // this factor (noise margin); otherwise the record says VENDOR.

@@ -20,6 +20,7 @@ struct LookupOptions {
   std::optional<std::string> acc_dtype;
   std::optional<std::string> layout;
   std::optional<std::string> chain;
+  bool allow_tf32 = false;
   std::string device;
   std::string device_class;
   bool tune_on_miss = false;
@@ -46,6 +47,7 @@ v1::LookupRequest BuildRequest(const LookupOptions& options) {
   if (options.chain) {
     for (auto& op : client::ParseChainText(*options.chain, "--chain")) *key.add_chain() = op;
   }
+  key.set_allow_tf32(options.allow_tf32);
   request.mutable_device()->set_device(options.device);
   request.mutable_device()->set_device_class(options.device_class);
   request.set_tune_on_miss(options.tune_on_miss);
@@ -79,6 +81,8 @@ void AddLookupCommand(CLI::App& app, CommandRun& run) {
   command->add_option("--layout", options->layout, "tensor layouts, e.g. a=row,b=col");
   command->add_option("--chain", options->chain,
                       "fused epilogue, e.g. bias,gelu_tanh,scale=0.5,residual_add,cast=bf16");
+  command->add_flag("--allow-tf32", options->allow_tf32,
+                    "f32 gemm: the products may round the inputs to tf32");
   command->add_option("--device", options->device, "device id on the daemon, e.g. cpu:0");
   command->add_option("--device-class", options->device_class,
                       "device class id, for records of a class the daemon does not have");

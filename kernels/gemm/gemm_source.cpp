@@ -1,5 +1,6 @@
 #include "gemm_source.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "kernels/epilogue_source.h"
@@ -17,10 +18,15 @@ namespace {
 
 constexpr int64_t kMaxGridZ = 65535;
 constexpr int64_t kNaiveTile = 16;  // tt_gemm_naive.h: 16 x 16 threads, one per output
+// The epilogue pass strides over the outputs: enough blocks to fill any GPU
+// several times over, few enough that each thread handles several elements
+// of a large output.
+constexpr int64_t kEpiloguePassThreads = 256;
+constexpr int64_t kEpiloguePassMaxBlocks = 8192;
 
 std::vector<std::pair<std::string, std::string>> GemmHeaders() {
   auto headers = tile::TileLibraryHeaders();
-  for (const char* name : {"tt_gemm.h", "tt_gemm_naive.h"}) {
+  for (const char* name : {"tt_gemm.h", "tt_gemm_naive.h", "tt_gemm_epilogue.h"}) {
     const std::string_view text = EmbeddedGemmHeader(std::string("gemm/include/") + name);
     if (text.empty()) throw std::logic_error(std::string("GEMM header not embedded: ") + name);
     headers.emplace_back(name, std::string(text));
@@ -209,6 +215,24 @@ KernelSource NaiveGemmSource(const v1::KernelKey& raw, const GemmTarget& target)
   const int64_t blocks =
       (p.m + kNaiveTile - 1) / kNaiveTile * ((p.n + kNaiveTile - 1) / kNaiveTile);
   SetLaunch(source, blocks, p.batch, kNaiveTile, kNaiveTile, 0);
+  return source;
+}
+
+KernelSource EpiloguePassSource(const v1::KernelKey& raw, const GemmTarget& target) {
+  const v1::KernelKey key = NormalizeKernelKey(raw);
+  const GemmProblem p = ProblemOf(key);
+  GemmKernelSpec spec;
+  spec.kernel_name = std::string(kEpiloguePassName);
+  spec.entry = "tiletune_" + std::string(kEpiloguePassName);
+  spec.header = "tt_gemm_epilogue.h";
+  spec.function = "tt::gemm::epilogue_pass";
+  spec.config = ConfigTypes(key, p);
+  spec.threads = kEpiloguePassThreads;
+  KernelSource source = Assemble(key, target, spec, "", 0);
+  const int64_t outputs = p.batch * p.m * p.n;
+  const int64_t blocks =
+      std::min(kEpiloguePassMaxBlocks, (outputs + kEpiloguePassThreads - 1) / kEpiloguePassThreads);
+  SetLaunch(source, blocks, 1, kEpiloguePassThreads, 1, 0);
   return source;
 }
 

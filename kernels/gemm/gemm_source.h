@@ -30,4 +30,10 @@ KernelSource TileGemmSource(const v1::KernelKey& key, const GemmTarget& target,
 // The naive GEMM (tt_gemm_naive.h) with the same epilogue and rounding.
 KernelSource NaiveGemmSource(const v1::KernelKey& key, const GemmTarget& target);
 
+inline constexpr std::string_view kEpiloguePassName = "gemm_epilogue_pass";
+
+// The element-wise pass (tt_gemm_epilogue.h) that applies the key's whole
+// chain in place to the output a vendor library GEMM wrote.
+KernelSource EpiloguePassSource(const v1::KernelKey& key, const GemmTarget& target);
+
 }  // namespace tiletune::kernels::gemm

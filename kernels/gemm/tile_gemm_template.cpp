@@ -3,6 +3,7 @@
 #include "gemm_source.h"
 #include "gemm_templates.h"
 #include "kernels/host/host_source.h"
+#include "vendor_baseline.h"
 
 namespace tiletune::kernels::gemm {
 namespace {
@@ -26,10 +27,10 @@ class TileGemm final : public KernelTemplate {
     return TileGemmSource(key, target_, variant, host::PlantedFault(variant));
   }
 
-  // The naive GEMM for now. The baseline to beat is the vendor library,
-  // "cublasLt" on cuda and "hipblaslt" on hip, returned without a source
-  // once the worker can run it; the lead switches this then.
+  // cuBLASLt on NVIDIA. The AMD slot (hipBLASLt or rocBLAS) holds our naive
+  // GEMM: neither library is packaged for Debian 12 (README, "Backends").
   Baseline BaselineFor(const v1::KernelKey& key) const override {
+    if (target_.vendor.backend == gpu::kCuda.backend) return CublasLtBaseline(key);
     return {std::string(kNaiveGemmName), NaiveGemmSource(key, target_)};
   }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "gpu_templates.h"
+#include "kernels/gemm/vendor_baseline.h"
 #include "kernels/host/host_source.h"
 #include "kernels/kernel_key.h"
 
@@ -127,9 +128,10 @@ class GpuGemmTiled final : public KernelTemplate {
     return GenerateGpuSource(key, vendor_, spec, host::PlantedFault(variant));
   }
 
-  // A naive kernel until the vendor library (cuBLASLt, hipBLASLt) takes its
-  // place as the baseline in a later issue.
+  // cuBLASLt on NVIDIA; on AMD a naive kernel holds the slot of hipBLASLt
+  // and rocBLAS, which Debian 12 does not package (README, "Backends").
   Baseline BaselineFor(const v1::KernelKey& key) const override {
+    if (vendor_.backend == kCuda.backend) return gemm::CublasLtBaseline(key);
     const std::string name = std::string(vendor_.backend) + "-naive-gemm";
     GpuKernelSpec spec = Spec(key, "tt::gemm_naive", name);
     spec.entry = GpuEntry(name, {});

@@ -31,6 +31,8 @@ bool ResolveAll(void* lib, CublasLtApi& api, std::string* missing) {
                  missing) &&
          Resolve(lib, api.cublasLtMatrixLayoutCreate, "cublasLtMatrixLayoutCreate", missing) &&
          Resolve(lib, api.cublasLtMatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy", missing) &&
+         Resolve(lib, api.cublasLtMatrixLayoutSetAttribute, "cublasLtMatrixLayoutSetAttribute",
+                 missing) &&
          Resolve(lib, api.cublasLtMatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate",
                  missing) &&
          Resolve(lib, api.cublasLtMatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy",

@@ -38,17 +38,27 @@ inline constexpr int32_t CUBLAS_OP_N = 0;
 inline constexpr int32_t CUBLAS_OP_T = 1;
 // cublas_api.h, cublasComputeType_t.
 inline constexpr int CUBLAS_COMPUTE_32F = 68;
+inline constexpr int CUBLAS_COMPUTE_32F_FAST_TF32 = 77;
 // library_types.h, cudaDataType_t.
 inline constexpr int CUDA_R_32F = 0;
+inline constexpr int CUDA_R_16F = 2;
 inline constexpr int CUDA_R_16BF = 14;
 // cublasLt.h, cublasLtMatmulDescAttributes_t.
 inline constexpr int CUBLASLT_MATMUL_DESC_TRANSA = 3;
 inline constexpr int CUBLASLT_MATMUL_DESC_TRANSB = 4;
 inline constexpr int CUBLASLT_MATMUL_DESC_EPILOGUE = 7;
 inline constexpr int CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8;
-// cublasLt.h, cublasLtEpilogue_t (uint32_t attribute values):
-// GELU_BIAS = GELU (32) | BIAS (4).
+// cublasLt.h, cublasLtMatrixLayoutAttribute_t: BATCH_COUNT is int32_t,
+// STRIDED_BATCH_OFFSET int64_t (elements).
+inline constexpr int CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT = 5;
+inline constexpr int CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET = 6;
+// cublasLt.h, cublasLtEpilogue_t (uint32_t attribute values): RELU (2),
+// BIAS (4) and GELU (32) are bits; RELU_BIAS = 6, GELU_BIAS = 36.
 inline constexpr uint32_t CUBLASLT_EPILOGUE_DEFAULT = 1;
+inline constexpr uint32_t CUBLASLT_EPILOGUE_RELU = 2;
+inline constexpr uint32_t CUBLASLT_EPILOGUE_BIAS = 4;
+inline constexpr uint32_t CUBLASLT_EPILOGUE_RELU_BIAS = 6;
+inline constexpr uint32_t CUBLASLT_EPILOGUE_GELU = 32;
 inline constexpr uint32_t CUBLASLT_EPILOGUE_GELU_BIAS = 36;
 // cublasLt.h, cublasLtMatmulPreferenceAttributes_t (uint64_t value).
 inline constexpr int CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1;
@@ -68,6 +78,8 @@ struct CublasLtApi {
   cublasStatus_t (*cublasLtMatrixLayoutCreate)(cublasLtMatrixLayout_t* layout, int type,
                                                uint64_t rows, uint64_t cols, int64_t ld);
   cublasStatus_t (*cublasLtMatrixLayoutDestroy)(cublasLtMatrixLayout_t layout);
+  cublasStatus_t (*cublasLtMatrixLayoutSetAttribute)(cublasLtMatrixLayout_t layout, int attribute,
+                                                     const void* value, size_t bytes);
   cublasStatus_t (*cublasLtMatmulPreferenceCreate)(cublasLtMatmulPreference_t* preference);
   cublasStatus_t (*cublasLtMatmulPreferenceDestroy)(cublasLtMatmulPreference_t preference);
   cublasStatus_t (*cublasLtMatmulPreferenceSetAttribute)(cublasLtMatmulPreference_t preference,

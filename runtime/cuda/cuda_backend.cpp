@@ -5,11 +5,15 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "kernels/gemm/vendor_baseline.h"
+#include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/cuda_driver_api.h"
 #include "runtime/cuda/cuda_fingerprint.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 
 namespace tiletune::runtime::cuda {
+
+using kernels::gemm::kCublasLtName;
 
 std::string CudaDriverVersionName(int version) {
   return "cuda driver " + std::to_string(version / 1000) + "." +
@@ -85,17 +89,34 @@ std::unique_ptr<CudaBackend> CudaBackend::Open(const Options& options, std::stri
     devices.push_back(std::move(info));
   }
 
+  // The GEMM baseline; its absence leaves every other kernel tunable.
+  std::optional<std::string> cublaslt_missing;
+  std::string cublaslt_why;
+  if (!CublasLtLibrary::Open(&cublaslt_why)) cublaslt_missing = cublaslt_why;
+
   try {
     auto compiler = std::make_unique<CubinCompiler>(options, nvrtc->version());
-    return std::unique_ptr<CudaBackend>(new CudaBackend(std::move(devices), std::move(compiler)));
+    return std::unique_ptr<CudaBackend>(
+        new CudaBackend(std::move(devices), std::move(compiler), std::move(cublaslt_missing)));
   } catch (const std::filesystem::filesystem_error& e) {
     *why = "compiled-code cache " + options.cache_dir.string() + ": " + e.what();
     return nullptr;
   }
 }
 
-CudaBackend::CudaBackend(std::vector<DeviceInfo> devices, std::unique_ptr<CubinCompiler> compiler)
-    : devices_(std::move(devices)), compiler_(std::move(compiler)) {}
+CudaBackend::CudaBackend(std::vector<DeviceInfo> devices, std::unique_ptr<CubinCompiler> compiler,
+                         std::optional<std::string> cublaslt_missing)
+    : devices_(std::move(devices)),
+      compiler_(std::move(compiler)),
+      cublaslt_missing_(std::move(cublaslt_missing)) {}
+
+std::optional<std::string> CudaBackend::VendorLibraryMissing(std::string_view library) const {
+  if (library != kCublasLtName) {
+    return "backend cuda calls only " + std::string(kCublasLtName) + ", not " +
+           std::string(library);
+  }
+  return cublaslt_missing_;
+}
 
 CompileResult CudaBackend::Compile(const kernels::KernelSource& source, const DeviceInfo& device,
                                    const CompileLimits& limits) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,12 +28,16 @@ class CudaBackend final : public Backend {
   std::vector<DeviceInfo> Devices() const override { return devices_; }
   CompileResult Compile(const kernels::KernelSource& source, const DeviceInfo& device,
                         const CompileLimits& limits) override;
+  // cuBLASLt (the GEMM baseline), when libcublasLt opened at Open.
+  std::optional<std::string> VendorLibraryMissing(std::string_view library) const override;
 
  private:
-  CudaBackend(std::vector<DeviceInfo> devices, std::unique_ptr<CubinCompiler> compiler);
+  CudaBackend(std::vector<DeviceInfo> devices, std::unique_ptr<CubinCompiler> compiler,
+              std::optional<std::string> cublaslt_missing);
 
   const std::vector<DeviceInfo> devices_;
   const std::unique_ptr<CubinCompiler> compiler_;
+  const std::optional<std::string> cublaslt_missing_;  // why libcublasLt did not open
 };
 
 // "cuda driver 13.0" for cuDriverGetVersion's 13000.

@@ -10,6 +10,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "kernels/gemm/vendor_baseline.h"
 #include "kernels/gpu/include/tt_kernel_args.h"
 
 namespace tiletune::runtime::cuda {
@@ -78,6 +79,7 @@ CudaExecutor::~CudaExecutor() {
   Unload();
   ReleaseAll();
   if (flush_buffer_) report(api_.cuMemFree(flush_buffer_), "cuMemFree_v2");
+  if (cublaslt_workspace_) report(api_.cuMemFree(cublaslt_workspace_), "cuMemFree_v2");
   if (start_) report(api_.cuEventDestroy(start_), "cuEventDestroy_v2");
   if (stop_) report(api_.cuEventDestroy(stop_), "cuEventDestroy_v2");
   report(api_.cuDevicePrimaryCtxRelease(device_), "cuDevicePrimaryCtxRelease_v2");
@@ -168,10 +170,87 @@ void CudaExecutor::Unload() {
   }
   module_ = nullptr;
   function_ = nullptr;
+  vendor_spec_.reset();
+  vendor_plan_.reset();
+}
+
+std::optional<std::string> CudaExecutor::LoadVendor(const VendorCall& call) {
+  Unload();
+  if (call.library != kernels::gemm::kCublasLtName) {
+    return "the cuda executor calls " + std::string(kernels::gemm::kCublasLtName) + ", not " +
+           call.library;
+  }
+  CublasLtGemmSpec spec;
+  try {
+    spec = CublasLtGemmSpecOf(call.key);
+  } catch (const std::invalid_argument& e) {
+    return std::string("cuBLASLt cannot run the key: ") + e.what();
+  }
+  // The pass exists exactly when cuBLASLt's epilogue cannot take the chain.
+  if (spec.fold.fused != call.pass_entry.empty()) {
+    return spec.fold.fused
+               ? "cuBLASLt's epilogue computes the whole chain, yet an epilogue pass (" +
+                     call.pass_entry + ") came with the call"
+               : std::string(
+                     "cuBLASLt's epilogue cannot compute the chain and no "
+                     "epilogue pass came with the call");
+  }
+  if (!cublaslt_) {
+    std::string why;
+    cublaslt_ = CublasLtLibrary::Open(&why);
+    if (!cublaslt_) return why;
+  }
+  if (!cublaslt_workspace_) {
+    if (auto error = Status(api_.cuMemAlloc(&cublaslt_workspace_, CublasLtGemm::kWorkspaceBytes),
+                            "cuMemAlloc_v2(cuBLASLt workspace)")) {
+      cublaslt_workspace_ = 0;
+      return error;
+    }
+  }
+  // Last: nothing fails after the pass is loaded.
+  if (!spec.fold.fused) {
+    if (auto error = Load(call.pass_artifact_path, call.pass_entry)) return error;
+  }
+  vendor_spec_ = spec;
+  entry_ = call.library + (spec.fold.fused ? "" : " + " + call.pass_entry);
+  return std::nullopt;
+}
+
+std::optional<std::string> CudaExecutor::PrepareVendor(const KernelArguments& args) {
+  const auto& fold = vendor_spec_->fold;
+  const void* bias = fold.bias_op ? args.chain_tensors.at(*fold.bias_op).ptr : nullptr;
+  if (vendor_plan_ && vendor_plan_->bias() == bias) return std::nullopt;
+  try {
+    vendor_plan_ = std::make_unique<CublasLtGemm>(*cublaslt_, *vendor_spec_, bias);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> CudaExecutor::EnqueueVendor(const KernelArguments& args) {
+  const auto& fold = vendor_spec_->fold;
+  CublasLtOperands operands;
+  operands.a = args.a.ptr;
+  operands.b = args.b.ptr;
+  operands.residual = fold.residual_op ? args.chain_tensors.at(*fold.residual_op).ptr : nullptr;
+  operands.d = args.out.ptr;
+  operands.alpha = fold.scale_op ? static_cast<float>(args.chain_scalars.at(*fold.scale_op)) : 1.0f;
+  operands.workspace = reinterpret_cast<void*>(cublaslt_workspace_);
+  try {
+    vendor_plan_->Enqueue(operands);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> CudaExecutor::Configure(const KernelArguments& args,
                                                    tt_kernel_args* raw) {
+  if (vendor_spec_) {
+    if (auto error = PrepareVendor(args)) return error;
+    if (vendor_spec_->fold.fused) return std::nullopt;
+  }
   if (!function_) return std::string("no kernel loaded");
   if (auto error = BindKernelArgs(args, raw)) return error;
   if (args.shared_memory_bytes <= shared_memory_limit_) return std::nullopt;
@@ -187,6 +266,10 @@ std::optional<std::string> CudaExecutor::Configure(const KernelArguments& args,
 }
 
 std::optional<std::string> CudaExecutor::Enqueue(const KernelArguments& args, tt_kernel_args& raw) {
+  if (vendor_spec_) {
+    if (auto error = EnqueueVendor(args)) return error;
+    if (vendor_spec_->fold.fused) return std::nullopt;
+  }
   void* params[] = {&raw};
   return Status(api_.cuLaunchKernel(function_, args.grid[0], args.grid[1], args.grid[2],
                                     args.block[0], args.block[1], args.block[2],

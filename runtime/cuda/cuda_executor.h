@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cuda/cublaslt_gemm.h"
+#include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/cuda_driver_api.h"
 #include "runtime/device_executor.h"
 
@@ -42,6 +44,10 @@ class CudaExecutor final : public DeviceExecutor {
   std::optional<std::string> Load(const std::string& artifact_path,
                                   const std::string& entry) override;
   void Unload() override;
+  // cuBLASLt ("cublasLt") planned for the call's key (cublaslt_gemm_spec.h),
+  // then the epilogue pass when the chain does not fold into cuBLASLt's
+  // epilogue. The library and a 32 MiB workspace are set up on first use.
+  std::optional<std::string> LoadVendor(const VendorCall& call) override;
   // Launches with args.grid, args.block and args.shared_memory_bytes of
   // dynamic shared memory (opting in past 48 KiB), the kernel's one
   // parameter being a tt_kernel_args built from `args`; waits for the end.
@@ -57,6 +63,10 @@ class CudaExecutor final : public DeviceExecutor {
   // Binds `args` and opts the function in to their shared memory size.
   std::optional<std::string> Configure(const KernelArguments& args, tt_kernel_args* raw);
   std::optional<std::string> Enqueue(const KernelArguments& args, tt_kernel_args& raw);
+  // Plans the loaded vendor call for `args` (the heuristic reads the bias
+  // address), once per bias address.
+  std::optional<std::string> PrepareVendor(const KernelArguments& args);
+  std::optional<std::string> EnqueueVendor(const KernelArguments& args);
   // The message naming `call` when `result` is an error, nullopt on success;
   // ends the process when the error is sticky.
   std::optional<std::string> Status(CUresult result, const std::string& call) const;
@@ -73,6 +83,11 @@ class CudaExecutor final : public DeviceExecutor {
   std::string entry_;
   // Dynamic shared memory the loaded function accepts without opting in more.
   unsigned shared_memory_limit_ = 0;
+  // The loaded vendor call: its spec, and its plan once a launch bound it.
+  std::unique_ptr<CublasLtLibrary> cublaslt_;
+  CUdeviceptr cublaslt_workspace_ = 0;
+  std::optional<CublasLtGemmSpec> vendor_spec_;
+  std::unique_ptr<CublasLtGemm> vendor_plan_;
   CUevent start_ = nullptr, stop_ = nullptr;
   CUdeviceptr flush_buffer_ = 0;
   size_t flush_bytes_ = 0;

@@ -153,10 +153,20 @@ TEST_F(JobSpecFileTest, AMinimalSpecLeavesTheRestToTheDaemon) {
   EXPECT_EQ(spec.kernels(0).op(), "gemm");
 }
 
+TEST_F(JobSpecFileTest, AllowTf32IsABoolean) {
+  v1::JobSpec spec = ReadJobSpecFile(
+      Write("tf32.yaml", "kernels: [{op: gemm, dtype: f32, allow_tf32: true}, {op: gemm}]\n"));
+  ASSERT_EQ(spec.kernels_size(), 2);
+  EXPECT_TRUE(spec.kernels(0).allow_tf32());
+  EXPECT_FALSE(spec.kernels(1).allow_tf32());
+  EXPECT_EQ(ErrorFor("kernels:\n  - op: gemm\n    allow_tf32: yes please\n"),
+            "kernels[0].allow_tf32: expected true or false (line 3)");
+}
+
 TEST_F(JobSpecFileTest, UnknownKeyIsNamedWithItsLine) {
   EXPECT_EQ(ErrorFor("kernels:\n  - op: gemm\n    shpe: {m: 1}\n"),
             "kernels[0].shpe: unknown key (known: op, dtype, input_dtype, output_dtype, "
-            "accumulate_dtype, layouts, shape, chain) (line 3)");
+            "accumulate_dtype, allow_tf32, layouts, shape, chain) (line 3)");
   EXPECT_EQ(ErrorFor("kernels: [{op: gemm}]\nbudget: {max_variant: 3}\n"),
             "budget.max_variant: unknown key (known: max_variants, max_seconds) (line 2)");
 }

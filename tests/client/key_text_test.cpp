@@ -102,5 +102,14 @@ TEST(KeyTextTest, KeyTextReadsLikeTheFlags) {
             "gemm f32->bf16 m=128,n=256,k=64 a=row,b=col chain=bias,scale=0.5,cast=bf16");
 }
 
+TEST(KeyTextTest, KeyTextSaysWhenTf32IsAllowed) {
+  v1::KernelKey key;
+  key.set_op("gemm");
+  key.set_input_dtype(v1::DTYPE_F32);
+  key.set_allow_tf32(true);
+  for (auto& d : ParseShapeText("m=8,n=8,k=8", "--shape")) *key.add_shape() = d;
+  EXPECT_EQ(KeyText(key), "gemm f32 tf32 m=8,n=8,k=8");
+}
+
 }  // namespace
 }  // namespace tiletune::client

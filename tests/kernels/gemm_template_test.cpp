@@ -211,23 +211,55 @@ TEST(TileGemmTemplate, PlantsFaultsOnRequest) {
   EXPECT_THROW(t.Source(key, v), std::invalid_argument);
 }
 
-TEST(TileGemmTemplate, BaselineIsTheNaiveGemmForNow) {
+TEST(TileGemmTemplate, HipBaselineIsTheNaiveGemm) {
   v1::KernelKey key = Gemm(37, 53, 29);
   SetBatch(key, 2);
   AddChain(key, "relu");
-  for (const char* backend : {"cuda", "hip"}) {
-    const Baseline baseline = TileGemm(key, backend).BaselineFor(key);
-    EXPECT_EQ(baseline.name, gemm::kNaiveGemmName);
-    ASSERT_TRUE(baseline.source.has_value());
-    const KernelSource& s = *baseline.source;
-    EXPECT_TRUE(Contains(s.code, "tt::gemm::naive_gemm<Config>(args, Epilogue{&args});"));
-    EXPECT_TRUE(Contains(s.code, "tt::relu{}"));
-    EXPECT_EQ(s.launch.grid(0), 3 * 4);  // ceil(37/16) x ceil(53/16)
-    EXPECT_EQ(s.launch.grid(2), 2);
-    EXPECT_EQ(s.launch.block(0), 16);
-    EXPECT_EQ(s.launch.block(1), 16);
-    EXPECT_EQ(s.launch.shared_memory_bytes(), 0);
-  }
+  const Baseline baseline = TileGemm(key, "hip").BaselineFor(key);
+  EXPECT_EQ(baseline.name, gemm::kNaiveGemmName);
+  EXPECT_TRUE(baseline.vendor_library.empty());
+  ASSERT_TRUE(baseline.source.has_value());
+  const KernelSource& s = *baseline.source;
+  EXPECT_TRUE(Contains(s.code, "tt::gemm::naive_gemm<Config>(args, Epilogue{&args});"));
+  EXPECT_TRUE(Contains(s.code, "tt::relu{}"));
+  EXPECT_EQ(s.launch.grid(0), 3 * 4);  // ceil(37/16) x ceil(53/16)
+  EXPECT_EQ(s.launch.grid(2), 2);
+  EXPECT_EQ(s.launch.block(0), 16);
+  EXPECT_EQ(s.launch.block(1), 16);
+  EXPECT_EQ(s.launch.shared_memory_bytes(), 0);
+}
+
+TEST(TileGemmTemplate, CudaBaselineIsCublasLtWithItsOwnEpilogueWhereItFits) {
+  v1::KernelKey key = Gemm(37, 53, 29);
+  SetBatch(key, 2);
+  AddChain(key, "bias");
+  AddChain(key, "relu");
+  const Baseline baseline = TileGemm(key, "cuda").BaselineFor(key);
+  EXPECT_EQ(baseline.name, "cublasLt");
+  EXPECT_EQ(baseline.vendor_library, "cublasLt");
+  EXPECT_FALSE(baseline.source.has_value());
+}
+
+TEST(TileGemmTemplate, CudaBaselineAddsTheEpiloguePassWhereCublasLtCannot) {
+  v1::KernelKey key = Gemm(37, 53, 29);
+  SetBatch(key, 2);
+  AddChain(key, "bias");
+  AddChain(key, "gelu_erf");
+  AddChain(key, "residual_add");
+  const Baseline baseline = TileGemm(key, "cuda").BaselineFor(key);
+  EXPECT_EQ(baseline.name, "cublasLt+gemm_epilogue_pass");
+  EXPECT_EQ(baseline.vendor_library, "cublasLt");
+  ASSERT_TRUE(baseline.source.has_value());
+  const KernelSource& s = *baseline.source;
+  EXPECT_TRUE(Contains(s.code, "tt::gemm::epilogue_pass<Config>(args, Epilogue{&args});"));
+  // The pass applies the whole chain, in order.
+  EXPECT_TRUE(Contains(s.code, "tt::bias{args->chain_tensors[0]}"));
+  EXPECT_TRUE(Contains(s.code, "tt::gelu_erf{}"));
+  EXPECT_TRUE(Contains(s.code, "tt::residual_add{args->chain_tensors[2]}"));
+  // 2 x 37 x 53 outputs, 256 threads striding over them.
+  EXPECT_EQ(s.launch.grid(0), (2 * 37 * 53 + 255) / 256);
+  EXPECT_EQ(s.launch.grid(2), 1);
+  EXPECT_EQ(s.launch.block(0), 256);
 }
 
 }  // namespace

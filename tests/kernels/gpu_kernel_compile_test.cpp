@@ -72,11 +72,13 @@ const std::vector<Problem>& Problems() {
   return problems;
 }
 
-// What a test compiles for one key: the baseline, every variant, and the
-// three planted faults of the first variant.
+// What a test compiles for one key: the baseline's source (none for a
+// cuBLASLt call that fuses the chain), every variant, and the three planted
+// faults of the first variant.
 std::vector<kernels::KernelSource> Sources(const kernels::KernelTemplate& t,
                                            const v1::KernelKey& key) {
-  std::vector<kernels::KernelSource> sources = {*t.BaselineFor(key).source};
+  std::vector<kernels::KernelSource> sources;
+  if (auto baseline = t.BaselineFor(key).source) sources.push_back(std::move(*baseline));
   const auto variants = t.Space(key).ValidVariants();
   for (const auto& v : variants) sources.push_back(t.Source(key, v));
   for (int64_t fault : {1, 2, 3}) {

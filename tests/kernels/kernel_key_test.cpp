@@ -93,6 +93,40 @@ TEST(KernelKey, CanonicalStringIgnoresOrderDefaultsAndScaleValue) {
       "gemm|chain=scale:f32|in=f32|out=f32|acc=f32|layout=a:row,b:row|shape=k=64,m=128,n=256");
 }
 
+TEST(KernelKey, AllowTf32IsPartOfTheKeyOnlyWhenSet) {
+  auto exact = Gemm(128, 256, 64);
+  auto tf32 = exact;
+  tf32.set_allow_tf32(true);
+  // Keys stored before the field existed keep their canonical strings.
+  EXPECT_EQ(CanonicalKeyString(exact),
+            "gemm|chain=|in=f32|out=f32|acc=f32|layout=a:row,b:row|shape=k=64,m=128,n=256");
+  EXPECT_EQ(CanonicalKeyString(tf32), CanonicalKeyString(exact) + "|tf32");
+  EXPECT_FALSE(ValidateKernelKey(tf32, {}));
+}
+
+TEST(KernelKey, AllowTf32NeedsAnF32Gemm) {
+  auto bf16 = Gemm(8, 8, 8);
+  bf16.set_input_dtype(v1::DTYPE_BF16);
+  bf16.set_allow_tf32(true);
+  auto err = ValidateKernelKey(bf16, {});
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->field, "key.allow_tf32");
+  EXPECT_NE(err->message.find("bf16"), std::string::npos) << err->message;
+
+  v1::KernelKey softmax;
+  softmax.set_op("softmax");
+  softmax.set_input_dtype(v1::DTYPE_F32);
+  for (auto [name, size] : {std::pair{"rows", 4}, {"cols", 4}}) {
+    auto* d = softmax.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  softmax.set_allow_tf32(true);
+  err = ValidateKernelKey(softmax, {});
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->field, "key.allow_tf32");
+}
+
 TEST(KernelKey, DifferentShapesDiffer) {
   EXPECT_NE(CanonicalKeyString(Gemm(1, 2, 3)), CanonicalKeyString(Gemm(1, 2, 4)));
 }

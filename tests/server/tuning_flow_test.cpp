@@ -132,6 +132,51 @@ TEST(TuningFlow, SubmitWatchThenLookupHits) {
       << *metrics;
 }
 
+// Nothing clears an unreachable speedup bar: the record says VENDOR, keeps
+// the baseline's name and time through ListRecords and ExportRecords, and
+// Lookup answers MISS with the fallback library, naming the baseline.
+TEST(TuningFlow, NothingFasterThanTheBaselineIsAVendorRecord) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path(), {"--min-speedup", "1000"});
+  daemon.Start();
+  auto stub = daemon.Stub();
+
+  const auto key = GemmKey(48, 40, 32, {"relu"});
+  v1::JobSpec spec;
+  spec.mutable_budget()->set_max_variants(2);
+  *spec.add_kernels() = key;
+  const std::string id = Submit(*stub, spec);
+  WatchToEnd(*stub, id);
+  const auto job = Get(*stub, id);
+  ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
+  EXPECT_EQ(job.items(0).winner(), v1::WINNER_VENDOR);
+
+  const auto miss = Lookup(*stub, key);
+  EXPECT_EQ(miss.result(), v1::LookupResponse::RESULT_MISS);
+  EXPECT_FALSE(miss.fallback().library().empty());
+  EXPECT_NE(miss.fallback().reason().find("host-naive"), std::string::npos)
+      << miss.fallback().reason();
+  EXPECT_EQ(miss.record().winner(), v1::WINNER_VENDOR);
+
+  grpc::ClientContext list_ctx;
+  v1::ListRecordsResponse listed;
+  ASSERT_TRUE(stub->ListRecords(&list_ctx, v1::ListRecordsRequest{}, &listed).ok());
+  ASSERT_EQ(listed.records_size(), 1);
+  EXPECT_EQ(listed.records(0).baseline_name(), "host-naive");
+  EXPECT_GT(listed.records(0).baseline().median_us(), 0);
+  EXPECT_EQ(listed.records(0).winner(), v1::WINNER_VENDOR);
+
+  grpc::ClientContext export_ctx;
+  auto reader = stub->ExportRecords(&export_ctx, v1::ExportRecordsRequest{});
+  v1::ExportLine line;
+  std::vector<v1::ExportLine> lines;
+  while (reader->Read(&line)) lines.push_back(line);
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].record().baseline_name(), "host-naive");
+  EXPECT_EQ(lines[0].record().baseline().median_us(), listed.records(0).baseline().median_us());
+}
+
 TEST(TuningFlow, PlantedHangCrashAndWrongVariantsAreIsolated) {
   TempDir dir;
   TiletunedProcess daemon(dir.path(), {"--plant-faults", "true", "--run-limit-min-seconds", "1",

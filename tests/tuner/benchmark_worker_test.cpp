@@ -237,6 +237,18 @@ TEST(BenchmarkWorker, ProtocolBoundsTheRepetitions) {
   EXPECT_EQ(r.response.timing().repetitions(), 7);
 }
 
+TEST(BenchmarkWorker, TheHostExecutorCallsNoVendorLibrary) {
+  auto request = PlantedRequest(0);
+  request.set_vendor_baseline("cublasLt");
+  BenchmarkWorker worker(WorkerOptions());
+  const auto r = worker.Run(request, 30s);
+  EXPECT_EQ(r.outcome, Outcome::kLoadError);
+  EXPECT_NE(r.error.find("host executor calls no vendor library (asked for cublasLt)"),
+            std::string::npos)
+      << r.error;
+  EXPECT_EQ(worker.restarts(), 0);
+}
+
 TEST(BenchmarkWorker, MissingWorkerBinaryIsARunError) {
   BenchmarkWorker worker({"/nonexistent/tiletune-worker", {}});
   const auto r = worker.Run(worker::v1::BenchRequest(), 5s);

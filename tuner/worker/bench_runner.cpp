@@ -101,7 +101,11 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
                                runtime::DeviceExecutor& executor) {
   BenchResponse response;
   ExecutorScope scope{executor};
-  if (const auto error = executor.Load(request.artifact_path(), request.entry())) {
+  const auto error = request.vendor_baseline().empty()
+                         ? executor.Load(request.artifact_path(), request.entry())
+                         : executor.LoadVendor({request.vendor_baseline(), request.key(),
+                                                request.artifact_path(), request.entry()});
+  if (error) {
     response.set_status(BenchResponse::STATUS_LOAD_ERROR);
     response.set_error(*error);
     return response;

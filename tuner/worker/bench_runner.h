@@ -12,9 +12,9 @@
 namespace tiletune::tuner {
 
 // What the benchmark worker does with one request, on any backend: load the
-// artifact, draw the inputs, check one run against the float64 reference,
-// then time it per the measurement protocol (warm-up, then repetitions with
-// cold caches until both the repetition and the time minimums are met).
+// artifact (or the vendor library call of a baseline), draw the inputs, check one run against the
+// float64 reference, then time it per the measurement protocol (warm-up, then repetitions with cold
+// caches until both the repetition and the time minimums are met).
 class BenchRunner {
  public:
   worker::v1::BenchResponse Run(const worker::v1::BenchRequest& request,

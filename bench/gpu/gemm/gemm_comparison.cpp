@@ -4,10 +4,10 @@
 #include <limits>
 #include <new>
 
-#include "bench/gpu/gemm/cublaslt_gemm.h"
 #include "bench/gpu/gemm/device_problem.h"
 #include "bench/gpu/gemm/sampled_check.h"
 #include "kernels/kernel_template.h"
+#include "runtime/cuda/cublaslt_gemm.h"
 #include "tuner/worker/problem_inputs.h"
 #include "tuner/worker/problem_upload.h"
 
@@ -53,7 +53,8 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
   try {
     const tuner::ProblemInputs problem = tuner::MakeProblemInputs(key, kInputSeed);
     const runtime::KernelArguments args = tuner::UploadProblem(rig.executor, problem);
-    const runtime::DeviceBuffer workspace = rig.executor.Allocate(CublasLtGemm::kWorkspaceBytes);
+    const runtime::DeviceBuffer workspace =
+        rig.executor.Allocate(runtime::cuda::CublasLtGemm::kWorkspaceBytes);
     const bool whole = ValidatesEveryVariant(shape);
     const int64_t max_side = whole ? std::numeric_limits<int64_t>::max() : kSampleSide;
 
@@ -61,17 +62,22 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
 
     const bool fused = epilogue == Epilogue::kBiasGeluTanh;
     const void* bias = fused ? args.chain_tensors.at(0).ptr : nullptr;
-    const CublasLtGemm vendor(rig.cublaslt, shape, bias);
-    row.vendor = MeasureVendor(rig, args, problem, max_side, vendor.algorithm(), [&] {
-      vendor.Enqueue(args.a.ptr, args.b.ptr, args.out.ptr, workspace.ptr);
-    });
+    const runtime::cuda::CublasLtOperands operands{args.a.ptr,   args.b.ptr, nullptr,
+                                                   args.out.ptr, 1.0f,       workspace.ptr};
+    // The key's chain (bias, gelu_tanh) folds into cuBLASLt's GELU_BIAS.
+    const runtime::cuda::CublasLtGemm vendor(rig.cublaslt, runtime::cuda::CublasLtGemmSpecOf(key),
+                                             bias);
+    row.vendor = MeasureVendor(rig, args, problem, max_side, vendor.algorithm(),
+                               [&] { vendor.Enqueue(operands); });
     if (fused) {
-      const CublasLtGemm plain(rig.cublaslt, shape, nullptr);
-      row.unfused = MeasureVendor(
-          rig, args, problem, max_side, plain.algorithm() + " + bias_gelu_tanh kernel", [&] {
-            plain.Enqueue(args.a.ptr, args.b.ptr, args.out.ptr, workspace.ptr);
-            rig.bias_gelu.Enqueue(args.out.ptr, bias, shape.m, shape.n);
-          });
+      const runtime::cuda::CublasLtGemm plain(
+          rig.cublaslt, runtime::cuda::CublasLtGemmSpecOf(GemmKey(shape, Epilogue::kPlain)),
+          nullptr);
+      row.unfused = MeasureVendor(rig, args, problem, max_side,
+                                  plain.algorithm() + " + bias_gelu_tanh kernel", [&] {
+                                    plain.Enqueue(operands);
+                                    rig.bias_gelu.Enqueue(args.out.ptr, bias, shape.m, shape.n);
+                                  });
     }
   } catch (const std::bad_alloc&) {
     row.error = "out of memory (host or device) for the problem's buffers";

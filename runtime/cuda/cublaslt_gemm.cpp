@@ -1,0 +1,110 @@
+#include "runtime/cuda/cublaslt_gemm.h"
+
+#include <stdexcept>
+
+namespace tiletune::runtime::cuda {
+
+CublasLtGemm::CublasLtGemm(const CublasLtLibrary& library, const CublasLtGemmSpec& spec,
+                           const void* bias)
+    : library_(library), api_(library.api()), spec_(spec), bias_(bias) {
+  // A failure releases what was created before it (no destructor runs for
+  // an object whose constructor throws).
+  struct Undo {
+    CublasLtGemm* self;
+    bool done = false;
+    ~Undo() {
+      if (!done) self->Release();
+    }
+  } undo{this};
+  if (spec_.fold.bias_op.has_value() != (bias_ != nullptr)) {
+    throw std::invalid_argument(spec_.fold.bias_op ? "the spec folds a bias but none was given"
+                                                   : "a bias was given to a spec without one");
+  }
+  library_.Check(api_.cublasLtCreate(&handle_), "cublasLtCreate");
+  library_.Check(api_.cublasLtMatmulDescCreate(&desc_, spec_.compute_type, spec_.scale_type),
+                 "cublasLtMatmulDescCreate(compute " + std::to_string(spec_.compute_type) + ")");
+  SetDesc(CUBLASLT_MATMUL_DESC_TRANSA, &spec_.trans_a, sizeof(spec_.trans_a), "TRANSA");
+  SetDesc(CUBLASLT_MATMUL_DESC_TRANSB, &spec_.trans_b, sizeof(spec_.trans_b), "TRANSB");
+  SetDesc(CUBLASLT_MATMUL_DESC_EPILOGUE, &spec_.epilogue, sizeof(spec_.epilogue), "EPILOGUE");
+  if (bias_) SetDesc(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_, sizeof(bias_), "BIAS_POINTER");
+  CreateLayout(&a_, spec_.a, "A (our B)");
+  CreateLayout(&b_, spec_.b, "B (our A)");
+  CreateLayout(&d_, spec_.d, "C/D (our C)");
+  library_.Check(api_.cublasLtMatmulPreferenceCreate(&preference_),
+                 "cublasLtMatmulPreferenceCreate");
+  const uint64_t workspace = kWorkspaceBytes;
+  library_.Check(
+      api_.cublasLtMatmulPreferenceSetAttribute(
+          preference_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)),
+      "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)");
+  int returned = 0;
+  library_.Check(api_.cublasLtMatmulAlgoGetHeuristic(handle_, desc_, a_, b_, d_, d_, preference_, 1,
+                                                     &heuristic_, &returned),
+                 "cublasLtMatmulAlgoGetHeuristic(" + DescribeSpec(spec_) + ")");
+  if (returned < 1 || heuristic_.state != CUBLAS_STATUS_SUCCESS) {
+    throw std::runtime_error("cublasLtMatmulAlgoGetHeuristic found no algorithm for " +
+                             DescribeSpec(spec_));
+  }
+  algorithm_ = "cublasLt heuristic #0 (workspace " + std::to_string(heuristic_.workspaceSize) +
+               " bytes, waves " + std::to_string(heuristic_.wavesCount) + ")";
+  undo.done = true;
+}
+
+CublasLtGemm::~CublasLtGemm() {
+  Release();
+}
+
+void CublasLtGemm::SetDesc(int attribute, const void* value, size_t bytes, const char* name) {
+  library_.Check(api_.cublasLtMatmulDescSetAttribute(desc_, attribute, value, bytes),
+                 std::string("cublasLtMatmulDescSetAttribute(") + name + ")");
+}
+
+void CublasLtGemm::CreateLayout(cublasLtMatrixLayout_t* layout, const CublasLtMatrix& m,
+                                const char* name) {
+  // Created straight into the member: Release destroys it should a later
+  // call throw.
+  library_.Check(api_.cublasLtMatrixLayoutCreate(layout, m.type, m.rows, m.cols, m.ld),
+                 std::string("cublasLtMatrixLayoutCreate(") + name + ")");
+  const int32_t batch = spec_.batch;
+  if (batch > 1) {
+    library_.Check(api_.cublasLtMatrixLayoutSetAttribute(
+                       *layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)),
+                   std::string("cublasLtMatrixLayoutSetAttribute(") + name + ", BATCH_COUNT)");
+    library_.Check(
+        api_.cublasLtMatrixLayoutSetAttribute(*layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                              &m.batch_stride, sizeof(m.batch_stride)),
+        std::string("cublasLtMatrixLayoutSetAttribute(") + name + ", STRIDED_BATCH_OFFSET)");
+  }
+}
+
+void CublasLtGemm::Release() {
+  // Destroy results are ignored: nothing can be done about them here.
+  if (preference_) api_.cublasLtMatmulPreferenceDestroy(preference_);
+  for (auto* layout : {d_, b_, a_}) {
+    if (layout) api_.cublasLtMatrixLayoutDestroy(layout);
+  }
+  if (desc_) api_.cublasLtMatmulDescDestroy(desc_);
+  if (handle_) api_.cublasLtDestroy(handle_);
+  preference_ = nullptr;
+  a_ = b_ = d_ = nullptr;
+  desc_ = nullptr;
+  handle_ = nullptr;
+}
+
+void CublasLtGemm::Enqueue(const CublasLtOperands& o, CUstream stream) const {
+  if (spec_.fold.residual_op.has_value() != (o.residual != nullptr)) {
+    throw std::invalid_argument(spec_.fold.residual_op
+                                    ? "the spec folds a residual but none was given"
+                                    : "a residual was given to a spec without one");
+  }
+  // D = epilogue(alpha * A*B + beta * C): C is the residual, or D itself
+  // with beta 0 (then never read).
+  const float beta = o.residual ? 1.0f : 0.0f;
+  const void* c = o.residual ? o.residual : o.d;
+  // cuBLASLt's A is our B and its B our A (cublaslt_gemm_spec.h).
+  library_.Check(api_.cublasLtMatmul(handle_, desc_, &o.alpha, o.b, a_, o.a, b_, &beta, c, d_, o.d,
+                                     d_, &heuristic_.algo, o.workspace, kWorkspaceBytes, stream),
+                 "cublasLtMatmul");
+}
+
+}  // namespace tiletune::runtime::cuda
