@@ -1,74 +1,59 @@
 #include "runtime/cuda/cublaslt_library.h"
 
-#include <dlfcn.h>
-
 #include <stdexcept>
+
+#include "runtime/shared_library.h"
 
 namespace tiletune::runtime::cuda {
 namespace {
 
-// Points `fn` at `name` in the library; false (naming it in `missing`) when
-// the library lacks it.
-template <typename Fn>
-bool Resolve(void* library, Fn*& fn, const char* name, std::string* missing) {
-  void* symbol = ::dlsym(library, name);
-  if (!symbol) {
-    *missing = name;
-    return false;
-  }
-  fn = reinterpret_cast<Fn*>(symbol);
-  return true;
-}
-
-bool ResolveAll(void* lib, CublasLtApi& api, std::string* missing) {
-  return Resolve(lib, api.cublasLtGetVersion, "cublasLtGetVersion", missing) &&
-         Resolve(lib, api.cublasLtGetStatusName, "cublasLtGetStatusName", missing) &&
-         Resolve(lib, api.cublasLtCreate, "cublasLtCreate", missing) &&
-         Resolve(lib, api.cublasLtDestroy, "cublasLtDestroy", missing) &&
-         Resolve(lib, api.cublasLtMatmulDescCreate, "cublasLtMatmulDescCreate", missing) &&
-         Resolve(lib, api.cublasLtMatmulDescDestroy, "cublasLtMatmulDescDestroy", missing) &&
-         Resolve(lib, api.cublasLtMatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute",
-                 missing) &&
-         Resolve(lib, api.cublasLtMatrixLayoutCreate, "cublasLtMatrixLayoutCreate", missing) &&
-         Resolve(lib, api.cublasLtMatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy", missing) &&
-         Resolve(lib, api.cublasLtMatrixLayoutSetAttribute, "cublasLtMatrixLayoutSetAttribute",
-                 missing) &&
-         Resolve(lib, api.cublasLtMatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate",
-                 missing) &&
-         Resolve(lib, api.cublasLtMatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy",
-                 missing) &&
-         Resolve(lib, api.cublasLtMatmulPreferenceSetAttribute,
-                 "cublasLtMatmulPreferenceSetAttribute", missing) &&
-         Resolve(lib, api.cublasLtMatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic",
-                 missing) &&
-         Resolve(lib, api.cublasLtMatmul, "cublasLtMatmul", missing);
+bool ResolveAll(const SharedLibrary& lib, CublasLtApi& api, std::string* missing) {
+  bool ok = true;
+  ok &= ResolveSymbol(lib, "cublasLtGetVersion", &api.cublasLtGetVersion, missing);
+  ok &= ResolveSymbol(lib, "cublasLtGetStatusName", &api.cublasLtGetStatusName, missing);
+  ok &= ResolveSymbol(lib, "cublasLtCreate", &api.cublasLtCreate, missing);
+  ok &= ResolveSymbol(lib, "cublasLtDestroy", &api.cublasLtDestroy, missing);
+  ok &= ResolveSymbol(lib, "cublasLtMatmulDescCreate", &api.cublasLtMatmulDescCreate, missing);
+  ok &= ResolveSymbol(lib, "cublasLtMatmulDescDestroy", &api.cublasLtMatmulDescDestroy, missing);
+  ok &= ResolveSymbol(lib, "cublasLtMatmulDescSetAttribute", &api.cublasLtMatmulDescSetAttribute,
+                      missing);
+  ok &= ResolveSymbol(lib, "cublasLtMatrixLayoutCreate", &api.cublasLtMatrixLayoutCreate, missing);
+  ok &=
+      ResolveSymbol(lib, "cublasLtMatrixLayoutDestroy", &api.cublasLtMatrixLayoutDestroy, missing);
+  ok &= ResolveSymbol(lib, "cublasLtMatrixLayoutSetAttribute",
+                      &api.cublasLtMatrixLayoutSetAttribute, missing);
+  ok &= ResolveSymbol(lib, "cublasLtMatmulPreferenceCreate", &api.cublasLtMatmulPreferenceCreate,
+                      missing);
+  ok &= ResolveSymbol(lib, "cublasLtMatmulPreferenceDestroy", &api.cublasLtMatmulPreferenceDestroy,
+                      missing);
+  ok &= ResolveSymbol(lib, "cublasLtMatmulPreferenceSetAttribute",
+                      &api.cublasLtMatmulPreferenceSetAttribute, missing);
+  ok &= ResolveSymbol(lib, "cublasLtMatmulAlgoGetHeuristic", &api.cublasLtMatmulAlgoGetHeuristic,
+                      missing);
+  ok &= ResolveSymbol(lib, "cublasLtMatmul", &api.cublasLtMatmul, missing);
+  return ok;
 }
 
 }  // namespace
 
 std::unique_ptr<CublasLtLibrary> CublasLtLibrary::Open(std::string* why) {
-  std::string errors;
-  for (const char* name :
-       {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so",
-        "/usr/local/cuda/lib64/libcublasLt.so.13", "/usr/local/cuda/lib64/libcublasLt.so.12",
-        "/usr/local/cuda/lib64/libcublasLt.so"}) {
-    void* library = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-      const char* error = ::dlerror();
-      errors += (errors.empty() ? "" : "; ") + std::string(error ? error : name);
-      continue;
-    }
-    CublasLtApi api{};
-    std::string missing;
-    if (!ResolveAll(library, api, &missing)) {
-      ::dlclose(library);
-      *why = std::string(name) + " has no entry point " + missing;
-      return nullptr;
-    }
-    return std::unique_ptr<CublasLtLibrary>(new CublasLtLibrary(api));
+  std::string tried;
+  const auto library = OpenSharedLibrary(
+      {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so",
+       "/usr/local/cuda/lib64/libcublasLt.so.13", "/usr/local/cuda/lib64/libcublasLt.so.12",
+       "/usr/local/cuda/lib64/libcublasLt.so"},
+      "cublasLtCreate", &tried);
+  if (!library) {
+    *why = "cuBLASLt not found: " + tried;
+    return nullptr;
   }
-  *why = "cuBLASLt not found: " + errors;
-  return nullptr;
+  CublasLtApi api{};
+  std::string missing;
+  if (!ResolveAll(*library, api, &missing)) {
+    *why = library->name + " has no entry point " + missing;
+    return nullptr;
+  }
+  return std::unique_ptr<CublasLtLibrary>(new CublasLtLibrary(api));
 }
 
 std::string CublasLtLibrary::Describe(cublasStatus_t status, const std::string& call) const {
