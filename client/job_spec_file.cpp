@@ -180,14 +180,16 @@ class SpecReader {
     return budget;
   }
 
+  // One kernel key: op + chain (+ prologue), or an op graph.
+ public:
   v1::KernelKey Kernel(const YAML::Node& node, const std::string& path) const {
     ExpectKeys(node, path,
                {"op", "dtype", "input_dtype", "output_dtype", "accumulate_dtype", "allow_tf32",
-                "layouts", "shape", "chain"});
+                "layouts", "shape", "chain", "prologue", "ops", "tensors", "outputs"});
     v1::KernelKey key;
     auto op = node["op"];
-    if (!op) Fail(node, Child(path, "op"), "is required");
-    key.set_op(Text(op, Child(path, "op")));
+    if (!op && !node["ops"]) Fail(node, Child(path, "op"), "is required (or an op graph in ops)");
+    if (op) key.set_op(Text(op, Child(path, "op")));
     if (node["dtype"] && node["input_dtype"]) {
       Fail(node["input_dtype"], Child(path, "input_dtype"),
            "give dtype or input_dtype, not both (dtype is its shorthand)");
@@ -204,8 +206,55 @@ class SpecReader {
     if (auto n = node["allow_tf32"]) key.set_allow_tf32(Boolean(n, Child(path, "allow_tf32")));
     if (auto n = node["layouts"]) Layouts(n, Child(path, "layouts"), key);
     if (auto n = node["shape"]) Shape(n, Child(path, "shape"), key);
-    if (auto n = node["chain"]) Chain(n, Child(path, "chain"), key);
+    if (auto n = node["chain"]) Chain(n, Child(path, "chain"), *key.mutable_chain());
+    if (auto n = node["prologue"]) Chain(n, Child(path, "prologue"), *key.mutable_prologue());
+    if (auto n = node["tensors"]) Tensors(n, Child(path, "tensors"), key);
+    if (auto n = node["ops"]) Ops(n, Child(path, "ops"), key);
+    if (auto n = node["outputs"]) {
+      for (auto& name : Names(n, Child(path, "outputs"))) key.add_outputs(name);
+    }
     return key;
+  }
+
+ private:
+  std::vector<std::string> Names(const YAML::Node& node, const std::string& path) const {
+    if (!node.IsSequence()) Fail(node, path, "expected a list of tensor names");
+    std::vector<std::string> names;
+    for (size_t i = 0; i < node.size(); ++i) names.push_back(Text(node[i], Index(path, i)));
+    return names;
+  }
+
+  // tensors: {x: {dims: [t, d], dtype: bf16}, w: {dims: [d], dtype: bf16}}
+  void Tensors(const YAML::Node& node, const std::string& path, v1::KernelKey& key) const {
+    for (const auto& entry :
+         Entries(node, path, "a mapping of tensor name to {dims: [...], dtype: ...}")) {
+      const std::string field = Child(path, entry.name);
+      ExpectKeys(entry.value, field, {"dims", "dtype"});
+      auto* tensor = key.add_tensors();
+      tensor->set_name(entry.name);
+      if (!entry.value["dims"]) Fail(entry.value, Child(field, "dims"), "is required");
+      for (auto& dim : Names(entry.value["dims"], Child(field, "dims"))) tensor->add_dims(dim);
+      if (!entry.value["dtype"]) Fail(entry.value, Child(field, "dtype"), "is required");
+      tensor->set_dtype(DType(entry.value["dtype"], Child(field, "dtype")));
+    }
+  }
+
+  // ops: [{op: add, inputs: [x, residual], output: h}, ...]
+  void Ops(const YAML::Node& node, const std::string& path, v1::KernelKey& key) const {
+    if (!node.IsSequence()) Fail(node, path, "expected a list of ops");
+    for (size_t i = 0; i < node.size(); ++i) {
+      const std::string field = Index(path, i);
+      ExpectKeys(node[i], field, {"op", "inputs", "output", "scalar", "dtype"});
+      auto* op = key.add_ops();
+      if (!node[i]["op"]) Fail(node[i], Child(field, "op"), "is required");
+      op->set_op(Text(node[i]["op"], Child(field, "op")));
+      if (auto n = node[i]["inputs"]) {
+        for (auto& name : Names(n, Child(field, "inputs"))) op->add_inputs(name);
+      }
+      if (auto n = node[i]["output"]) op->set_output(Text(n, Child(field, "output")));
+      if (auto n = node[i]["scalar"]) op->set_scalar(Number(n, Child(field, "scalar")));
+      if (auto n = node[i]["dtype"]) op->set_dtype(DType(n, Child(field, "dtype")));
+    }
   }
 
   void Layouts(const YAML::Node& node, const std::string& path, v1::KernelKey& key) const {
@@ -233,11 +282,10 @@ class SpecReader {
     }
   }
 
-  void Chain(const YAML::Node& node, const std::string& path, v1::KernelKey& key) const {
+  void Chain(const YAML::Node& node, const std::string& path,
+             google::protobuf::RepeatedPtrField<v1::ChainOp>& ops) const {
     if (!node.IsSequence()) Fail(node, path, "expected a list of ops");
-    for (size_t i = 0; i < node.size(); ++i) {
-      *key.add_chain() = ChainEntry(node[i], Index(path, i));
-    }
+    for (size_t i = 0; i < node.size(); ++i) *ops.Add() = ChainEntry(node[i], Index(path, i));
   }
 
   v1::ChainOp ChainEntry(const YAML::Node& node, const std::string& path) const {
@@ -268,27 +316,42 @@ class SpecReader {
   std::string source_;
 };
 
-}  // namespace
-
-v1::JobSpec ParseJobSpec(std::string_view text, const std::string& source) {
-  SpecReader reader(source);
-  YAML::Node root;
+YAML::Node LoadYaml(std::string_view text, const std::string& source) {
   try {
-    root = YAML::Load(std::string(text));
+    return YAML::Load(std::string(text));
   } catch (const YAML::ParserException& e) {
     throw InputError(source + ": YAML syntax error: " + e.msg + " (line " +
                      std::to_string(e.mark.line + 1) + ")");
   }
-  return reader.Spec(root);
 }
 
-v1::JobSpec ReadJobSpecFile(const std::filesystem::path& path) {
+std::string ReadText(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path.string() + ": cannot read: " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError(path.string() + ": cannot read: " + std::strerror(errno));
-  return ParseJobSpec(text.str(), path.string());
+  return text.str();
+}
+
+}  // namespace
+
+v1::JobSpec ParseJobSpec(std::string_view text, const std::string& source) {
+  return SpecReader(source).Spec(LoadYaml(text, source));
+}
+
+v1::JobSpec ReadJobSpecFile(const std::filesystem::path& path) {
+  return ParseJobSpec(ReadText(path), path.string());
+}
+
+v1::KernelKey ParseKernelKeyText(std::string_view text, const std::string& source) {
+  const YAML::Node root = LoadYaml(text, source);
+  if (!root.IsDefined() || root.IsNull()) throw InputError(source + ": the file is empty");
+  return SpecReader(source).Kernel(root, "");
+}
+
+v1::KernelKey ReadKernelKeyFile(const std::filesystem::path& path) {
+  return ParseKernelKeyText(ReadText(path), path.string());
 }
 
 }  // namespace tiletune::client

@@ -25,6 +25,14 @@ namespace tiletune::client {
 //       shape: {m: 128, n: 256, k: 64}
 //       chain: [bias, gelu_tanh, {op: scale, scalar: 0.5}, residual_add,
 //               {op: cast, dtype: bf16}]   # "scale=0.5" and "cast=bf16" work too
+//     - shape: {t: 16384, d: 4096}   # an op graph (KernelKey.ops): no op/chain/dtype
+//       tensors: {x: {dims: [t, d], dtype: bf16}, res: {dims: [t, d], dtype: bf16},
+//                 w: {dims: [d], dtype: bf16}}
+//       ops:
+//         - {op: add, inputs: [x, res], output: h}
+//         - {op: rmsnorm, inputs: [h, w], output: y}
+//         - {op: cast, inputs: [y], output: out, dtype: f16}
+//       outputs: [out]                # optional; default: the last op's output
 //
 // Unknown and repeated keys are errors: a typo must not silently do nothing.
 // Errors are InputError("<source>: <field path>: <problem> (line N)"), e.g.
@@ -36,5 +44,10 @@ v1::JobSpec ReadJobSpecFile(const std::filesystem::path& path);
 
 // Parses spec text; `source` names it in error messages.
 v1::JobSpec ParseJobSpec(std::string_view text, const std::string& source);
+
+// One kernel key in the form of a `kernels` entry above (`tiletune lookup
+// --key-file`), from text or a file.
+v1::KernelKey ParseKernelKeyText(std::string_view text, const std::string& source);
+v1::KernelKey ReadKernelKeyFile(const std::filesystem::path& path);
 
 }  // namespace tiletune::client

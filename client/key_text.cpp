@@ -162,6 +162,10 @@ std::vector<v1::ChainOp> ParseChainText(std::string_view text, std::string_view 
 
 std::string KeyText(const v1::KernelKey& key) {
   std::string text = key.op().empty() ? "?" : key.op();
+  if (key.ops_size() > 0) {
+    text = "graph ";
+    for (int i = 0; i < key.ops_size(); ++i) text += (i ? "->" : "") + key.ops(i).op();
+  }
   if (key.input_dtype() != v1::DTYPE_UNSPECIFIED) {
     text += " " + ShortEnumName(kDTypeNaming, key.input_dtype());
   }
@@ -180,19 +184,23 @@ std::string KeyText(const v1::KernelKey& key) {
     parts.push_back(l.tensor() + "=" + ShortEnumName(kLayoutNaming, l.layout()));
   }
   if (!parts.empty()) text += CommaJoined(" ", parts);
-  parts.clear();
-  for (const auto& c : key.chain()) {
-    std::string entry = c.op();
-    if (c.dtype() != v1::DTYPE_UNSPECIFIED) {
-      entry += "=" + ShortEnumName(kDTypeNaming, c.dtype());
-    } else if (c.scalar() != 0) {
-      char buf[32];
-      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, c.scalar());
-      entry += "=" + std::string(buf, ec == std::errc() ? end : buf);
+  const auto chain_text = [](const google::protobuf::RepeatedPtrField<v1::ChainOp>& ops) {
+    std::vector<std::string> entries;
+    for (const auto& c : ops) {
+      std::string entry = c.op();
+      if (c.dtype() != v1::DTYPE_UNSPECIFIED) {
+        entry += "=" + ShortEnumName(kDTypeNaming, c.dtype());
+      } else if (c.scalar() != 0) {
+        char buf[32];
+        auto [end, ec] = std::to_chars(buf, buf + sizeof buf, c.scalar());
+        entry += "=" + std::string(buf, ec == std::errc() ? end : buf);
+      }
+      entries.push_back(entry);
     }
-    parts.push_back(entry);
-  }
-  if (!parts.empty()) text += CommaJoined(" chain=", parts);
+    return entries;
+  };
+  if (key.prologue_size() > 0) text += CommaJoined(" prologue=", chain_text(key.prologue()));
+  if (key.chain_size() > 0) text += CommaJoined(" chain=", chain_text(key.chain()));
   return text;
 }
 

@@ -18,8 +18,15 @@ struct EpilogueDialect {
 // The source of `struct Epilogue`: holds `const <args_type>* args` and maps
 // (v, idx, col) through the key's chain ops (tt::bias, tt::scale, ... of the
 // backend's tt_epilogue.h) in chain order. `plant_wrong_result` appends a
-// step that adds 1 to every value (planted fault 3 of kPlantedFault).
+// step that adds 1 to every value (planted fault 3 of kPlantedFault). The
+// chain's runtime arguments follow the prologue's in args->chain_*, and
+// `empty` says whether the functor does anything.
 std::string EpilogueFunctor(const v1::KernelKey& key, const EpilogueDialect& dialect,
                             bool plant_wrong_result = false);
+
+// The source of `struct Prologue`: the key's prologue ops, applied to the
+// kernel's input values, in the same form (their arguments come first in
+// args->chain_*).
+std::string PrologueFunctor(const v1::KernelKey& key, const EpilogueDialect& dialect);
 
 }  // namespace tiletune::kernels

@@ -33,11 +33,13 @@ const Catalog& TheCatalog() {
     c.Add("softmax", host::MakeHostSoftmaxRows());
     c.Add("rmsnorm", host::MakeHostRmsnormRows());
     c.Add("layernorm", host::MakeHostLayernormRows());
+    c.Add("elementwise", host::MakeHostElementwiseRows());
     for (const gpu::GpuVendor& vendor : {gpu::kCuda, gpu::kHip}) {
       c.Add("gemm", gpu::MakeGpuGemmTiled(vendor));
       c.Add("softmax", gpu::MakeGpuSoftmaxRows(vendor));
       c.Add("rmsnorm", gpu::MakeGpuRmsnormRows(vendor));
       c.Add("layernorm", gpu::MakeGpuLayernormRows(vendor));
+      c.Add("elementwise", gpu::MakeGpuElementwise(vendor));
     }
     for (const gemm::GemmTarget& target : {gemm::kSm90Target, gemm::kGfx90aTarget}) {
       c.Add("gemm", gemm::MakeTileGemm(target));

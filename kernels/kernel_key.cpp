@@ -4,6 +4,9 @@
 #include <array>
 #include <map>
 #include <set>
+#include <stdexcept>
+
+#include "kernels/fusion/op_graph.h"
 
 namespace tiletune::kernels {
 namespace {
@@ -12,7 +15,7 @@ constexpr std::array kGemmDims = {"m", "n", "k", "batch"};
 constexpr std::array kRowDims = {"rows", "cols"};
 
 bool IsRowOp(std::string_view op) {
-  return op == "softmax" || op == "rmsnorm" || op == "layernorm";
+  return op == "softmax" || op == "rmsnorm" || op == "layernorm" || op == "elementwise";
 }
 
 std::string At(const std::string& prefix, std::string_view field, int index = -1) {
@@ -21,10 +24,91 @@ std::string At(const std::string& prefix, std::string_view field, int index = -1
   return path;
 }
 
+// Checks one list of element-wise ops (the epilogue chain or the prologue).
+std::optional<FieldError> ValidateChainOps(
+    const google::protobuf::RepeatedPtrField<v1::ChainOp>& ops, const std::string& prefix,
+    std::string_view field) {
+  for (int i = 0; i < ops.size(); ++i) {
+    const auto& op = ops[i];
+    const std::string path = prefix + "." + std::string(field) + "[" + std::to_string(i) + "]";
+    if (!IsKnownChainOp(op.op())) {
+      return FieldError{path + ".op", "unknown chain op '" + op.op() +
+                                          "' (known: bias, scale, relu, gelu_tanh, gelu_erf, "
+                                          "silu, residual_add, cast)"};
+    }
+    if (op.op() == "cast" && field == "prologue") {
+      return FieldError{path + ".op", "a prologue cannot cast: the kernel reads its input type"};
+    }
+    if (op.op() == "cast" && op.dtype() == v1::DTYPE_UNSPECIFIED) {
+      return FieldError{path + ".dtype", "cast needs a target dtype"};
+    }
+    if (op.op() == "cast" && i + 1 != ops.size()) {
+      return FieldError{path, "cast must be the last op of a chain"};
+    }
+  }
+  return std::nullopt;
+}
+
+// Names unique, sizes positive and within max_dim; `allowed` empty: any name.
+std::optional<FieldError> ValidateDims(const v1::KernelKey& key, const KeyLimits& limits,
+                                       const std::string& prefix,
+                                       const std::vector<std::string>& allowed) {
+  std::set<std::string> seen;
+  for (int i = 0; i < key.shape_size(); ++i) {
+    const auto& d = key.shape(i);
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), d.name()) == allowed.end()) {
+      std::string names;
+      for (const auto& n : allowed) names += (names.empty() ? "" : ", ") + n;
+      return FieldError{
+          At(prefix, "shape", i) + ".name",
+          "'" + d.name() + "' is not a dimension of " + key.op() + " (" + names + ")"};
+    }
+    if (d.name().empty()) return FieldError{At(prefix, "shape", i) + ".name", "is required"};
+    if (!seen.insert(d.name()).second) {
+      return FieldError{At(prefix, "shape", i) + ".name", "dimension '" + d.name() + "' repeats"};
+    }
+    if (d.size() <= 0) {
+      return FieldError{At(prefix, "shape", i) + ".size",
+                        d.name() + " must be positive, got " + std::to_string(d.size())};
+    }
+    if (d.size() > limits.max_dim) {
+      return FieldError{At(prefix, "shape", i) + ".size",
+                        d.name() + "=" + std::to_string(d.size()) + " exceeds max_dim " +
+                            std::to_string(limits.max_dim)};
+    }
+  }
+  return std::nullopt;
+}
+
+// A graph key holds only ops, tensors, outputs and shape; the rest is the
+// planner's to fill per kernel.
+std::optional<FieldError> ValidateGraphKey(const v1::KernelKey& key, const KeyLimits& limits,
+                                           const std::string& prefix) {
+  if (!key.op().empty()) return FieldError{At(prefix, "op"), "must be empty in an op graph key"};
+  if (key.chain_size() > 0 || key.prologue_size() > 0) {
+    return FieldError{At(prefix, key.chain_size() > 0 ? "chain" : "prologue"),
+                      "must be empty in an op graph key: element-wise ops are graph ops"};
+  }
+  if (key.input_dtype() != v1::DTYPE_UNSPECIFIED || key.output_dtype() != v1::DTYPE_UNSPECIFIED) {
+    return FieldError{
+        At(prefix, key.input_dtype() != v1::DTYPE_UNSPECIFIED ? "input_dtype" : "output_dtype"),
+        "must be unspecified in an op graph key: tensors carry their dtypes"};
+  }
+  if (key.layouts_size() > 0) {
+    return FieldError{At(prefix, "layouts"), "op graph tensors are row-major; leave it empty"};
+  }
+  if (auto e = ValidateDims(key, limits, prefix, {})) return e;
+  return fusion::ValidateOpGraph(key, limits, prefix);
+}
+
 }  // namespace
 
 bool IsKnownOp(std::string_view op) {
   return op == "gemm" || IsRowOp(op);
+}
+
+bool IsGraphKey(const v1::KernelKey& key) {
+  return key.ops_size() > 0;
 }
 
 bool IsKnownChainOp(std::string_view op) {
@@ -64,6 +148,12 @@ std::optional<v1::Layout> ParseLayout(std::string_view name) {
   return std::nullopt;
 }
 
+std::vector<v1::ChainOp> ChainArgumentOps(const v1::KernelKey& key) {
+  std::vector<v1::ChainOp> ops(key.prologue().begin(), key.prologue().end());
+  ops.insert(ops.end(), key.chain().begin(), key.chain().end());
+  return ops;
+}
+
 std::optional<int64_t> DimSize(const v1::KernelKey& key, std::string_view name) {
   for (const auto& d : key.shape()) {
     if (d.name() == name) return d.size();
@@ -73,30 +163,28 @@ std::optional<int64_t> DimSize(const v1::KernelKey& key, std::string_view name) 
 
 std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyLimits& limits,
                                             const std::string& prefix) {
+  if (IsGraphKey(key)) return ValidateGraphKey(key, limits, prefix);
   if (key.op().empty()) return FieldError{At(prefix, "op"), "is required"};
   if (!IsKnownOp(key.op())) {
-    return FieldError{At(prefix, "op"),
-                      "unknown op '" + key.op() + "' (known: gemm, softmax, rmsnorm, layernorm)"};
+    return FieldError{At(prefix, "op"), "unknown op '" + key.op() +
+                                            "' (known: gemm, softmax, rmsnorm, layernorm, "
+                                            "elementwise; or an op graph in ops)"};
   }
-  if (key.chain_size() > limits.max_chain_length) {
-    return FieldError{At(prefix, "chain"), "has " + std::to_string(key.chain_size()) +
-                                               " ops; the limit is " +
-                                               std::to_string(limits.max_chain_length)};
+  if (key.chain_size() + key.prologue_size() > limits.max_chain_length) {
+    return FieldError{At(prefix, key.prologue_size() > 0 ? "prologue" : "chain"),
+                      "prologue and chain have " +
+                          std::to_string(key.chain_size() + key.prologue_size()) +
+                          " ops; the limit is " + std::to_string(limits.max_chain_length)};
   }
-  for (int i = 0; i < key.chain_size(); ++i) {
-    const auto& op = key.chain(i);
-    if (!IsKnownChainOp(op.op())) {
-      return FieldError{At(prefix, "chain", i) + ".op",
-                        "unknown chain op '" + op.op() +
-                            "' (known: bias, scale, relu, gelu_tanh, gelu_erf, silu, "
-                            "residual_add, cast)"};
-    }
-    if (op.op() == "cast" && op.dtype() == v1::DTYPE_UNSPECIFIED) {
-      return FieldError{At(prefix, "chain", i) + ".dtype", "cast needs a target dtype"};
-    }
-    if (op.op() == "cast" && i + 1 != key.chain_size()) {
-      return FieldError{At(prefix, "chain", i), "cast must be the last op of a chain"};
-    }
+  if (auto e = ValidateChainOps(key.chain(), prefix, "chain")) return e;
+  if (key.prologue_size() > 0 && key.op() == "gemm") {
+    return FieldError{At(prefix, "prologue"),
+                      "gemm takes no prologue: its templates read A and B as stored"};
+  }
+  if (auto e = ValidateChainOps(key.prologue(), prefix, "prologue")) return e;
+  if (!key.tensors().empty() || !key.outputs().empty()) {
+    return FieldError{At(prefix, key.tensors().empty() ? "outputs" : "tensors"),
+                      "belongs to an op graph (ops); a single-kernel key has none"};
   }
   const struct {
     const char* field;
@@ -125,31 +213,13 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
   }
 
   const bool gemm = key.op() == "gemm";
-  std::set<std::string> seen;
-  for (int i = 0; i < key.shape_size(); ++i) {
-    const auto& d = key.shape(i);
-    const auto& allowed = gemm ? std::vector<std::string>(kGemmDims.begin(), kGemmDims.end())
-                               : std::vector<std::string>(kRowDims.begin(), kRowDims.end());
-    if (std::find(allowed.begin(), allowed.end(), d.name()) == allowed.end()) {
-      std::string names;
-      for (const auto& n : allowed) names += (names.empty() ? "" : ", ") + n;
-      return FieldError{
-          At(prefix, "shape", i) + ".name",
-          "'" + d.name() + "' is not a dimension of " + key.op() + " (" + names + ")"};
-    }
-    if (!seen.insert(d.name()).second) {
-      return FieldError{At(prefix, "shape", i) + ".name", "dimension '" + d.name() + "' repeats"};
-    }
-    if (d.size() <= 0) {
-      return FieldError{At(prefix, "shape", i) + ".size",
-                        d.name() + " must be positive, got " + std::to_string(d.size())};
-    }
-    if (d.size() > limits.max_dim) {
-      return FieldError{At(prefix, "shape", i) + ".size",
-                        d.name() + "=" + std::to_string(d.size()) + " exceeds max_dim " +
-                            std::to_string(limits.max_dim)};
-    }
+  if (auto e = ValidateDims(key, limits, prefix,
+                            gemm ? std::vector<std::string>(kGemmDims.begin(), kGemmDims.end())
+                                 : std::vector<std::string>(kRowDims.begin(), kRowDims.end()))) {
+    return e;
   }
+  std::set<std::string> seen;
+  for (const auto& d : key.shape()) seen.insert(d.name());
   for (const char* required :
        gemm ? std::vector<const char*>{"m", "n", "k"} : std::vector<const char*>{"rows", "cols"}) {
     if (!seen.contains(required)) {
@@ -197,6 +267,7 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
 
 v1::KernelKey NormalizeKernelKey(const v1::KernelKey& key) {
   v1::KernelKey out = key;
+  if (IsGraphKey(key)) return out;
   if (out.accumulate_dtype() == v1::DTYPE_UNSPECIFIED) out.set_accumulate_dtype(v1::DTYPE_F32);
   if (out.output_dtype() == v1::DTYPE_UNSPECIFIED) out.set_output_dtype(out.input_dtype());
   std::map<std::string, v1::Layout> layouts;
@@ -226,19 +297,32 @@ v1::KernelKey NormalizeKernelKey(const v1::KernelKey& key) {
       op.set_dtype(out.output_dtype());
     }
   }
+  // A prologue works on the input, so its tensors default to the input type.
+  for (auto& op : *out.mutable_prologue()) {
+    if (op.op() != "scale") op.set_scalar(0);
+    if (op.dtype() == v1::DTYPE_UNSPECIFIED) op.set_dtype(out.input_dtype());
+  }
   return out;
 }
 
 std::string CanonicalKeyString(const v1::KernelKey& key) {
-  const v1::KernelKey k = NormalizeKernelKey(key);
-  std::string s = k.op();
-  s += "|chain=";
-  for (int i = 0; i < k.chain_size(); ++i) {
-    if (i) s += ",";
-    s += k.chain(i).op();
-    s += ":";
-    s += DTypeName(k.chain(i).dtype());
+  if (IsGraphKey(key)) {
+    throw std::invalid_argument("an op graph key has no canonical string: plan it into kernels");
   }
+  const v1::KernelKey k = NormalizeKernelKey(key);
+  const auto ops_text = [](const google::protobuf::RepeatedPtrField<v1::ChainOp>& ops) {
+    std::string text;
+    for (int i = 0; i < ops.size(); ++i) {
+      if (i) text += ",";
+      text += ops[i].op() + ":" + std::string(DTypeName(ops[i].dtype()));
+    }
+    return text;
+  };
+  std::string s = k.op();
+  // Only keys with a prologue spell it, so the strings of older keys (and
+  // their database records) stay as they were.
+  if (k.prologue_size() > 0) s += "|prologue=" + ops_text(k.prologue());
+  s += "|chain=" + ops_text(k.chain());
   s += "|in=" + std::string(DTypeName(k.input_dtype()));
   s += "|out=" + std::string(DTypeName(k.output_dtype()));
   s += "|acc=" + std::string(DTypeName(k.accumulate_dtype()));
@@ -262,7 +346,9 @@ int64_t ProblemFlops(const v1::KernelKey& key) {
     return 2 * DimSize(key, "m").value_or(0) * DimSize(key, "n").value_or(0) *
            DimSize(key, "k").value_or(0) * DimSize(key, "batch").value_or(1);
   }
-  return 5 * DimSize(key, "rows").value_or(0) * DimSize(key, "cols").value_or(0);
+  const int64_t per_element =
+      key.op() == "elementwise" ? key.chain_size() + key.prologue_size() : 5;
+  return per_element * DimSize(key, "rows").value_or(0) * DimSize(key, "cols").value_or(0);
 }
 
 }  // namespace tiletune::kernels

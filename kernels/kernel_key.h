@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tiletune/v1/kernel_key.pb.h"
 
@@ -14,7 +15,9 @@ namespace tiletune::kernels {
 struct KeyLimits {
   int64_t max_dim = int64_t{1} << 20;       // any single dimension
   int64_t max_elements = int64_t{1} << 32;  // elements of the largest tensor
-  int max_chain_length = 16;
+  int max_chain_length = 16;                // prologue + chain ops of one kernel
+  int max_graph_ops = 32;                   // ops of an op graph key
+  int max_graph_tensors = 32;
 };
 
 // A rejected request field: `field` is the path in the request message
@@ -26,7 +29,10 @@ struct FieldError {
 };
 
 // The ops whose keys we understand, and the epilogue ops a chain may hold.
+// `elementwise` is a kernel that only runs its prologue and chain over x.
 bool IsKnownOp(std::string_view op);
+// An op graph (KernelKey.ops) rather than one kernel's key.
+bool IsGraphKey(const v1::KernelKey& key);
 bool IsKnownChainOp(std::string_view op);
 
 // Checks op, chain, dtypes, layouts and shape against the op's rules and the
@@ -40,8 +46,14 @@ v1::KernelKey NormalizeKernelKey(const v1::KernelKey& key);
 
 // A stable text form of a normalized key, used as the database key and the
 // cache key. Scalar arguments of chain ops (the `scale` value) are runtime
-// arguments and are left out; allow_tf32 appears only when true.
+// arguments and are left out; allow_tf32 appears only when true. Throws
+// std::invalid_argument for a graph key: only the kernels of its plan
+// (kernels/fusion) have keys.
 std::string CanonicalKeyString(const v1::KernelKey& key);
+
+// The ops whose runtime arguments a kernel reads from its chain tensors and
+// scalars, in that order: the prologue's, then the epilogue chain's.
+std::vector<v1::ChainOp> ChainArgumentOps(const v1::KernelKey& key);
 
 // A dimension by name; nullopt if the key has none.
 std::optional<int64_t> DimSize(const v1::KernelKey& key, std::string_view name);

@@ -64,6 +64,11 @@ ParsedImport ParseImportLines(const std::string& jsonl, const kernels::KeyLimits
           Reject(line, "record.config", "a tuned record needs a kernel name and a positive time"));
       continue;
     }
+    if (kernels::IsGraphKey(record.key())) {
+      out.rejects.push_back(Reject(line, "record.key.ops",
+                                   "records are per kernel; an op graph has no record of its own"));
+      continue;
+    }
     db::ImportedRecord imported;
     imported.line = line;
     imported.canonical_key = kernels::CanonicalKeyString(record.key());

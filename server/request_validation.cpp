@@ -1,5 +1,7 @@
 #include "server/request_validation.h"
 
+#include "server/planned_kernels.h"
+
 namespace tiletune::server {
 
 std::variant<ResolvedDevice, kernels::FieldError> ResolveDevice(const v1::DeviceSelector& selector,
@@ -54,6 +56,12 @@ std::optional<kernels::FieldError> ValidateJobSpec(const v1::JobSpec& spec,
                                             "spec.kernels[" + std::to_string(i) + "]")) {
       return e;
     }
+  }
+  if (const auto planned = PlannedJobKernels(spec, config.key_limits).size();
+      static_cast<int>(planned) > config.max_kernels_per_job) {
+    return kernels::FieldError{"spec.kernels", "op graphs plan to " + std::to_string(planned) +
+                                                   " kernels; the limit is " +
+                                                   std::to_string(config.max_kernels_per_job)};
   }
   if (spec.budget().max_variants() < 0) {
     return kernels::FieldError{"spec.budget.max_variants", "must not be negative"};

@@ -6,7 +6,9 @@
 #include <google/protobuf/util/time_util.h>
 #include <spdlog/spdlog.h>
 
+#include "kernels/fusion/fusion_planner.h"
 #include "kernels/kernel_key.h"
+#include "server/planned_kernels.h"
 #include "server/record_import.h"
 #include "server/request_validation.h"
 
@@ -60,6 +62,7 @@ grpc::Status TuningServiceImpl::AnswerLookup(const v1::LookupRequest& request,
     return Invalid(*e);
   }
   const auto& device = std::get<ResolvedDevice>(resolved);
+  if (kernels::IsGraphKey(request.key())) return AnswerGraphLookup(request, response, prefix);
   const std::string canonical = kernels::CanonicalKeyString(request.key());
   response.set_device_class(device.device_class);
 
@@ -108,6 +111,37 @@ grpc::Status TuningServiceImpl::AnswerLookup(const v1::LookupRequest& request,
   spec.set_priority(ctx_.config.tune_on_miss_priority);
   spec.mutable_device()->set_device(device.device->info.id);
   response.set_job_id(CreateJob(std::move(spec), device.device->info.id));
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::AnswerGraphLookup(const v1::LookupRequest& request,
+                                                  v1::LookupResponse& response,
+                                                  const std::string& prefix) {
+  *response.mutable_plan() = kernels::fusion::PlanFusion(request.key(), ctx_.config.key_limits);
+  int misses = 0;
+  std::string fallback_library;
+  for (int i = 0; i < response.plan().kernels_size(); ++i) {
+    v1::LookupRequest kernel_request = request;
+    *kernel_request.mutable_key() = response.plan().kernels(i).key();
+    auto& answer = *response.add_kernel_results();
+    const grpc::Status status =
+        AnswerLookup(kernel_request, answer, prefix + "plan.kernels[" + std::to_string(i) + "].");
+    if (!status.ok()) return status;
+    if (answer.result() != v1::LookupResponse::RESULT_HIT) {
+      ++misses;
+      fallback_library = answer.fallback().library();
+    }
+    response.set_device_class(answer.device_class());
+  }
+  if (misses == 0) {
+    response.set_result(v1::LookupResponse::RESULT_HIT);
+    return grpc::Status::OK;
+  }
+  response.set_result(v1::LookupResponse::RESULT_MISS);
+  response.mutable_fallback()->set_library(fallback_library);
+  response.mutable_fallback()->set_reason(
+      std::to_string(misses) + " of " + std::to_string(response.plan().kernels_size()) +
+      " kernels of the plan have no tuned record; see kernel_results");
   return grpc::Status::OK;
 }
 
@@ -165,8 +199,11 @@ std::string TuningServiceImpl::CreateJob(v1::JobSpec spec, const std::string& de
   job.set_device(device_id);
   *job.mutable_created_at() = TimeUtil::GetCurrentTime();
   std::vector<std::string> canonical;
+  // Op graphs run as the kernels of their plans: those are the job's items.
+  std::vector<v1::KernelKey> planned = PlannedJobKernels(spec, ctx_.config.key_limits);
+  spec.clear_kernels();
+  for (auto& key : planned) *spec.add_kernels() = std::move(key);
   for (auto& key : *spec.mutable_kernels()) {
-    key = kernels::NormalizeKernelKey(key);
     canonical.push_back(kernels::CanonicalKeyString(key));
     auto* item = job.add_items();
     item->set_index(job.items_size() - 1);

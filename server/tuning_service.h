@@ -68,6 +68,9 @@ class TuningServiceImpl final : public TuningServiceBase {
   grpc::Status Unready() const;
   grpc::Status AnswerLookup(const v1::LookupRequest& request, v1::LookupResponse& response,
                             const std::string& prefix);
+  // A lookup of an op graph: its fusion plan, one answer per kernel.
+  grpc::Status AnswerGraphLookup(const v1::LookupRequest& request, v1::LookupResponse& response,
+                                 const std::string& prefix);
   // Creates a job from a validated spec; returns its id.
   std::string CreateJob(v1::JobSpec spec, const std::string& device_id);
   grpc::Status LoadJob(const std::string& job_id, v1::Job& job);

@@ -7,6 +7,8 @@
 #include "client/cli/json_output.h"
 #include "client/cli/record_format.h"
 #include "client/enum_names.h"
+#include "client/input_error.h"
+#include "client/job_spec_file.h"
 #include "client/key_text.h"
 
 namespace tiletune::cli {
@@ -14,6 +16,7 @@ namespace {
 
 struct LookupOptions {
   std::string op;
+  std::optional<std::string> key_file;
   std::optional<std::string> shape;
   std::optional<std::string> dtype;
   std::optional<std::string> out_dtype;
@@ -32,9 +35,13 @@ v1::DType DType(const std::string& name) {
 }
 
 v1::LookupRequest BuildRequest(const LookupOptions& options) {
+  if (options.op.empty() && !options.key_file) {
+    throw client::InputError("lookup: give --op (with --shape, --dtype...) or --key-file");
+  }
   v1::LookupRequest request;
   auto& key = *request.mutable_key();
-  key.set_op(options.op);
+  if (options.key_file) key = client::ReadKernelKeyFile(*options.key_file);
+  if (!options.op.empty()) key.set_op(options.op);
   if (options.dtype) key.set_input_dtype(DType(*options.dtype));
   if (options.out_dtype) key.set_output_dtype(DType(*options.out_dtype));
   if (options.acc_dtype) key.set_accumulate_dtype(DType(*options.acc_dtype));
@@ -73,7 +80,13 @@ void AddLookupCommand(CLI::App& app, CommandRun& run) {
   auto* command = app.add_subcommand(
       "lookup", "Ask which kernel to run for a key: HIT (tuned config) or MISS (fallback)");
   auto dtypes = CLI::IsMember(client::ShortEnumNames(client::kDTypeNaming));
-  command->add_option("--op", options->op, "gemm, softmax, rmsnorm, layernorm")->required();
+  auto* op =
+      command->add_option("--op", options->op, "gemm, softmax, rmsnorm, layernorm, elementwise");
+  auto* key_file = command->add_option(
+      "--key-file", options->key_file,
+      "a kernel key or op graph in YAML/JSON, as one `kernels` entry of a job file; "
+      "the answer shows the fusion plan");
+  op->excludes(key_file);
   command->add_option("--shape", options->shape, "dims, e.g. m=128,n=256,k=64");
   command->add_option("--dtype", options->dtype, "input dtype")->check(dtypes);
   command->add_option("--out-dtype", options->out_dtype, "output dtype")->check(dtypes);

@@ -103,7 +103,20 @@ void PrintLookup(const v1::KernelKey& asked, const v1::LookupResponse& response,
   }
   if (!response.job_id().empty()) fields.AddRow({"tuning job", response.job_id()});
   if (response.has_record()) AddRecordFields(response.record(), fields);
+  if (response.plan().kernels_size() > 0) {
+    fields.AddRow({"fusion plan", std::to_string(response.plan().kernels_size()) + " kernel(s)"});
+  }
   fields.Print(out);
+  for (int i = 0; i < response.plan().kernels_size(); ++i) {
+    const auto& kernel = response.plan().kernels(i);
+    std::string ops;
+    for (int op : kernel.ops()) ops += (ops.empty() ? "" : ",") + std::to_string(op);
+    out << "\nkernel " << i + 1 << "/" << response.plan().kernels_size() << " (graph ops " << ops
+        << "): ";
+    if (i < response.kernel_results_size())
+      PrintLookup(kernel.key(), response.kernel_results(i), out);
+    if (!kernel.split_reason().empty()) out << "split: " << kernel.split_reason() << '\n';
+  }
 }
 
 }  // namespace tiletune::cli

@@ -1,7 +1,7 @@
 // The row-wise GPU templates (softmax, rmsnorm, layernorm): one shape of
 // search space (block size, rows per block, vector width, unroll) plus each
-// op's own algorithm choices. See kernels/gpu/include/tt_rows.h for how a
-// block walks its rows.
+// op's own algorithm choices. The key's prologue is applied as x is loaded. See
+// kernels/gpu/include/tt_rows.h for how a block walks its rows.
 #include <algorithm>
 
 #include "gpu_templates.h"
@@ -140,6 +140,7 @@ class GpuRowKernel final : public KernelTemplate {
     spec.kernel_name = std::move(kernel_name);
     spec.header = def_.header;
     spec.function = std::move(function);
+    spec.takes_prologue = true;
     return spec;
   }
 

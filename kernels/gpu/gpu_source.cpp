@@ -16,9 +16,9 @@ namespace {
 
 // Every GPU kernel is compiled with the whole set, so that the cache key of
 // a kernel covers any header it may include.
-constexpr const char* kHeaders[] = {"tt_device.h", "tt_kernel_args.h", "tt_epilogue.h",
-                                    "tt_reduce.h", "tt_rows.h",        "softmax.h",
-                                    "rmsnorm.h",   "layernorm.h",      "gemm.h"};
+constexpr const char* kHeaders[] = {
+    "tt_device.h", "tt_kernel_args.h", "tt_epilogue.h", "tt_reduce.h", "tt_rows.h",
+    "softmax.h",   "rmsnorm.h",        "layernorm.h",   "gemm.h",      "elementwise.h"};
 
 // The most blocks a launch may ask for along x (CUDA's limit; HIP's is larger).
 constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
@@ -37,7 +37,8 @@ const std::vector<std::pair<std::string, std::string>>& GpuHeaders() {
 }
 
 std::string KernelBody(const GpuKernelSpec& spec, int64_t planted_fault) {
-  const std::string call = "  " + spec.function + "<Config>(args, Epilogue{&args});\n";
+  const std::string call = "  " + spec.function + "<Config>(args, " +
+                           (spec.takes_prologue ? "Prologue{&args}, " : "") + "Epilogue{&args});\n";
   switch (planted_fault) {
     case 1:
       // An infinite loop without side effects may be deleted by the compiler;
@@ -108,6 +109,9 @@ KernelSource GenerateGpuSource(const v1::KernelKey& key, const GpuVendor& vendor
       "#include \"tt_device.h\"\n#include \"tt_kernel_args.h\"\n"
       "#include \"tt_epilogue.h\"\n#include \"" +
       spec.header + "\"\n\nnamespace {\n\n" + config + "\n" +
+      (spec.takes_prologue
+           ? PrologueFunctor(key, {"tt_kernel_args", "long long", "__device__ "}) + "\n"
+           : "") +
       EpilogueFunctor(key, {"tt_kernel_args", "long long", "__device__ "}, planted_fault == 3) +
       "\n}  // namespace\n\nTT_KERNEL(" + threads + ") " + source.entry +
       "(tt_kernel_args args) {\n" + KernelBody(spec, planted_fault) + "}\n";

@@ -35,6 +35,9 @@ struct GpuKernelSpec {
   std::vector<std::pair<std::string, int64_t>> config;
   int64_t threads = 0;
   int64_t blocks = 0;
+  // Row kernels take the key's prologue as a second functor:
+  // function<Config>(args, Prologue{&args}, Epilogue{&args}).
+  bool takes_prologue = false;
 };
 
 // Why a GPU kernel cannot serve the key's types (f32 only until the tile

@@ -13,5 +13,6 @@ std::unique_ptr<KernelTemplate> MakeGpuGemmTiled(const GpuVendor& vendor);
 std::unique_ptr<KernelTemplate> MakeGpuSoftmaxRows(const GpuVendor& vendor);
 std::unique_ptr<KernelTemplate> MakeGpuRmsnormRows(const GpuVendor& vendor);
 std::unique_ptr<KernelTemplate> MakeGpuLayernormRows(const GpuVendor& vendor);
+std::unique_ptr<KernelTemplate> MakeGpuElementwise(const GpuVendor& vendor);
 
 }  // namespace tiletune::kernels::gpu

@@ -1,6 +1,6 @@
-// The row-wise host templates (softmax, rmsnorm, layernorm): one shape of
-// search space (reduction lanes, rows per task, threads) plus each op's own
-// algorithm choices.
+// The row-wise host templates (softmax, rmsnorm, layernorm, elementwise):
+// one shape of search space (reduction lanes, rows per task, threads) plus
+// each op's own algorithm choices. All take the key's prologue.
 #include "host_source.h"
 #include "host_templates.h"
 #include "kernels/kernel_key.h"
@@ -15,6 +15,7 @@ struct RowKernelDefinition {
   std::string tuned;                 // tt::softmax_rows
   std::string naive;                 // tt::softmax_naive
   std::vector<Parameter> algorithm;  // op-specific choices, each 0/1
+  bool reduces = true;               // false: no reduction, so no reduction lanes (vec)
 };
 
 class HostRowKernel final : public KernelTemplate {
@@ -34,11 +35,13 @@ class HostRowKernel final : public KernelTemplate {
   SearchSpace Space(const v1::KernelKey& key) const override {
     const int64_t rows = DimSize(key, "rows").value_or(1), cols = DimSize(key, "cols").value_or(1);
     SearchSpace space;
-    space.Add("vec", {4, 8, 16});
+    if (def_.reduces) {
+      space.Add("vec", {4, 8, 16});
+      space.Require("vec <= cols (or the narrowest, 4)",
+                    [cols](const Variant& v) { return v.at("vec") == 4 || v.at("vec") <= cols; });
+    }
     for (const auto& p : def_.algorithm) space.Add(p.name, p.values);
     space.Add("rows_per_task", {1, 8, 32}).Add("threads", {1, 2});
-    space.Require("vec <= cols (or the narrowest, 4)",
-                  [cols](const Variant& v) { return v.at("vec") == 4 || v.at("vec") <= cols; });
     space.Require("rows_per_task <= rows", [rows](const Variant& v) {
       return v.at("rows_per_task") == 1 || v.at("rows_per_task") <= rows;
     });
@@ -51,7 +54,7 @@ class HostRowKernel final : public KernelTemplate {
 
   KernelSource Source(const v1::KernelKey& key, const Variant& variant) const override {
     HostKernelSpec spec = Spec(def_.tuned, std::string(def_.name));
-    spec.config.emplace_back("vec", RequiredParam(variant, def_.name, "vec"));
+    if (def_.reduces) spec.config.emplace_back("vec", RequiredParam(variant, def_.name, "vec"));
     for (const auto& p : def_.algorithm) {
       spec.config.emplace_back(p.name, RequiredParam(variant, def_.name, p.name));
     }
@@ -72,6 +75,7 @@ class HostRowKernel final : public KernelTemplate {
     spec.header = def_.header;
     spec.function = std::move(function);
     spec.output_elements = "args->m * args->n";
+    spec.takes_prologue = true;
     return spec;
   }
 
@@ -102,6 +106,16 @@ std::unique_ptr<KernelTemplate> MakeHostLayernormRows() {
                                                              "tt::layernorm_rows",
                                                              "tt::layernorm_naive",
                                                              {{"welford", {0, 1}}}});
+}
+
+std::unique_ptr<KernelTemplate> MakeHostElementwiseRows() {
+  return std::make_unique<HostRowKernel>(RowKernelDefinition{"host_elementwise_rows",
+                                                             "elementwise",
+                                                             "elementwise.h",
+                                                             "tt::elementwise_rows",
+                                                             "tt::elementwise_naive",
+                                                             {},
+                                                             false});
 }
 
 }  // namespace tiletune::kernels::host

@@ -30,6 +30,9 @@ struct HostKernelSpec {
   // C++ expression over `args`: the number of output elements (planted fault 3).
   std::string output_elements;
   int threads = 1;
+  // Row and element-wise kernels take the key's prologue as a second functor:
+  // function<Config>(args, Prologue{args}, Epilogue{args}).
+  bool takes_prologue = false;
 };
 
 // Why a host kernel cannot serve the key's types (host kernels are f32

@@ -11,6 +11,7 @@ std::unique_ptr<KernelTemplate> MakeHostGemmBlocked();
 std::unique_ptr<KernelTemplate> MakeHostSoftmaxRows();
 std::unique_ptr<KernelTemplate> MakeHostRmsnormRows();
 std::unique_ptr<KernelTemplate> MakeHostLayernormRows();
+std::unique_ptr<KernelTemplate> MakeHostElementwiseRows();
 
 // Name of every host baseline: the straightforward kernel for the op + chain.
 inline constexpr const char* kHostBaselineName = "host-naive";

@@ -163,10 +163,44 @@ TEST_F(JobSpecFileTest, AllowTf32IsABoolean) {
             "kernels[0].allow_tf32: expected true or false (line 3)");
 }
 
+TEST_F(JobSpecFileTest, OpGraphKernelsAndPrologues) {
+  const v1::JobSpec spec = ReadJobSpecFile(Write("graph.yaml", R"(kernels:
+  - shape: {t: 8, d: 16}
+    tensors:
+      x: {dims: [t, d], dtype: bf16}
+      w: {dims: [d], dtype: bf16}
+    ops:
+      - {op: rmsnorm, inputs: [x, w], output: n}
+      - {op: cast, inputs: [n], output: y, dtype: f16}
+    outputs: [y]
+  - {op: softmax, dtype: f32, shape: {rows: 2, cols: 3}, prologue: [scale=0.5, residual_add]}
+)"));
+  ASSERT_EQ(spec.kernels_size(), 2);
+  const v1::KernelKey& graph = spec.kernels(0);
+  EXPECT_TRUE(graph.op().empty());
+  ASSERT_EQ(graph.tensors_size(), 2);
+  EXPECT_EQ(graph.tensors(1).name(), "w");
+  EXPECT_EQ(graph.tensors(1).dims(0), "d");
+  EXPECT_EQ(graph.tensors(1).dtype(), v1::DTYPE_BF16);
+  ASSERT_EQ(graph.ops_size(), 2);
+  EXPECT_EQ(graph.ops(0).inputs(1), "w");
+  EXPECT_EQ(graph.ops(1).dtype(), v1::DTYPE_F16);
+  EXPECT_EQ(graph.outputs(0), "y");
+  ASSERT_EQ(spec.kernels(1).prologue_size(), 2);
+  EXPECT_DOUBLE_EQ(spec.kernels(1).prologue(0).scalar(), 0.5);
+
+  EXPECT_EQ(ErrorFor("kernels:\n  - tensors: {x: {dims: [t]}}\n    ops: []\n"),
+            "kernels[0].tensors.x.dtype: is required (line 2)");
+  EXPECT_EQ(ErrorFor("kernels:\n  - ops: [{op: relu, input: [x]}]\n"),
+            "kernels[0].ops[0].input: unknown key (known: op, inputs, output, scalar, dtype) "
+            "(line 2)");
+}
+
 TEST_F(JobSpecFileTest, UnknownKeyIsNamedWithItsLine) {
   EXPECT_EQ(ErrorFor("kernels:\n  - op: gemm\n    shpe: {m: 1}\n"),
             "kernels[0].shpe: unknown key (known: op, dtype, input_dtype, output_dtype, "
-            "accumulate_dtype, allow_tf32, layouts, shape, chain) (line 3)");
+            "accumulate_dtype, allow_tf32, layouts, shape, chain, prologue, ops, tensors, "
+            "outputs) (line 3)");
   EXPECT_EQ(ErrorFor("kernels: [{op: gemm}]\nbudget: {max_variant: 3}\n"),
             "budget.max_variant: unknown key (known: max_variants, max_seconds) (line 2)");
 }

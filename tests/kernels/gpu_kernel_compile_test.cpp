@@ -45,9 +45,16 @@ v1::KernelKey Key(const std::string& op, std::vector<std::pair<std::string, int6
   return key;
 }
 
+// The key with `ops` as its prologue (what the fusion planner puts in front
+// of a row op: scale, mask, residual add).
+v1::KernelKey WithPrologue(v1::KernelKey key, std::vector<std::string> ops) {
+  for (const auto& name : ops) key.add_prologue()->set_op(name);
+  return key;
+}
+
 // Between them: both row regimes (held in registers, several passes),
 // rows_per_block > 1, Welford, every gemm tile, both layouts of A and B,
-// batches, edges in every dimension and each chain op.
+// batches, edges in every dimension, each chain op and prologues on row ops.
 const std::vector<Problem>& Problems() {
   static const std::vector<Problem> problems = [] {
     v1::KernelKey col_major =
@@ -58,12 +65,20 @@ const std::vector<Problem>& Problems() {
       l->set_layout(v1::LAYOUT_COL_MAJOR);
     }
     return std::vector<Problem>{
-        {"softmax_37x1000", "gpu_softmax_rows",
-         Key("softmax", {{"rows", 37}, {"cols", 1000}}, {"bias", "scale"})},
-        {"rmsnorm_37x1000", "gpu_rmsnorm_rows",
-         Key("rmsnorm", {{"rows", 37}, {"cols", 1000}}, {"gelu_tanh", "cast"})},
-        {"layernorm_3x50000", "gpu_layernorm_rows",
-         Key("layernorm", {{"rows", 3}, {"cols", 50000}}, {"silu", "gelu_erf", "residual_add"})},
+        {"softmax_37x1000_scale_mask", "gpu_softmax_rows",
+         WithPrologue(Key("softmax", {{"rows", 37}, {"cols", 1000}}, {"bias", "scale"}),
+                      {"scale", "residual_add"})},
+        {"rmsnorm_37x1000_residual", "gpu_rmsnorm_rows",
+         WithPrologue(Key("rmsnorm", {{"rows", 37}, {"cols", 1000}}, {"gelu_tanh", "cast"}),
+                      {"residual_add"})},
+        {"layernorm_3x50000_bias", "gpu_layernorm_rows",
+         WithPrologue(
+             Key("layernorm", {{"rows", 3}, {"cols", 50000}}, {"silu", "gelu_erf", "residual_add"}),
+             {"bias"})},
+        {"elementwise_37x1001", "gpu_elementwise",
+         WithPrologue(Key("elementwise", {{"rows", 37}, {"cols", 1001}},
+                          {"bias", "gelu_tanh", "residual_add"}),
+                      {"scale"})},
         {"gemm_37x53x29", "gpu_gemm_tiled",
          Key("gemm", {{"m", 37}, {"n", 53}, {"k", 29}}, {"bias", "relu"})},
         {"gemm_3x129x250x77_col_major", "gpu_gemm_tiled", col_major},

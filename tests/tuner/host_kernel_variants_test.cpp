@@ -87,5 +87,42 @@ TEST(HostKernelVariants, Layernorm) {
   CompileAndValidate(Sources(small, large, 2));
 }
 
+v1::KernelKey WithPrologue(v1::KernelKey key, const std::vector<std::string>& ops) {
+  for (const auto& name : ops) {
+    auto* op = key.add_prologue();
+    op->set_op(name);
+    if (name == "scale") op->set_scalar(0.125);
+  }
+  return key;
+}
+
+TEST(HostKernelVariants, SoftmaxWithScaleAndMaskPrologue) {
+  const v1::KernelKey small =
+      WithPrologue(MakeKey("softmax", {{"rows", 1}, {"cols", 3}}), {"scale", "residual_add"});
+  const v1::KernelKey large = WithPrologue(
+      MakeKey("softmax", {{"rows", 70}, {"cols", 333}}, {"relu"}), {"scale", "residual_add"});
+  CompileAndValidate(Sources(small, large, 4));
+}
+
+TEST(HostKernelVariants, ResidualAddRmsnormAndLayernorm) {
+  const v1::KernelKey small =
+      WithPrologue(MakeKey("rmsnorm", {{"rows", 1}, {"cols", 3}}), {"residual_add"});
+  const v1::KernelKey large = WithPrologue(
+      MakeKey("rmsnorm", {{"rows", 70}, {"cols", 333}}, {"scale"}), {"residual_add", "bias"});
+  CompileAndValidate(Sources(small, large, 1));
+  const v1::KernelKey small_layernorm =
+      WithPrologue(MakeKey("layernorm", {{"rows", 1}, {"cols", 3}}), {"residual_add"});
+  const v1::KernelKey large_layernorm = WithPrologue(
+      MakeKey("layernorm", {{"rows", 33}, {"cols", 257}}, {"gelu_tanh"}), {"residual_add"});
+  CompileAndValidate(Sources(small_layernorm, large_layernorm, 2));
+}
+
+TEST(HostKernelVariants, Elementwise) {
+  const v1::KernelKey small = MakeKey("elementwise", {{"rows", 1}, {"cols", 3}}, {"bias", "silu"});
+  const v1::KernelKey large = WithCastToF32(
+      MakeKey("elementwise", {{"rows", 70}, {"cols", 333}}, {"scale", "residual_add", "gelu_erf"}));
+  CompileAndValidate(Sources(small, large, 1));
+}
+
 }  // namespace
 }  // namespace tiletune::tuner

@@ -88,7 +88,9 @@ BenchRunner::Problem& BenchRunner::ProblemFor(const worker::v1::BenchRequest& re
   // Scale values are runtime arguments outside the canonical key, yet the
   // inputs depend on them.
   std::string scalars;
-  for (const auto& op : request.key().chain()) scalars += std::to_string(op.scalar()) + ",";
+  for (const auto& op : kernels::ChainArgumentOps(request.key())) {
+    scalars += std::to_string(op.scalar()) + ",";
+  }
   if (!problem_ || problem_->key != key + scalars || problem_->seed != request.seed()) {
     problem_.reset();
     problem_ = Problem{key + scalars, request.seed(),

@@ -22,12 +22,14 @@ ChainKind KindOf(const std::string& op) {
   throw std::invalid_argument("reference: unknown chain op '" + op + "'");
 }
 
-// Applies the chain, in order, to every output element.
-void ApplyChain(const ProblemInputs& p, std::vector<double>& out) {
-  for (int i = 0; i < p.key.chain_size(); ++i) {
-    const ChainKind kind = KindOf(p.key.chain(i).op());
-    const std::vector<float>& t = p.chain_tensors[static_cast<size_t>(i)];
-    const double s = p.chain_scalars[static_cast<size_t>(i)];
+// Applies `ops` in order to every element of `out` (shaped like the output);
+// their tensors and scalars start at `first` in the problem's chain arguments.
+void ApplyOps(const ProblemInputs& p, const google::protobuf::RepeatedPtrField<v1::ChainOp>& ops,
+              int first, std::vector<double>& out) {
+  for (int i = 0; i < ops.size(); ++i) {
+    const ChainKind kind = KindOf(ops[i].op());
+    const std::vector<float>& t = p.chain_tensors[static_cast<size_t>(first + i)];
+    const double s = p.chain_scalars[static_cast<size_t>(first + i)];
     for (size_t idx = 0; idx < out.size(); ++idx) {
       double& v = out[idx];
       switch (kind) {
@@ -67,16 +69,24 @@ std::vector<double> Gemm(const ProblemInputs& p) {
   return out;
 }
 
+// The input x of a row op with the key's prologue applied.
+std::vector<double> RowInput(const ProblemInputs& p) {
+  std::vector<double> x(p.a.begin(), p.a.end());
+  ApplyOps(p, p.key.prologue(), 0, x);
+  return x;
+}
+
 // Runs fn(row input, row output) over every row of a row op.
 template <class F>
 std::vector<double> EachRow(const ProblemInputs& p, const F& fn) {
+  const std::vector<double> x = RowInput(p);
   std::vector<double> out(static_cast<size_t>(p.output_elements));
-  for (int64_t r = 0; r < p.m; ++r) fn(p.a.data() + r * p.lda, out.data() + r * p.ldc);
+  for (int64_t r = 0; r < p.m; ++r) fn(x.data() + r * p.lda, out.data() + r * p.ldc);
   return out;
 }
 
 std::vector<double> Softmax(const ProblemInputs& p) {
-  return EachRow(p, [&](const float* x, double* y) {
+  return EachRow(p, [&](const double* x, double* y) {
     const double max = *std::max_element(x, x + p.n);
     double sum = 0;
     for (int64_t c = 0; c < p.n; ++c) sum += y[c] = std::exp(x[c] - max);
@@ -85,16 +95,16 @@ std::vector<double> Softmax(const ProblemInputs& p) {
 }
 
 std::vector<double> Rmsnorm(const ProblemInputs& p) {
-  return EachRow(p, [&](const float* x, double* y) {
+  return EachRow(p, [&](const double* x, double* y) {
     double squares = 0;
-    for (int64_t c = 0; c < p.n; ++c) squares += double{x[c]} * x[c];
+    for (int64_t c = 0; c < p.n; ++c) squares += x[c] * x[c];
     const double rms = std::sqrt(squares / static_cast<double>(p.n) + p.eps);
     for (int64_t c = 0; c < p.n; ++c) y[c] = x[c] / rms * p.weight[c];
   });
 }
 
 std::vector<double> Layernorm(const ProblemInputs& p) {
-  return EachRow(p, [&](const float* x, double* y) {
+  return EachRow(p, [&](const double* x, double* y) {
     double sum = 0;
     for (int64_t c = 0; c < p.n; ++c) sum += x[c];
     const double mean = sum / static_cast<double>(p.n);
@@ -118,10 +128,12 @@ std::vector<double> HostReference(const ProblemInputs& problem) {
     out = Rmsnorm(problem);
   } else if (op == "layernorm") {
     out = Layernorm(problem);
+  } else if (op == "elementwise") {
+    out = RowInput(problem);
   } else {
     throw std::invalid_argument("reference: unknown op '" + op + "'");
   }
-  ApplyChain(problem, out);
+  ApplyOps(problem, problem.key.chain(), problem.key.prologue_size(), out);
   return out;
 }
 

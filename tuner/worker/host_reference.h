@@ -6,7 +6,7 @@
 
 namespace tiletune::tuner {
 
-// The op and its epilogue chain computed in float64 on the CPU from the same
+// The op with its prologue and epilogue chain computed in float64 on the CPU from the same
 // f32 inputs the kernel reads: what every backend's output is checked
 // against. One value per output element, in the output's (row-major) order.
 // Throws std::invalid_argument for an op or chain op it does not know.

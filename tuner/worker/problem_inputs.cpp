@@ -83,7 +83,7 @@ ProblemInputs MakeProblemInputs(const v1::KernelKey& raw_key, uint64_t seed) {
   p.ldc = p.n;
   p.output_elements = p.batch * p.m * p.n;
 
-  for (const auto& op : key.chain()) {
+  for (const auto& op : kernels::ChainArgumentOps(key)) {
     std::vector<float> tensor;
     double scalar = 0;
     if (op.op() == "bias") tensor = Rounded(draw.Tensor(p.n), op.dtype());

@@ -21,8 +21,10 @@ struct ProblemInputs {
   int64_t lda = 0, ldb = 0, ldc = 0;
   std::vector<float> a, b;           // gemm A, B; row ops: x in a
   std::vector<float> weight, shift;  // norms: gamma (rmsnorm, layernorm), beta (layernorm)
-  std::vector<std::vector<float>> chain_tensors;  // per chain op; empty where none
-  std::vector<double> chain_scalars;              // per chain op; scale's value
+  // Per prologue op, then per chain op (the kernels' chain argument order);
+  // empty where the op has no tensor.
+  std::vector<std::vector<float>> chain_tensors;
+  std::vector<double> chain_scalars;  // likewise; scale's value
   int64_t output_elements = 0;
   double eps = kNormEpsilon;
 };

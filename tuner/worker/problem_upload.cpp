@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "kernels/kernel_key.h"
 #include "tuner/worker/element_codec.h"
 
 namespace tiletune::tuner {
@@ -26,8 +27,9 @@ runtime::KernelArguments UploadProblem(runtime::DeviceExecutor& executor, const 
   args.b = Upload(executor, p.b, in);
   args.weight = Upload(executor, p.weight, in);
   args.shift = Upload(executor, p.shift, in);
-  for (int i = 0; i < p.key.chain_size(); ++i) {
-    args.chain_tensors.push_back(Upload(executor, p.chain_tensors[i], p.key.chain(i).dtype()));
+  const std::vector<v1::ChainOp> ops = kernels::ChainArgumentOps(p.key);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    args.chain_tensors.push_back(Upload(executor, p.chain_tensors[i], ops[i].dtype()));
   }
   args.chain_scalars = p.chain_scalars;
   args.out = executor.Allocate(static_cast<size_t>(p.output_elements) *

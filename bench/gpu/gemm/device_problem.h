@@ -9,8 +9,9 @@
 namespace tiletune::bench {
 
 // Poisons the output, runs `run` once (it must leave the output ready for a
-// copy on the legacy default stream), reads the output back and checks it
-// with CheckSampled (up to `max_side` rows and columns).
+// copy on the legacy default stream), reads the output back and checks it:
+// a GEMM with CheckSampled (up to `max_side` rows and columns), other ops
+// against their whole float64 reference.
 tuner::OutputCheck RunAndCheck(runtime::DeviceExecutor& executor,
                                const runtime::KernelArguments& args,
                                const tuner::ProblemInputs& problem, double tolerance,

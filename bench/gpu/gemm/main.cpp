@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "bench/gpu/gemm/bias_gelu_kernel.h"
+#include "bench/gpu/gemm/cuda_device_json.h"
 #include "bench/gpu/gemm/gemm_comparison.h"
 #include "bench/gpu/gemm/gemm_report.h"
 #include "bench/gpu/gemm/gemm_shapes.h"
@@ -32,26 +33,6 @@ namespace {
 int Fail(const std::string& why) {
   std::cerr << "tiletune-bench-gemm: " << why << "\n";
   return 1;
-}
-
-// The device's name and compute capability; throws naming the failed call.
-nlohmann::json DeviceJson(const cu::CudaDriver& driver, std::string* arch) {
-  const cu::CudaDriverApi& api = driver.api();
-  auto check = [&](cu::CUresult r, const char* call) {
-    if (r != cu::CUDA_SUCCESS) throw std::runtime_error(driver.Describe(r, call));
-  };
-  cu::CUdevice device = 0;
-  check(api.cuDeviceGet(&device, 0), "cuDeviceGet(0)");
-  char name[256] = {};
-  check(api.cuDeviceGetName(name, sizeof(name), device), "cuDeviceGetName");
-  int major = 0, minor = 0, driver_version = 0;
-  check(api.cuDeviceGetAttribute(&major, cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
-        "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)");
-  check(api.cuDeviceGetAttribute(&minor, cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
-        "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)");
-  check(api.cuDriverGetVersion(&driver_version), "cuDriverGetVersion");
-  *arch = "sm_" + std::to_string(major) + std::to_string(minor);
-  return {{"name", name}, {"arch", *arch}, {"driver_version", driver_version}};
 }
 
 }  // namespace
@@ -94,7 +75,7 @@ int main(int argc, char** argv) {
 
   try {
     std::string arch;
-    nlohmann::json device = DeviceJson(*driver, &arch);
+    nlohmann::json device = bench::CudaDeviceJson(*driver, &arch);
     device["nvrtc"] = nvrtc->version();
     device["cublaslt_version"] = cublaslt->api().cublasLtGetVersion();
     cu::CubinCompiler compiler({cache_dir, int64_t{1} << 34, rtc_binary}, nvrtc->version());

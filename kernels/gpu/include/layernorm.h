@@ -13,15 +13,16 @@ namespace tt {
 // sum of squared deviations of its own elements (Welford's update), merged
 // across the group with Chan's formula, so a long row is read twice, not
 // three times, at the price of a division per element.
-template <class Cfg, class Epi>
-TT_DEVICE void layernorm_rows(const tt_kernel_args& args, const Epi& epi) {
+template <class Cfg, class Pro, class Epi>
+TT_DEVICE void layernorm_rows(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
   typedef row_tile<Cfg> tile_t;
   __shared__ float scratch[Cfg::rows_per_block][tile_t::warps];
   const float* gamma = static_cast<const float*>(args.weight);
   const float* beta = static_cast<const float*>(args.shift);
   const float n = static_cast<float>(args.n);
   for_each_row<Cfg>(args, [&](long long row, long long len, int t, int group) {
-    const float* x = static_cast<const float*>(args.a) + row * args.lda;
+    const row_source<Pro> x{static_cast<const float*>(args.a) + row * args.lda, row * args.lda,
+                            pro};
     float* y = static_cast<float*>(args.out) + row * args.ldc;
     float* red = scratch[group];
     tile_t tile;
@@ -69,14 +70,15 @@ TT_DEVICE void layernorm_rows(const tt_kernel_args& args, const Epi& epi) {
 
 // The straightforward kernel: one block per row, one element per thread per
 // step, mean, variance and write passes over global memory.
-template <class Cfg, class Epi>
-TT_DEVICE void layernorm_naive(const tt_kernel_args& args, const Epi& epi) {
+template <class Cfg, class Pro, class Epi>
+TT_DEVICE void layernorm_naive(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
   __shared__ float scratch[Cfg::threads / TT_WARP_SIZE];
   const float* gamma = static_cast<const float*>(args.weight);
   const float* beta = static_cast<const float*>(args.shift);
   const long long n = args.n;
   for (long long row = blockIdx.x; row < args.m; row += gridDim.x) {
-    const float* x = static_cast<const float*>(args.a) + row * args.lda;
+    const row_source<Pro> x{static_cast<const float*>(args.a) + row * args.lda, row * args.lda,
+                            pro};
     float* y = static_cast<float*>(args.out) + row * args.ldc;
     float sum = 0.0f;
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) sum += x[c];

@@ -9,13 +9,14 @@ namespace tt {
 
 // Cfg: threads, rows_per_block, vec, unroll (see tt_rows.h). A sum-of-squares
 // pass, then a pass that scales and writes.
-template <class Cfg, class Epi>
-TT_DEVICE void rmsnorm_rows(const tt_kernel_args& args, const Epi& epi) {
+template <class Cfg, class Pro, class Epi>
+TT_DEVICE void rmsnorm_rows(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
   typedef row_tile<Cfg> tile_t;
   __shared__ float scratch[Cfg::rows_per_block][tile_t::warps];
   const float* weight = static_cast<const float*>(args.weight);
   for_each_row<Cfg>(args, [&](long long row, long long len, int t, int group) {
-    const float* x = static_cast<const float*>(args.a) + row * args.lda;
+    const row_source<Pro> x{static_cast<const float*>(args.a) + row * args.lda, row * args.lda,
+                            pro};
     float* y = static_cast<float*>(args.out) + row * args.ldc;
     tile_t tile;
     float squares = 0.0f;
@@ -40,13 +41,14 @@ TT_DEVICE void rmsnorm_rows(const tt_kernel_args& args, const Epi& epi) {
 
 // The straightforward kernel: one block per row, one element per thread per
 // step, a sum-of-squares pass and a write pass over global memory.
-template <class Cfg, class Epi>
-TT_DEVICE void rmsnorm_naive(const tt_kernel_args& args, const Epi& epi) {
+template <class Cfg, class Pro, class Epi>
+TT_DEVICE void rmsnorm_naive(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
   __shared__ float scratch[Cfg::threads / TT_WARP_SIZE];
   const float* weight = static_cast<const float*>(args.weight);
   const long long n = args.n;
   for (long long row = blockIdx.x; row < args.m; row += gridDim.x) {
-    const float* x = static_cast<const float*>(args.a) + row * args.lda;
+    const row_source<Pro> x{static_cast<const float*>(args.a) + row * args.lda, row * args.lda,
+                            pro};
     float* y = static_cast<float*>(args.out) + row * args.ldc;
     float squares = 0.0f;
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) squares += x[c] * x[c];

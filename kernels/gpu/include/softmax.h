@@ -11,12 +11,13 @@ namespace tt {
 // keeps, per thread, a running max m and the sum s of exp(x - m), rescaled
 // as m grows (online softmax), so a long row is read twice, not three times;
 // the second pass writes.
-template <class Cfg, class Epi>
-TT_DEVICE void softmax_rows(const tt_kernel_args& args, const Epi& epi) {
+template <class Cfg, class Pro, class Epi>
+TT_DEVICE void softmax_rows(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
   typedef row_tile<Cfg> tile_t;
   __shared__ float scratch[Cfg::rows_per_block][tile_t::warps];
   for_each_row<Cfg>(args, [&](long long row, long long len, int t, int group) {
-    const float* x = static_cast<const float*>(args.a) + row * args.lda;
+    const row_source<Pro> x{static_cast<const float*>(args.a) + row * args.lda, row * args.lda,
+                            pro};
     float* y = static_cast<float*>(args.out) + row * args.ldc;
     tile_t tile;
     float m = TT_LOWEST, s = 0.0f;
@@ -44,12 +45,13 @@ TT_DEVICE void softmax_rows(const tt_kernel_args& args, const Epi& epi) {
 
 // The straightforward kernel: one block per row, one element per thread
 // per step, separate max, sum and write passes over global memory, expf.
-template <class Cfg, class Epi>
-TT_DEVICE void softmax_naive(const tt_kernel_args& args, const Epi& epi) {
+template <class Cfg, class Pro, class Epi>
+TT_DEVICE void softmax_naive(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
   __shared__ float scratch[Cfg::threads / TT_WARP_SIZE];
   const long long n = args.n;
   for (long long row = blockIdx.x; row < args.m; row += gridDim.x) {
-    const float* x = static_cast<const float*>(args.a) + row * args.lda;
+    const row_source<Pro> x{static_cast<const float*>(args.a) + row * args.lda, row * args.lda,
+                            pro};
     float* y = static_cast<float*>(args.out) + row * args.ldc;
     float m = TT_LOWEST;
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) m = fmaxf(m, x[c]);

@@ -35,11 +35,12 @@ struct row_tile {
 
   // v = this thread's vectors of the chunk of src at c0; a vector at or past
   // len keeps what it held (for_each and write skip it).
-  TT_DEVICE void read(const float* src, long long c0, long long len, int t) {
+  template <class Src>
+  TT_DEVICE void read(const Src& src, long long c0, long long len, int t) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const long long c = col(c0, u, t);
-      if (c < len) load(v[u], src + c);
+      if (c < len) src.load(v[u], c);
     }
   }
 
@@ -72,6 +73,25 @@ struct row_tile {
   }
 };
 
+// A row of the op's input as the op sees it: x mapped through the key's
+// prologue (scale, mask, residual add...) as it is loaded, so the prologue
+// costs no pass of its own. `base` is the row's first linear index.
+template <class Pro>
+struct row_source {
+  const float* x;
+  long long base;
+  Pro pro;
+
+  TT_DEVICE float operator[](long long c) const { return pro(x[c], base + c, c); }
+
+  template <int V>
+  TT_DEVICE void load(fvec<V>& v, long long c) const {
+    tt::load(v, x + c);
+#pragma unroll
+    for (int l = 0; l < V; ++l) v.x[l] = pro(v.x[l], base + c + l, c + l);
+  }
+};
+
 // Calls fn(row, len, t, group) for each row of this block's groups: `len`
 // is the row's length, or 0 for a group past the last row (which still takes
 // part in its block's reductions), t the thread's index in its group.
@@ -91,8 +111,8 @@ TT_DEVICE void for_each_row(const tt_kernel_args& args, F fn) {
 // One pass over a row of len columns: for each chunk, tile = its part of the
 // chunk (read from src), then f(chunk start). With `reuse`, a row that fits
 // in one chunk is not read again: tile still holds it from the pass before.
-template <class Tile, class F>
-TT_DEVICE void row_pass(Tile& tile, const float* src, long long len, int t, bool reuse, F f) {
+template <class Tile, class Src, class F>
+TT_DEVICE void row_pass(Tile& tile, const Src& src, long long len, int t, bool reuse, F f) {
   const bool read = !reuse || len > Tile::chunk;
   for (long long c0 = 0; c0 < len; c0 += Tile::chunk) {
     if (read) tile.read(src, c0, len, t);

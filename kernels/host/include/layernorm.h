@@ -49,11 +49,11 @@ inline void row_moments(const float* x, int64_t n, float* mean, float* m2) {
 
 // Cfg: vec (lanes of the reductions), welford (1: one-pass moments),
 // rows_per_task, threads.
-template <class Cfg, class Epi>
-int layernorm_rows(const tt_host_args* args, const Epi& epi) {
+template <class Cfg, class Pro, class Epi>
+int layernorm_rows(const tt_host_args* args, const Pro& pro, const Epi& epi) {
   const int64_t n = args->n;
   tt::for_each_row<Cfg>(args, [&](int64_t row) {
-    const float* x = args->a + row * args->lda;
+    const float* x = tt::row_input(args, pro, row);
     float* y = args->out + row * args->ldc;
     float mean = 0.0f, m2 = 0.0f;
     row_moments<Cfg::vec, Cfg::welford != 0>(x, n, &mean, &m2);
@@ -67,10 +67,10 @@ int layernorm_rows(const tt_host_args* args, const Epi& epi) {
 
 // The straightforward kernel: mean, variance and write passes with one
 // accumulator each.
-template <class Cfg, class Epi>
-int layernorm_naive(const tt_host_args* args, const Epi& epi) {
+template <class Cfg, class Pro, class Epi>
+int layernorm_naive(const tt_host_args* args, const Pro& pro, const Epi& epi) {
   for (int64_t row = 0; row < args->m; ++row) {
-    const float* x = args->a + row * args->lda;
+    const float* x = tt::row_input(args, pro, row);
     float* y = args->out + row * args->ldc;
     float sum = 0.0f;
     for (int64_t c = 0; c < args->n; ++c) sum += x[c];

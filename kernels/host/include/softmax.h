@@ -16,13 +16,13 @@ namespace tt {
 // the row, rescaling the sum as the max grows; 0: a max pass, then a pass
 // storing exp(x - max) and summing it), fast_exp (1: the
 // vectorizable exp of tt_math.h, 0: std::exp), rows_per_task, threads.
-template <class Cfg, class Epi>
-int softmax_rows(const tt_host_args* args, const Epi& epi) {
+template <class Cfg, class Pro, class Epi>
+int softmax_rows(const tt_host_args* args, const Pro& pro, const Epi& epi) {
   constexpr int64_t V = Cfg::vec;
   constexpr bool kFast = Cfg::fast_exp != 0;
   const int64_t n = args->n;
   tt::for_each_row<Cfg>(args, [&](int64_t row) {
-    const float* x = args->a + row * args->lda;
+    const float* x = tt::row_input(args, pro, row);
     float* y = args->out + row * args->ldc;
     float max = std::numeric_limits<float>::lowest();
     float sum = 0.0f;
@@ -62,10 +62,10 @@ int softmax_rows(const tt_host_args* args, const Epi& epi) {
 
 // The straightforward kernel: max, sum and write passes with one
 // accumulator each and std::exp.
-template <class Cfg, class Epi>
-int softmax_naive(const tt_host_args* args, const Epi& epi) {
+template <class Cfg, class Pro, class Epi>
+int softmax_naive(const tt_host_args* args, const Pro& pro, const Epi& epi) {
   for (int64_t row = 0; row < args->m; ++row) {
-    const float* x = args->a + row * args->lda;
+    const float* x = tt::row_input(args, pro, row);
     float* y = args->out + row * args->ldc;
     float max = x[0];
     for (int64_t c = 1; c < args->n; ++c) max = std::max(max, x[c]);

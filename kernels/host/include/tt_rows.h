@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "tiletune_host.h"
 #include "tt_parallel.h"
@@ -22,6 +23,22 @@ void for_each_row(const tt_host_args* args, const F& fn) {
     const int64_t end = std::min(rows, (task + 1) * per_task);
     for (int64_t row = task * per_task; row < end; ++row) fn(row);
   });
+}
+
+// The input row `row` of a row op: x itself, or x mapped through the
+// prologue (scale, mask, residual add...) into a per-thread staging row, so
+// every pass of the op reads finished values while the row stays in cache.
+template <class Pro>
+inline const float* row_input(const tt_host_args* args, const Pro& pro, int64_t row) {
+  const float* x = args->a + row * args->lda;
+  if constexpr (Pro::empty) {
+    return x;
+  } else {
+    thread_local std::vector<float> staged;
+    staged.resize(static_cast<size_t>(args->n));
+    for (int64_t c = 0; c < args->n; ++c) staged[c] = pro(x[c], row * args->lda + c, c);
+    return staged.data();
+  }
 }
 
 // Sum over j in [0, n) of f(j), in V lanes.

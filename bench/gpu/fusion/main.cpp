@@ -1,0 +1,169 @@
+// tiletune-bench-fusion: tiletune's memory-bound kernels on one NVIDIA GPU
+// (issue 6), in one process with one timing protocol. First a copy kernel
+// measures the memory's speed; then each case's fused kernel (from the
+// fusion planner) is tuned and reported as bandwidth and as a fraction of
+// the copy's, and where the graph has several ops, the unfused sequence (each
+// op its own tuned kernel, times summed) is tuned too and the speedup of
+// fusion printed.
+//
+//   tiletune-bench-fusion [--threads N] [--reps N] [--json FILE]
+//                         [--rtc-binary PATH] [--cache-dir DIR]
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "bench/gpu/fusion/memory_cases.h"
+#include "bench/gpu/gemm/cuda_device_json.h"
+#include "bench/gpu/gemm/variant_tuner.h"
+#include "kernels/kernel_key.h"
+#include "runtime/cuda/cubin_compiler.h"
+#include "runtime/cuda/cuda_executor.h"
+#include "runtime/rtc/rtc_compiler.h"
+#include "tuner/worker/problem_upload.h"
+
+namespace fs = std::filesystem;
+using namespace tiletune;
+namespace cu = runtime::cuda;
+
+namespace {
+
+// Inputs drawn from the same seed for every contender.
+constexpr uint64_t kInputSeed = 6;
+// f32 kernels against a float64 reference (fast exp included).
+constexpr double kTolerance = 1e-4;
+
+int Fail(const std::string& why) {
+  std::cerr << "tiletune-bench-fusion: " << why << "\n";
+  return 1;
+}
+
+struct KernelResult {
+  std::string key;
+  bench::TunedVariant tuned;
+};
+
+// Tunes one kernel key on the device; the uploaded problem is freed after.
+KernelResult TuneKernel(const bench::TunerSettings& settings, runtime::DeviceExecutor& executor,
+                        const v1::KernelKey& key) {
+  std::string why;
+  const kernels::KernelTemplate* t = kernels::FindKernelTemplate(key, "cuda", &why);
+  if (!t) throw std::runtime_error(kernels::CanonicalKeyString(key) + ": " + why);
+  const tuner::ProblemInputs problem = tuner::MakeProblemInputs(key, kInputSeed);
+  const runtime::KernelArguments args = tuner::UploadProblem(executor, problem);
+  KernelResult result{kernels::CanonicalKeyString(key),
+                      bench::TuneVariants(settings, *t, problem, executor, args, false)};
+  executor.ReleaseAll();
+  return result;
+}
+
+nlohmann::json KernelJson(const KernelResult& k) {
+  return {{"key", k.key},
+          {"variant", k.tuned.variant},
+          {"median_us", k.tuned.timing.median_us()},
+          {"rel_error", k.tuned.rel_error},
+          {"variants", k.tuned.variants},
+          {"failed", k.tuned.compile_failed + k.tuned.run_failed + k.tuned.wrong},
+          {"first_failure", k.tuned.first_failure}};
+}
+
+double SumMicros(const std::vector<KernelResult>& kernels) {
+  double us = 0;
+  for (const auto& k : kernels) us += k.tuned.timing.median_us();
+  return us;
+}
+
+bool Complete(const std::vector<KernelResult>& kernels) {
+  for (const auto& k : kernels) {
+    if (k.tuned.variant.empty()) return false;
+  }
+  return !kernels.empty();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tiletune's memory-bound and fused kernels on one NVIDIA GPU"};
+  std::string json_path, rtc_binary, cache_dir;
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int reps = 20;
+  app.add_option("--threads", threads, "parallel NVRTC compiles (default: hardware threads)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--reps", reps, "timed runs per kernel (median reported)")
+      ->check(CLI::Range(20, 100000));
+  app.add_option("--json", json_path, "also write the results to this JSON file");
+  app.add_option("--rtc-binary", rtc_binary, "tiletune-rtc (default: beside this program)");
+  app.add_option("--cache-dir", cache_dir,
+                 "compiled-kernel cache (default: <tmp>/tiletune-bench-fusion-cache)");
+  CLI11_PARSE(app, argc, argv);
+  if (rtc_binary.empty())
+    rtc_binary = fs::read_symlink("/proc/self/exe").parent_path() / "tiletune-rtc";
+  if (cache_dir.empty()) cache_dir = fs::temp_directory_path() / "tiletune-bench-fusion-cache";
+
+  std::string why;
+  auto executor = cu::CudaExecutor::Open(&why);
+  if (!executor) return Fail("no CUDA device: " + why);
+  auto driver = cu::CudaDriver::Open(&why);
+  if (!driver) return Fail("no CUDA driver: " + why);
+  auto nvrtc = runtime::OpenNvrtc(&why);
+  if (!nvrtc) return Fail("no NVRTC: " + why);
+
+  try {
+    std::string arch;
+    nlohmann::json report = {{"device", bench::CudaDeviceJson(*driver, &arch)}};
+    report["device"]["nvrtc"] = nvrtc->version();
+    cu::CubinCompiler compiler({cache_dir, int64_t{1} << 34, rtc_binary}, nvrtc->version());
+    const bench::TunerSettings settings{compiler, arch, threads, {3, reps}, kTolerance};
+
+    double copy_tbps = 0;
+    bool complete = true;
+    std::cout << fmt::format("{:<32} {:>10} {:>9} {:>7} {:>11} {:>8}\n", "case", "fused us", "TB/s",
+                             "%copy", "unfused us", "speedup");
+    for (const bench::MemoryCase& c : bench::MemoryCases()) {
+      std::cerr << c.name << "..." << std::endl;
+      std::vector<KernelResult> fused, unfused;
+      for (const auto& key : c.fused) fused.push_back(TuneKernel(settings, *executor, key));
+      for (const auto& key : c.unfused) unfused.push_back(TuneKernel(settings, *executor, key));
+      nlohmann::json row = {{"case", c.name}, {"bytes", c.bytes}};
+      for (const auto& k : fused) row["fused"].push_back(KernelJson(k));
+      for (const auto& k : unfused) row["unfused"].push_back(KernelJson(k));
+      if (!Complete(fused) || (!c.unfused.empty() && !Complete(unfused))) {
+        complete = false;
+        row["error"] = "a kernel had no correct variant; see first_failure";
+        std::cout << fmt::format("{:<32} no correct variant\n", c.name);
+        report["cases"].push_back(row);
+        continue;
+      }
+      const double fused_us = SumMicros(fused);
+      const double tbps = static_cast<double>(c.bytes) / (fused_us * 1e-6) / 1e12;
+      if (copy_tbps == 0) copy_tbps = tbps;  // the first case is the copy
+      row["fused_us"] = fused_us;
+      row["tbps"] = tbps;
+      row["fraction_of_copy"] = tbps / copy_tbps;
+      std::string unfused_text = "-", speedup_text = "-";
+      if (!unfused.empty()) {
+        const double unfused_us = SumMicros(unfused);
+        row["unfused_us"] = unfused_us;
+        row["fusion_speedup"] = unfused_us / fused_us;
+        unfused_text = fmt::format("{:.1f}", unfused_us);
+        speedup_text = fmt::format("{:.2f}x", unfused_us / fused_us);
+      }
+      std::cout << fmt::format("{:<32} {:>10.1f} {:>9.2f} {:>6.1f}% {:>11} {:>8}\n", c.name,
+                               fused_us, tbps, 100 * tbps / copy_tbps, unfused_text, speedup_text);
+      report["cases"].push_back(row);
+    }
+    report["copy_tbps"] = copy_tbps;
+    if (!json_path.empty()) {
+      std::ofstream file(json_path);
+      file << report.dump(2) << "\n";
+      if (!file) return Fail("cannot write " + json_path);
+    }
+    return complete ? 0 : 1;
+  } catch (const std::exception& e) {
+    return Fail(e.what());
+  }
+}

@@ -1,0 +1,23 @@
+// The fusion planner: splits an op graph into the kernels our templates
+// serve, by rule, and says why each kernel ends where it does.
+//   matmul + element-wise epilogue            -> gemm with chain
+//   element-wise prologue + row reduction
+//     (softmax, rmsnorm, layernorm) + epilogue -> the row op with prologue and chain
+//   element-wise ops alone                    -> elementwise with chain
+// A kernel ends before a matmul (GEMM templates read A as stored), before a
+// row reduction that would follow a GEMM (a GEMM tile does not own whole
+// rows) or another reduction, after a cast, after an intermediate the caller
+// wants as an output, and when its prologue and chain are full.
+#pragma once
+
+#include "kernels/kernel_key.h"
+
+namespace tiletune::kernels::fusion {
+
+// The plan of a graph key. Each kernel's key is in single-kernel form and
+// normalized, so a graph that is one kernel gets the same canonical string
+// (and database record) as the equivalent op + chain key. Throws
+// std::invalid_argument naming the field when the graph is invalid.
+v1::FusionPlan PlanFusion(const v1::KernelKey& graph_key, const KeyLimits& limits);
+
+}  // namespace tiletune::kernels::fusion

@@ -1,0 +1,41 @@
+// The fusion benchmark's cases plan as the benchmark assumes, and every
+// kernel in them has a CUDA template, so a GPU run cannot fail on a key.
+#include "bench/gpu/fusion/memory_cases.h"
+
+#include <gtest/gtest.h>
+
+#include "kernels/kernel_key.h"
+#include "kernels/kernel_template.h"
+
+namespace tiletune::bench {
+namespace {
+
+TEST(MemoryCases, FusedCasesAreOneKernelAndTheirUnfusedSequencesOneKernelPerOp) {
+  const auto cases = MemoryCases();
+  ASSERT_EQ(cases.size(), 7u);
+  EXPECT_EQ(cases[0].fused.at(0).op(), "elementwise");
+  EXPECT_EQ(cases[0].fused.at(0).chain_size(), 0);
+  EXPECT_EQ(cases[0].bytes, 2 * 16384 * 4096 * 4LL);
+  for (const auto& c : cases) {
+    EXPECT_EQ(c.fused.size(), 1u) << c.name;
+    for (const auto* keys : {&c.fused, &c.unfused}) {
+      for (const auto& key : *keys) {
+        EXPECT_FALSE(kernels::ValidateKernelKey(key, {})) << c.name;
+        std::string why;
+        EXPECT_NE(kernels::FindKernelTemplate(key, "cuda", &why), nullptr) << c.name << ": " << why;
+      }
+    }
+  }
+  const MemoryCase& residual_norm = cases[5];
+  EXPECT_EQ(residual_norm.fused[0].op(), "rmsnorm");
+  EXPECT_EQ(residual_norm.fused[0].prologue_size(), 1);
+  ASSERT_EQ(residual_norm.unfused.size(), 2u);
+  EXPECT_EQ(residual_norm.unfused[0].op(), "elementwise");
+  EXPECT_EQ(residual_norm.unfused[1].prologue_size(), 0);
+  // x, residual and y of 16384 x 4096, and the weight row.
+  EXPECT_EQ(residual_norm.bytes, (3 * 16384 * 4096LL + 4096) * 4);
+  EXPECT_EQ(cases[6].unfused.size(), 3u);
+}
+
+}  // namespace
+}  // namespace tiletune::bench

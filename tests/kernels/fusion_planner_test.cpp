@@ -1,0 +1,294 @@
+#include "kernels/fusion/fusion_planner.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace tiletune::kernels::fusion {
+namespace {
+
+// Builds graph keys: dims, tensors and ops in the order they are added.
+class GraphBuilder {
+ public:
+  GraphBuilder& Dim(const std::string& name, int64_t size) {
+    auto* d = key_.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+    return *this;
+  }
+  GraphBuilder& Tensor(const std::string& name, std::vector<std::string> dims,
+                       v1::DType dtype = v1::DTYPE_BF16) {
+    auto* t = key_.add_tensors();
+    t->set_name(name);
+    for (auto& d : dims) t->add_dims(d);
+    t->set_dtype(dtype);
+    return *this;
+  }
+  GraphBuilder& Op(const std::string& op, std::vector<std::string> inputs,
+                   const std::string& output) {
+    auto* o = key_.add_ops();
+    o->set_op(op);
+    for (auto& i : inputs) o->add_inputs(i);
+    o->set_output(output);
+    return *this;
+  }
+  GraphBuilder& Scalar(double s) {
+    key_.mutable_ops()->rbegin()->set_scalar(s);
+    return *this;
+  }
+  GraphBuilder& Cast(v1::DType d) {
+    key_.mutable_ops()->rbegin()->set_dtype(d);
+    return *this;
+  }
+  GraphBuilder& Output(const std::string& name) {
+    key_.add_outputs(name);
+    return *this;
+  }
+  const v1::KernelKey& key() const { return key_; }
+
+ private:
+  v1::KernelKey key_;
+};
+
+// matmul(x, W) -> add(bias) -> gelu_tanh -> add(residual)
+GraphBuilder GemmEpilogueGraph() {
+  GraphBuilder g;
+  g.Dim("m", 128).Dim("n", 14336).Dim("k", 4096);
+  g.Tensor("x", {"m", "k"}).Tensor("w", {"k", "n"}).Tensor("bias", {"n"});
+  g.Tensor("residual", {"m", "n"});
+  g.Op("matmul", {"x", "w"}, "h").Op("add", {"h", "bias"}, "h1");
+  g.Op("gelu_tanh", {"h1"}, "h2").Op("add", {"h2", "residual"}, "y");
+  return g;
+}
+
+// add(x, residual) -> rmsnorm(w) -> cast(f16)
+GraphBuilder ResidualNormGraph() {
+  GraphBuilder g;
+  g.Dim("t", 16384).Dim("d", 4096);
+  g.Tensor("x", {"t", "d"}).Tensor("residual", {"t", "d"}).Tensor("w", {"d"});
+  g.Op("add", {"x", "residual"}, "h").Op("rmsnorm", {"h", "w"}, "n");
+  g.Op("cast", {"n"}, "y").Cast(v1::DTYPE_F16);
+  return g;
+}
+
+std::vector<std::string> ChainOps(const v1::KernelKey& key) {
+  std::vector<std::string> ops;
+  for (const auto& op : key.chain()) ops.push_back(op.op());
+  return ops;
+}
+
+TEST(FusionPlanner, GemmEpilogueIsOneKernelWithTheOldKeysCanonicalString) {
+  const auto plan = PlanFusion(GemmEpilogueGraph().key(), {});
+  ASSERT_EQ(plan.kernels_size(), 1);
+  const auto& kernel = plan.kernels(0);
+  EXPECT_EQ(kernel.ops_size(), 4);
+  EXPECT_EQ(kernel.split_reason(), "");
+  EXPECT_EQ(ChainOps(kernel.key()),
+            (std::vector<std::string>{"bias", "gelu_tanh", "residual_add"}));
+
+  // The same problem as an op + chain key: one canonical string, one record.
+  v1::KernelKey old;
+  old.set_op("gemm");
+  old.set_input_dtype(v1::DTYPE_BF16);
+  for (const char* op : {"bias", "gelu_tanh", "residual_add"}) old.add_chain()->set_op(op);
+  for (auto [name, size] : {std::pair{"m", 128}, {"n", 14336}, {"k", 4096}}) {
+    auto* d = old.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  EXPECT_EQ(CanonicalKeyString(kernel.key()), CanonicalKeyString(old));
+}
+
+TEST(FusionPlanner, ResidualAddBecomesTheNormsPrologueAndCastItsEpilogue) {
+  const auto plan = PlanFusion(ResidualNormGraph().key(), {});
+  ASSERT_EQ(plan.kernels_size(), 1);
+  const auto& key = plan.kernels(0).key();
+  EXPECT_EQ(key.op(), "rmsnorm");
+  ASSERT_EQ(key.prologue_size(), 1);
+  EXPECT_EQ(key.prologue(0).op(), "residual_add");
+  EXPECT_EQ(ChainOps(key), std::vector<std::string>{"cast"});
+  EXPECT_EQ(key.input_dtype(), v1::DTYPE_BF16);
+  EXPECT_EQ(key.output_dtype(), v1::DTYPE_F16);
+  EXPECT_EQ(DimSize(key, "rows"), 16384);
+  EXPECT_EQ(DimSize(key, "cols"), 4096);
+  EXPECT_FALSE(ValidateKernelKey(key, {}));
+  EXPECT_NE(CanonicalKeyString(key).find("|prologue=residual_add:bf16|"), std::string::npos);
+}
+
+TEST(FusionPlanner, ScaleAndMaskFuseIntoSoftmax) {
+  GraphBuilder g;
+  g.Dim("q", 4096).Dim("s", 4097);
+  g.Tensor("scores", {"q", "s"}, v1::DTYPE_F32).Tensor("mask", {"q", "s"}, v1::DTYPE_F32);
+  g.Op("scale", {"scores"}, "a").Scalar(0.088).Op("add", {"a", "mask"}, "b");
+  g.Op("softmax", {"b"}, "p");
+  const auto plan = PlanFusion(g.key(), {});
+  ASSERT_EQ(plan.kernels_size(), 1);
+  const auto& key = plan.kernels(0).key();
+  EXPECT_EQ(key.op(), "softmax");
+  ASSERT_EQ(key.prologue_size(), 2);
+  EXPECT_EQ(key.prologue(0).op(), "scale");
+  EXPECT_DOUBLE_EQ(key.prologue(0).scalar(), 0.088);
+  EXPECT_EQ(key.prologue(1).op(), "residual_add");
+  EXPECT_EQ(key.chain_size(), 0);
+}
+
+TEST(FusionPlanner, LayernormAloneIsTheOldLayernormKey) {
+  GraphBuilder g;
+  g.Dim("t", 64).Dim("d", 33);
+  g.Tensor("x", {"t", "d"}, v1::DTYPE_F32).Tensor("g", {"d"}, v1::DTYPE_F32);
+  g.Tensor("b", {"d"}, v1::DTYPE_F32).Op("layernorm", {"x", "g", "b"}, "y");
+  const auto plan = PlanFusion(g.key(), {});
+  ASSERT_EQ(plan.kernels_size(), 1);
+  EXPECT_EQ(CanonicalKeyString(plan.kernels(0).key()),
+            "layernorm|chain=|in=f32|out=f32|acc=f32|layout=x:row|shape=cols=33,rows=64");
+}
+
+TEST(FusionPlanner, ElementwiseChainIsAnElementwiseKernelWithBiasPerColumn) {
+  GraphBuilder g;
+  g.Dim("r", 10).Dim("c", 7);
+  g.Tensor("x", {"r", "c"}, v1::DTYPE_F32).Tensor("b", {"c"}, v1::DTYPE_F32);
+  g.Op("add", {"x", "b"}, "h").Op("silu", {"h"}, "y");
+  const auto plan = PlanFusion(g.key(), {});
+  ASSERT_EQ(plan.kernels_size(), 1);
+  EXPECT_EQ(plan.kernels(0).key().op(), "elementwise");
+  EXPECT_EQ(ChainOps(plan.kernels(0).key()), (std::vector<std::string>{"bias", "silu"}));
+}
+
+TEST(FusionPlanner, SoftmaxAfterMatmulSplitsAndSaysWhy) {
+  GraphBuilder g;
+  g.Dim("m", 64).Dim("n", 128).Dim("k", 32);
+  g.Tensor("x", {"m", "k"}).Tensor("w", {"k", "n"});
+  g.Op("matmul", {"x", "w"}, "h").Op("scale", {"h"}, "s").Op("softmax", {"s"}, "p");
+  g.Op("relu", {"p"}, "y");
+  const auto plan = PlanFusion(g.key(), {});
+  ASSERT_EQ(plan.kernels_size(), 2);
+  EXPECT_EQ(plan.kernels(0).key().op(), "gemm");
+  EXPECT_EQ(ChainOps(plan.kernels(0).key()), std::vector<std::string>{"scale"});
+  EXPECT_NE(plan.kernels(0).split_reason().find("GEMM block tile owns only some columns"),
+            std::string::npos);
+  EXPECT_EQ(plan.kernels(1).key().op(), "softmax");
+  EXPECT_EQ(DimSize(plan.kernels(1).key(), "rows"), 64);
+  EXPECT_EQ(DimSize(plan.kernels(1).key(), "cols"), 128);
+  EXPECT_EQ(ChainOps(plan.kernels(1).key()), std::vector<std::string>{"relu"});
+  EXPECT_EQ((std::vector<int>(plan.kernels(1).ops().begin(), plan.kernels(1).ops().end())),
+            (std::vector<int>{2, 3}));
+}
+
+TEST(FusionPlanner, TwoReductionsInARowSplit) {
+  GraphBuilder g;
+  g.Dim("r", 8).Dim("c", 8);
+  g.Tensor("x", {"r", "c"}).Tensor("w", {"c"});
+  g.Op("rmsnorm", {"x", "w"}, "n").Op("softmax", {"n"}, "p");
+  const auto plan = PlanFusion(g.key(), {});
+  ASSERT_EQ(plan.kernels_size(), 2);
+  EXPECT_NE(plan.kernels(0).split_reason().find("two row reductions"), std::string::npos);
+}
+
+TEST(FusionPlanner, AWantedIntermediateAndACastEndKernels) {
+  auto g = ResidualNormGraph();
+  g.Output("h").Output("y");
+  auto plan = PlanFusion(g.key(), {});
+  ASSERT_EQ(plan.kernels_size(), 2);
+  EXPECT_EQ(plan.kernels(0).key().op(), "elementwise");
+  EXPECT_NE(plan.kernels(0).split_reason().find("'h' is a graph output"), std::string::npos);
+  EXPECT_EQ(plan.kernels(1).key().op(), "rmsnorm");
+
+  GraphBuilder c;
+  c.Dim("r", 4).Dim("c", 4).Tensor("x", {"r", "c"}, v1::DTYPE_F32);
+  c.Op("cast", {"x"}, "h").Cast(v1::DTYPE_BF16).Op("relu", {"h"}, "y");
+  plan = PlanFusion(c.key(), {});
+  ASSERT_EQ(plan.kernels_size(), 2);
+  EXPECT_NE(plan.kernels(0).split_reason().find("cast ends a kernel"), std::string::npos);
+  EXPECT_EQ(plan.kernels(1).key().input_dtype(), v1::DTYPE_BF16);
+}
+
+TEST(FusionPlanner, LongChainsSplitAtTheChainLimit) {
+  GraphBuilder g;
+  g.Dim("r", 4).Dim("c", 4).Tensor("x", {"r", "c"}, v1::DTYPE_F32);
+  std::string in = "x";
+  for (int i = 0; i < 5; ++i) {
+    g.Op("relu", {in}, "t" + std::to_string(i));
+    in = "t" + std::to_string(i);
+  }
+  KeyLimits limits;
+  limits.max_chain_length = 2;
+  const auto plan = PlanFusion(g.key(), limits);
+  ASSERT_EQ(plan.kernels_size(), 3);
+  EXPECT_NE(plan.kernels(0).split_reason().find("max_chain_length 2"), std::string::npos);
+}
+
+std::string ErrorField(const v1::KernelKey& key) {
+  const auto e = ValidateKernelKey(key, {});
+  return e ? e->field : "";
+}
+
+TEST(OpGraphValidation, ErrorsNameTheField) {
+  auto g = GemmEpilogueGraph();
+  v1::KernelKey key = g.key();
+  key.mutable_tensors(1)->set_dims(0, "m");  // W [m, n] does not match x [m, k]
+  EXPECT_EQ(ErrorField(key), "key.ops[0].inputs[1]");
+
+  key = g.key();
+  key.mutable_tensors(2)->set_dims(0, "m");  // bias [m] is neither [n] nor [m, n]
+  EXPECT_EQ(ErrorField(key), "key.ops[1].inputs[1]");
+
+  key = g.key();
+  key.mutable_ops(2)->set_inputs(0, "h");  // skips the previous op
+  EXPECT_EQ(ErrorField(key), "key.ops[2].inputs[0]");
+
+  key = g.key();
+  key.mutable_ops(3)->set_inputs(1, "h1");  // an op output as a side operand
+  EXPECT_EQ(ErrorField(key), "key.ops[3].inputs[1]");
+
+  key = g.key();
+  key.mutable_ops(1)->set_op("conv");
+  EXPECT_EQ(ErrorField(key), "key.ops[1].op");
+
+  key = g.key();
+  key.mutable_tensors(1)->set_dtype(v1::DTYPE_F32);  // x bf16, W f32
+  EXPECT_EQ(ErrorField(key), "key.ops[0].inputs[1]");
+
+  key = g.key();
+  key.mutable_tensors(0)->set_dims(1, "z");
+  EXPECT_EQ(ErrorField(key), "key.tensors[0].dims[1]");
+
+  key = g.key();
+  key.set_op("gemm");
+  EXPECT_EQ(ErrorField(key), "key.op");
+
+  key = g.key();
+  key.add_outputs("nothing");
+  EXPECT_EQ(ErrorField(key), "key.outputs[0]");
+
+  key = ResidualNormGraph().key();
+  key.mutable_ops(2)->set_dtype(v1::DTYPE_UNSPECIFIED);
+  EXPECT_EQ(ErrorField(key), "key.ops[2].dtype");
+
+  key = ResidualNormGraph().key();
+  key.mutable_tensors(2)->set_dtype(v1::DTYPE_F32);  // norm weight type differs from x
+  EXPECT_EQ(ErrorField(key), "key.ops[1].inputs[1]");
+
+  EXPECT_THROW(PlanFusion(key, {}), std::invalid_argument);
+  EXPECT_THROW(CanonicalKeyString(g.key()), std::invalid_argument);
+}
+
+TEST(KernelKeyPrologue, OnlyRowAndElementwiseKernelsTakeOneAndCastIsNotPartOfIt) {
+  v1::KernelKey key;
+  key.set_op("softmax");
+  key.set_input_dtype(v1::DTYPE_F32);
+  for (auto [name, size] : {std::pair{"rows", 4}, {"cols", 4}}) {
+    auto* d = key.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  key.add_prologue()->set_op("scale");
+  EXPECT_FALSE(ValidateKernelKey(key, {}));
+  key.add_prologue()->set_op("cast");
+  key.mutable_prologue(1)->set_dtype(v1::DTYPE_F16);
+  EXPECT_EQ(ErrorField(key), "key.prologue[1].op");
+  key.mutable_prologue(1)->set_op("frobnicate");
+  EXPECT_EQ(ErrorField(key), "key.prologue[1].op");
+}
+
+}  // namespace
+}  // namespace tiletune::kernels::fusion

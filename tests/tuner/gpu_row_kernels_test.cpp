@@ -1,0 +1,127 @@
+// The GPU row and element-wise kernels with prologues and epilogues, run by the real worker on
+// a CUDA device and checked against the float64 reference, at odd row
+// lengths: 1, 33 (one partial warp), 4097 (a chunk and one element) and 40000
+// (many passes). Every valid variant and the baseline of each key. Skips,
+// saying why, without a CUDA driver and device.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "kernels/kernel_key.h"
+#include "kernels/kernel_template.h"
+#include "runtime/backend_registry.h"
+#include "tests/tuner/host_kernel_fixture.h"
+
+namespace tiletune::tuner {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct CudaDevice {
+  std::unique_ptr<runtime::Backend> backend;
+  runtime::DeviceInfo device;
+};
+
+std::optional<CudaDevice> OpenCuda(std::string* why) {
+  runtime::BackendOptions options;
+  options.enabled = {"cuda"};
+  options.cache_dir =
+      (std::filesystem::path(TILETUNE_BUILD_DIR) / "test-cache" / "gpu-row-kernels").string();
+  options.rtc_binary = std::string(TILETUNE_BUILD_DIR) + "/bin/tiletune-rtc";
+  auto found = runtime::DiscoverBackends(options);
+  if (found.backends.empty() || found.backends[0]->Devices().empty()) {
+    *why = found.statuses.empty() ? "no cuda status" : found.statuses[0].reason;
+    return std::nullopt;
+  }
+  CudaDevice d;
+  d.device = found.backends[0]->Devices()[0];
+  d.backend = std::move(found.backends[0]);
+  return d;
+}
+
+v1::KernelKey RowKey(const std::string& op, int64_t rows, int64_t cols,
+                     const std::vector<std::string>& prologue,
+                     const std::vector<std::string>& chain) {
+  v1::KernelKey key = testing::MakeKey(op, {{"rows", rows}, {"cols", cols}}, chain);
+  for (const auto& name : prologue) {
+    auto* p = key.add_prologue();
+    p->set_op(name);
+    if (name == "scale") p->set_scalar(0.125);
+  }
+  return key;
+}
+
+class GpuRowKernelsOnDevice : public ::testing::TestWithParam<int64_t> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    cuda_ = OpenCuda(&why);
+    if (!cuda_) GTEST_SKIP() << "no CUDA device: " << why;
+  }
+
+  void ExpectEveryVariantCorrect(const v1::KernelKey& key) {
+    std::string why;
+    const kernels::KernelTemplate* t = kernels::FindKernelTemplate(key, "cuda", &why);
+    ASSERT_NE(t, nullptr) << why;
+    std::vector<kernels::KernelSource> sources = {*t->BaselineFor(key).source};
+    for (const auto& v : t->Space(key).ValidVariants()) sources.push_back(t->Source(key, v));
+    // Compiles in parallel (as the daemon's compile pool does), then runs.
+    std::vector<runtime::CompileResult> compiled(sources.size());
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (unsigned i = 0; i < std::max(1u, std::thread::hardware_concurrency()); ++i) {
+      pool.emplace_back([&] {
+        for (size_t s; (s = next++) < sources.size();) {
+          compiled[s] = cuda_->backend->Compile(sources[s], cuda_->device, {});
+        }
+      });
+    }
+    for (auto& thread : pool) thread.join();
+    BenchmarkWorker worker({testing::WorkerBinary(), cuda_->device.worker_env});
+    for (size_t s = 0; s < sources.size(); ++s) {
+      const auto& source = sources[s];
+      ASSERT_TRUE(compiled[s].ok) << source.entry << ":\n" << compiled[s].log;
+      worker::v1::BenchRequest request;
+      request.set_backend("cuda");
+      request.set_artifact_path(compiled[s].artifact_path);
+      request.set_entry(source.entry);
+      *request.mutable_key() = key;
+      *request.mutable_launch() = source.launch;
+      request.set_seed(99);
+      request.mutable_protocol()->set_warmup(0);
+      request.mutable_protocol()->set_min_repetitions(1);
+      request.mutable_protocol()->set_max_repetitions(1);
+      request.set_tolerance(1e-5);
+      const auto result = worker.Run(request, 60s);
+      EXPECT_EQ(result.outcome, BenchmarkWorker::Outcome::kOk)
+          << kernels::CanonicalKeyString(key) << " " << source.entry << ": " << result.error;
+    }
+  }
+
+  std::optional<CudaDevice> cuda_;
+};
+
+TEST_P(GpuRowKernelsOnDevice, SoftmaxWithScaleAndMask) {
+  ExpectEveryVariantCorrect(RowKey("softmax", 5, GetParam(), {"scale", "residual_add"}, {}));
+}
+
+TEST_P(GpuRowKernelsOnDevice, ResidualAddRmsnorm) {
+  ExpectEveryVariantCorrect(RowKey("rmsnorm", 5, GetParam(), {"residual_add"}, {"scale"}));
+}
+
+TEST_P(GpuRowKernelsOnDevice, LayernormWithBiasPrologueAndResidualEpilogue) {
+  ExpectEveryVariantCorrect(RowKey("layernorm", 3, GetParam(), {"bias"}, {"residual_add"}));
+}
+
+TEST_P(GpuRowKernelsOnDevice, ElementwiseChain) {
+  ExpectEveryVariantCorrect(
+      RowKey("elementwise", 7, GetParam(), {}, {"bias", "gelu_tanh", "residual_add", "silu"}));
+}
+
+INSTANTIATE_TEST_SUITE_P(OddRowLengths, GpuRowKernelsOnDevice,
+                         ::testing::Values(int64_t{1}, int64_t{33}, int64_t{4097}, int64_t{40000}));
+
+}  // namespace
+}  // namespace tiletune::tuner
