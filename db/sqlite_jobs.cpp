@@ -11,7 +11,8 @@ namespace tiletune::db {
 namespace {
 
 constexpr const char* kJobColumns =
-    "id, state, device, created_at_us, started_at_us, finished_at_us, error, spec, rowid";
+    "id, state, device, created_at_us, started_at_us, finished_at_us, error, spec, rowid,"
+    " miss_count";
 
 // A job from a row selected with kJobColumns, without its items.
 v1::Job JobFromRow(const Statement& row) {
@@ -24,6 +25,7 @@ v1::Job JobFromRow(const Statement& row) {
   if (auto started = ReadTimestamp(row, 4)) *job.mutable_started_at() = *started;
   if (auto finished = ReadTimestamp(row, 5)) *job.mutable_finished_at() = *finished;
   job.set_error(row.Text(6));
+  job.set_miss_count(row.Int64(9));
   return job;
 }
 
@@ -158,7 +160,8 @@ std::optional<JobItemClaim> SqliteTuningStore::ClaimNextItem(const std::string& 
       auto next = connection.Prepare(
           "SELECT j.id, i.item_index FROM jobs j JOIN job_items i ON i.job_id = j.id"
           " WHERE j.device = ?1 AND j.state IN (?2, ?3) AND i.state = ?2"
-          " ORDER BY j.state = ?3 DESC, j.priority DESC, j.created_at_us, j.rowid, i.item_index"
+          " ORDER BY j.state = ?3 DESC, j.priority DESC, j.miss_count DESC, j.created_at_us,"
+          " j.rowid, i.item_index"
           " LIMIT 1");
       if (!next.Bind(device, v1::JOB_QUEUED, v1::JOB_RUNNING).Step()) return std::nullopt;
       claim.job_id = next.Text(0);
@@ -245,6 +248,22 @@ std::map<v1::JobState, int64_t> SqliteTuningStore::CountJobsByState() {
   std::map<v1::JobState, int64_t> counts;
   while (rows.Step()) counts[static_cast<v1::JobState>(rows.Int64(0))] = rows.Int64(1);
   return counts;
+}
+
+void SqliteTuningStore::SetMissCounts(const std::map<std::string, int64_t>& counts) {
+  if (counts.empty()) return;
+  writer_->Run([&](Connection& connection) {
+    for (const auto& [job_id, count] : counts) {
+      connection.Prepare("UPDATE jobs SET miss_count = ? WHERE id = ?").Bind(count, job_id).Run();
+    }
+  });
+}
+
+int64_t SqliteTuningStore::CountActiveJobsNamed(const std::string& name) {
+  auto reader = readers_->Acquire();
+  auto row = reader->Prepare("SELECT COUNT(*) FROM jobs WHERE name = ? AND state IN (?, ?)");
+  row.Bind(name, v1::JOB_QUEUED, v1::JOB_RUNNING).Step();
+  return row.Int64(0);
 }
 
 }  // namespace tiletune::db

@@ -103,6 +103,27 @@ CREATE TABLE job_items (
 CREATE INDEX job_items_by_state ON job_items (state);
 CREATE INDEX job_items_by_key ON job_items (canonical_key, state);
 )sql"},
+    // Failure memory: variants that hung, crashed or were wrong, never run
+    // again on the same device class and toolchain. Tune-on-miss counts
+    // misses per queued job, which orders the queue among equal priorities.
+    Migration{2, R"sql(
+CREATE TABLE known_failures (
+  kernel_name TEXT NOT NULL,
+  params TEXT NOT NULL,
+  device_class TEXT NOT NULL,
+  toolchain TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  error TEXT NOT NULL,
+  canonical_key TEXT NOT NULL,
+  job_id TEXT NOT NULL,
+  first_seen_us INTEGER NOT NULL,
+  PRIMARY KEY (kernel_name, device_class, toolchain, params)
+);
+
+ALTER TABLE jobs ADD COLUMN miss_count INTEGER NOT NULL DEFAULT 0;
+DROP INDEX jobs_by_state;
+CREATE INDEX jobs_by_state ON jobs (state, device, priority DESC, miss_count DESC, created_at_us);
+)sql"},
 };
 
 }  // namespace

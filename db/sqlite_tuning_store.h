@@ -12,8 +12,8 @@ namespace tiletune::db {
 // TuningStore on one SQLite file: every write goes through the single
 // writer thread, every query through the read pool. Methods are defined in
 // sqlite_tuning_store.cpp (opening, devices, kernels, checks),
-// sqlite_records.cpp (records, import, trials) and sqlite_jobs.cpp (the job
-// queue).
+// sqlite_records.cpp (records, import, trials), sqlite_known_failures.cpp
+// (failure memory) and sqlite_jobs.cpp (the job queue).
 class SqliteTuningStore final : public TuningStore {
  public:
   explicit SqliteTuningStore(const SqliteOptions& options);
@@ -36,6 +36,11 @@ class SqliteTuningStore final : public TuningStore {
                    const v1::Trial& trial) override;
   std::vector<v1::Trial> TrialsForItem(const std::string& job_id, int item_index) override;
 
+  void RememberFailure(const KnownFailure& failure) override;
+  std::map<std::string, v1::TrialStatus> KnownFailures(const std::string& kernel_name,
+                                                       const std::string& device_class,
+                                                       const std::string& toolchain) override;
+
   void CreateJob(const v1::Job& job, const std::vector<std::string>& canonical_keys) override;
   std::optional<v1::Job> GetJob(const std::string& job_id) override;
   JobPage ListJobs(const std::vector<v1::JobState>& states, int page_size,
@@ -53,6 +58,8 @@ class SqliteTuningStore final : public TuningStore {
   std::optional<std::string> FindActiveJobForKey(const std::string& canonical_key,
                                                  const std::string& device) override;
   std::map<v1::JobState, int64_t> CountJobsByState() override;
+  void SetMissCounts(const std::map<std::string, int64_t>& counts) override;
+  int64_t CountActiveJobsNamed(const std::string& name) override;
 
   std::string IntegrityCheck() override;
 

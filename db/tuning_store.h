@@ -48,6 +48,19 @@ struct ImportedRecord {
   v1::Record record;
 };
 
+// A variant that hung, crashed or gave a wrong result on a device class with
+// a toolchain (fingerprint): later jobs skip it.
+struct KnownFailure {
+  std::string kernel_name;
+  std::string params;  // kernels::VariantString
+  std::string device_class;
+  std::string toolchain;
+  v1::TrialStatus status = v1::TRIAL_STATUS_UNSPECIFIED;
+  std::string error;
+  std::string canonical_key;  // where it was seen first
+  std::string job_id;
+};
+
 // The tuning database. The server and tuner use only this interface; SQLite
 // is the embedded implementation, PostgreSQL the fleet one (later). Keys are
 // canonical strings computed by kernels::CanonicalKeyString: the store does
@@ -58,7 +71,8 @@ class TuningStore {
   virtual ~TuningStore() = default;
 
   // Devices and kernels.
-  virtual void UpsertDevice(const v1::DeviceFingerprint& device, const v1::Toolchain& toolchain) = 0;
+  virtual void UpsertDevice(const v1::DeviceFingerprint& device,
+                            const v1::Toolchain& toolchain) = 0;
   virtual void UpsertKernel(const std::string& source_hash, const std::string& kernel_name,
                             const std::string& library_version, const std::string& source) = 0;
 
@@ -83,6 +97,14 @@ class TuningStore {
                            const v1::Trial& trial) = 0;
   virtual std::vector<v1::Trial> TrialsForItem(const std::string& job_id, int item_index) = 0;
 
+  // Failure memory. Remembering a failure already known keeps the first.
+  virtual void RememberFailure(const KnownFailure& failure) = 0;
+  // Params (kernels::VariantString) -> status of the failures known for a
+  // kernel template on a device class with a toolchain.
+  virtual std::map<std::string, v1::TrialStatus> KnownFailures(const std::string& kernel_name,
+                                                               const std::string& device_class,
+                                                               const std::string& toolchain) = 0;
+
   // Jobs. CreateJob stores the job (state QUEUED, `device` set) and one item
   // per spec kernel, with its canonical key.
   virtual void CreateJob(const v1::Job& job, const std::vector<std::string>& canonical_keys) = 0;
@@ -92,7 +114,8 @@ class TuningStore {
                            const std::string& page_token) = 0;
   // The next item for `device`: first the remaining items of a job already
   // RUNNING there, else the first item of the QUEUED job with the highest
-  // priority (oldest first among equals). Marks item and job RUNNING.
+  // priority, then the most lookup misses, then the oldest. Marks item and
+  // job RUNNING.
   virtual std::optional<JobItemClaim> ClaimNextItem(const std::string& device) = 0;
   // Saves an item's progress (state, counters, best so far).
   virtual void UpdateItem(const std::string& job_id, const v1::JobItemProgress& item) = 0;
@@ -110,14 +133,19 @@ class TuningStore {
   virtual std::optional<std::string> FindActiveJobForKey(const std::string& canonical_key,
                                                          const std::string& device) = 0;
   virtual std::map<v1::JobState, int64_t> CountJobsByState() = 0;
+  // Sets the lookup misses counted for jobs (id -> count); unknown ids are
+  // ignored.
+  virtual void SetMissCounts(const std::map<std::string, int64_t>& counts) = 0;
+  // QUEUED or RUNNING jobs with this spec name (e.g. "tune-on-miss").
+  virtual int64_t CountActiveJobsNamed(const std::string& name) = 0;
 
   // "ok" when PRAGMA integrity_check (or the engine's equivalent) passes.
   virtual std::string IntegrityCheck() = 0;
 };
 
 struct SqliteOptions {
-  std::string path;                 // database file; created if missing
-  int read_connections = 4;         // pooled readers (WAL allows them beside the writer)
+  std::string path;          // database file; created if missing
+  int read_connections = 4;  // pooled readers (WAL allows them beside the writer)
   int busy_timeout_ms = 5000;
 };
 

@@ -74,6 +74,12 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.lookup_cache_entries; }},
       {"tune_on_miss_priority", "priority of jobs queued by tune_on_miss",
        [](auto& c) { return &c.tune_on_miss_priority; }},
+      {"max_queued_tune_on_miss", "most jobs queued by lookups (tune-on-miss, stale re-tune)",
+       [](auto& c) { return &c.max_queued_tune_on_miss; }},
+      {"max_missed_keys", "keys whose lookup misses are counted in memory",
+       [](auto& c) { return &c.max_missed_keys; }},
+      {"miss_count_flush_seconds", "how often lookup miss counts are saved to the job queue",
+       [](auto& c) { return &c.miss_count_flush_seconds; }},
       {"quarantine_after_crashes", "worker crashes in a row that quarantine a device",
        [](auto& c) { return &c.quarantine_after_crashes; }},
       {"keepalive_time_ms", "gRPC keepalive ping interval",
@@ -113,6 +119,12 @@ const std::vector<Setting>& Settings() {
       {"max_repetitions", "timed runs at most", [](auto& c) { return &c.tuning.max_repetitions; }},
       {"min_timing_seconds", "time spent timing at least",
        [](auto& c) { return &c.tuning.min_timing_seconds; }},
+      {"max_throttle_retries", "times a measurement taken while throttled is repeated",
+       [](auto& c) { return &c.tuning.max_throttle_retries; }},
+      {"decision_rounds", "interleaved re-timing rounds of winner, runner-up and baseline",
+       [](auto& c) { return &c.tuning.decision_rounds; }},
+      {"noise_factor", "the winner must beat the baseline by this many times the noise",
+       [](auto& c) { return &c.tuning.noise_factor; }},
       {"plant_faults", "TESTING ONLY: add a hanging, a crashing and a wrong variant to every item",
        [](auto& c) { return &c.tuning.plant_faults; }},
   };
@@ -259,11 +271,19 @@ std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
       {"min_speedup", c.tuning.min_speedup},
       {"min_repetitions", c.tuning.min_repetitions},
       {"max_repetitions", c.tuning.max_repetitions},
+      {"max_queued_tune_on_miss", c.max_queued_tune_on_miss},
+      {"max_missed_keys", c.max_missed_keys},
+      {"miss_count_flush_seconds", c.miss_count_flush_seconds},
+      {"decision_rounds", c.tuning.decision_rounds},
   };
   for (const auto& [key, value] : checks) {
     if (auto e = positive(key, value)) return e;
   }
   if (c.tuning.warmup_runs < 0) return ConfigError{"warmup_runs must not be negative"};
+  if (c.tuning.max_throttle_retries < 0) {
+    return ConfigError{"max_throttle_retries must not be negative"};
+  }
+  if (c.tuning.noise_factor < 0) return ConfigError{"noise_factor must not be negative"};
   if (c.tuning.run_limit_min_seconds > c.tuning.run_limit_max_seconds) {
     return ConfigError{"run_limit_min_seconds must not exceed run_limit_max_seconds"};
   }

@@ -38,6 +38,13 @@ struct DaemonConfig {
   int max_page_size = 1000;
   int lookup_cache_entries = 100000;
   int tune_on_miss_priority = -10;
+  // Jobs the lookup path may have queued at once (per kind: tune-on-miss,
+  // stale re-tune); past it a miss answers without queueing.
+  int max_queued_tune_on_miss = 100;
+  // Keys whose lookup misses are counted in memory, and how often the
+  // counts of queued jobs are saved.
+  int max_missed_keys = 100000;
+  double miss_count_flush_seconds = 1;
   // A device whose worker dies this many times in a row is quarantined: it
   // takes no more work until the daemon restarts.
   int quarantine_after_crashes = 5;

@@ -33,7 +33,7 @@ DaemonMetrics::DaemonMetrics(MetricsRegistry& r)
           r.AddCounter("tiletune_records_imported_total", "Records written by ImportRecords")),
       compile_cache_hits(r.AddCounter(kCompiles, kCompilesHelp, {{"cache", "hit"}})),
       compile_cache_misses(r.AddCounter(kCompiles, kCompilesHelp, {{"cache", "miss"}})) {
-  for (int s = v1::TRIAL_OK; s <= v1::TRIAL_CANCELLED; ++s) {
+  for (int s = v1::TRIAL_OK; s <= v1::TrialStatus_MAX; ++s) {
     const auto status = static_cast<v1::TrialStatus>(s);
     trials[status] = &r.AddCounter("tiletune_trials_total", "Variants tried, by outcome",
                                    {{"status", TrialStatusLabel(status)}});

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "kernels/kernel_key.h"
+#include "server/toolchain_identity.h"
 #include "tuner/tuning_session.h"
 
 namespace tiletune::server {
@@ -18,15 +19,18 @@ bool IsTerminal(v1::JobState state) {
 // Stores what a session does and forwards it to WatchJob streams.
 class StoringObserver final : public tuner::TuningObserver {
  public:
+  // `failure_key` names the kernel template, device class and toolchain
+  // under which run failures are remembered (params are added per trial).
   StoringObserver(db::TuningStore& store, JobEventHub& events, DaemonMetrics& metrics,
-                  std::string job_id, std::string canonical_key, std::string device_class,
+                  std::string job_id, std::string canonical_key, db::KnownFailure failure_key,
                   const std::atomic<bool>& interrupted, std::function<void(bool)> on_worker_fate)
       : store_(store),
         events_(events),
         metrics_(metrics),
         job_id_(std::move(job_id)),
         canonical_key_(std::move(canonical_key)),
-        device_class_(std::move(device_class)),
+        device_class_(failure_key.device_class),
+        failure_key_(std::move(failure_key)),
         interrupted_(interrupted),
         on_worker_fate_(std::move(on_worker_fate)) {}
 
@@ -46,6 +50,17 @@ class StoringObserver final : public tuner::TuningObserver {
                trial.status() == v1::TRIAL_WRONG_RESULT) {
       on_worker_fate_(false);
     }
+  }
+
+  void OnRunFailure(const v1::Trial& trial) override {
+    db::KnownFailure failure = failure_key_;
+    failure.params =
+        kernels::VariantString(kernels::Variant(trial.params().begin(), trial.params().end()));
+    failure.status = trial.status();
+    failure.error = trial.error();
+    failure.canonical_key = canonical_key_;
+    failure.job_id = job_id_;
+    store_.RememberFailure(failure);
   }
 
   void OnKernel(const std::string& source_hash, const kernels::KernelSource& source) override {
@@ -82,6 +97,7 @@ class StoringObserver final : public tuner::TuningObserver {
   std::string job_id_;
   std::string canonical_key_;
   std::string device_class_;
+  db::KnownFailure failure_key_;
   const std::atomic<bool>& interrupted_;
   std::function<void(bool)> on_worker_fate_;
   std::set<std::string> stored_kernels_;
@@ -90,12 +106,14 @@ class StoringObserver final : public tuner::TuningObserver {
 }  // namespace
 
 JobScheduler::JobScheduler(db::TuningStore& store, DeviceRegistry& devices, JobEventHub& events,
-                           LookupCache& cache, DaemonMetrics& metrics, const DaemonConfig& config)
+                           LookupCache& cache, DaemonMetrics& metrics, MissCounter& misses,
+                           const DaemonConfig& config)
     : store_(store),
       devices_(devices),
       events_(events),
       cache_(cache),
       metrics_(metrics),
+      misses_(misses),
       config_(config),
       pool_(config.compile_threads) {}
 
@@ -106,6 +124,27 @@ JobScheduler::~JobScheduler() {
 void JobScheduler::Start() {
   for (const auto& device : devices_.devices()) {
     threads_.emplace_back([this, d = device.get()] { DeviceLoop(*d); });
+  }
+  threads_.emplace_back([this] { FlushMissCountsLoop(); });
+}
+
+void JobScheduler::FlushMissCounts() {
+  try {
+    store_.SetMissCounts(misses_.TakeChangedJobCounts());
+  } catch (const db::StoreError& e) {
+    spdlog::error("cannot save lookup miss counts: {}", e.what());
+  }
+}
+
+void JobScheduler::FlushMissCountsLoop() {
+  const auto interval =
+      std::chrono::milliseconds(static_cast<int64_t>(config_.miss_count_flush_seconds * 1000));
+  std::unique_lock lock(mu_);
+  while (!draining_) {
+    cv_.wait_for(lock, interval, [this] { return draining_; });
+    lock.unlock();
+    FlushMissCounts();
+    lock.lock();
   }
 }
 
@@ -145,6 +184,7 @@ void JobScheduler::DeviceLoop(ManagedDevice& device) {
     }
     if (device.state.load() == v1::Device::STATE_QUARANTINED) return;
     std::optional<db::JobItemClaim> claim;
+    FlushMissCounts();
     try {
       claim = store_.ClaimNextItem(device.info.id);
     } catch (const db::StoreError& e) {
@@ -191,11 +231,15 @@ void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker
     interrupted_flag->store(true);
     stop->store(true);
   };
-  StoringObserver observer(store_, events_, metrics_, claim.job_id, canonical,
-                           device.info.fingerprint.device_class(), interrupted, on_worker_fate);
   std::string why;
   const kernels::KernelTemplate* kernel_template =
       kernels::FindKernelTemplate(item.key, device.info.backend, &why);
+  const db::KnownFailure failure_key{
+      .kernel_name = kernel_template ? std::string(kernel_template->name()) : "",
+      .device_class = device.info.fingerprint.device_class(),
+      .toolchain = ToolchainFingerprint(device.info.toolchain)};
+  StoringObserver observer(store_, events_, metrics_, claim.job_id, canonical, failure_key,
+                           interrupted, on_worker_fate);
   try {
     if (!kernel_template) {
       v1::JobItemProgress failed;
@@ -205,6 +249,10 @@ void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker
       failed.set_error(why);
       observer.OnProgress(failed, v1::JobEvent::KIND_ITEM_FINISHED, nullptr);
     } else {
+      for (const auto& [params, status] : store_.KnownFailures(
+               failure_key.kernel_name, failure_key.device_class, failure_key.toolchain)) {
+        item.known_failures.insert(params);
+      }
       tuner::TuningSession session(*kernel_template, *device.backend, device.info, worker, pool_,
                                    config_.tuning);
       auto outcome =

@@ -16,17 +16,21 @@
 #include "server/device_registry.h"
 #include "server/job_event_hub.h"
 #include "server/lookup_cache.h"
+#include "server/miss_counter.h"
 #include "tuner/compile_pool.h"
 
 namespace tiletune::server {
 
 // Runs queued job items, one at a time per device, each in a TuningSession
 // with that device's benchmark worker. Items are claimed from the database,
-// so queued and interrupted work survives a restart.
+// so queued and interrupted work survives a restart. Lookup misses counted
+// in memory are saved every miss_count_flush_seconds and before each claim,
+// so that the claim order (priority, then misses) sees them.
 class JobScheduler {
  public:
   JobScheduler(db::TuningStore& store, DeviceRegistry& devices, JobEventHub& events,
-               LookupCache& cache, DaemonMetrics& metrics, const DaemonConfig& config);
+               LookupCache& cache, DaemonMetrics& metrics, MissCounter& misses,
+               const DaemonConfig& config);
   ~JobScheduler();
 
   void Start();
@@ -48,6 +52,8 @@ class JobScheduler {
     std::shared_ptr<std::atomic<bool>> interrupted;
   };
   void DeviceLoop(ManagedDevice& device);
+  void FlushMissCountsLoop();
+  void FlushMissCounts();
   void RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker, db::JobItemClaim claim);
   void FinishJobIfDone(const std::string& job_id);
 
@@ -56,6 +62,7 @@ class JobScheduler {
   JobEventHub& events_;
   LookupCache& cache_;
   DaemonMetrics& metrics_;
+  MissCounter& misses_;
   const DaemonConfig& config_;
   tuner::CompilePool pool_;
 

@@ -167,7 +167,7 @@ int Run(server::DaemonConfig config) {
   context.store = store.get();
   AddGauges(registry, *store, *devices);
 
-  server::JobScheduler scheduler(*store, *devices, events, cache, metrics, config);
+  server::JobScheduler scheduler(*store, *devices, events, cache, metrics, context.misses, config);
   context.scheduler = &scheduler;
   scheduler.Start();
 

@@ -11,6 +11,7 @@
 #include "server/planned_kernels.h"
 #include "server/record_import.h"
 #include "server/request_validation.h"
+#include "server/toolchain_identity.h"
 
 namespace tiletune::server {
 namespace {
@@ -35,6 +36,10 @@ std::string RequestId(const grpc::ServerContextBase& ctx) {
   auto it = md.find("x-request-id");
   return it == md.end() ? "-" : std::string(it->second.data(), it->second.size());
 }
+
+// Spec names of the jobs the lookup path queues by itself.
+constexpr const char* kTuneOnMissJob = "tune-on-miss";
+constexpr const char* kStaleRetuneJob = "stale-retune";
 
 bool IsActive(v1::JobState state) {
   return state == v1::JOB_QUEUED || state == v1::JOB_RUNNING;
@@ -78,6 +83,20 @@ grpc::Status TuningServiceImpl::AnswerLookup(const v1::LookupRequest& request,
   }
 
   const std::string library = FallbackLibraryFor(device.vendor);
+  if (entry) {
+    *response.mutable_staleness() = StalenessOf(*entry, device.device);
+    // A stale record is still the best answer there is; it is tuned again
+    // once, and the new record replaces it.
+    if (response.staleness().stale() && ctx_.misses.FirstRetuneOf(device.device->info.id, canonical,
+                                                                  entry->measured_at().seconds())) {
+      std::string why;
+      if (auto job = QueueTuning(request.key(), canonical, *device.device, kStaleRetuneJob, &why)) {
+        response.set_job_id(*job);
+      } else {
+        spdlog::warn("stale record {}: no re-tune queued: {}", canonical, why);
+      }
+    }
+  }
   if (entry && entry->winner() == v1::WINNER_TUNED) {
     response.set_result(v1::LookupResponse::RESULT_HIT);
     *response.mutable_record() = *entry;
@@ -91,7 +110,8 @@ grpc::Status TuningServiceImpl::AnswerLookup(const v1::LookupRequest& request,
   if (entry) {
     *response.mutable_record() = *entry;
     fallback->set_reason("tuning found nothing faster than " + entry->baseline_name() + " (" +
-                         std::to_string(entry->baseline().median_us()) + " us)");
+                         std::to_string(entry->baseline().median_us()) +
+                         " us): " + entry->decision().reason());
     return grpc::Status::OK;
   }
   fallback->set_reason("no tuning record for this key on device class " + device.device_class);
@@ -100,17 +120,13 @@ grpc::Status TuningServiceImpl::AnswerLookup(const v1::LookupRequest& request,
     fallback->set_reason(fallback->reason() + "; tune_on_miss ignored: no such device here");
     return grpc::Status::OK;
   }
-  std::lock_guard lock(tune_on_miss_mu_);
-  if (auto existing = ctx_.store->FindActiveJobForKey(canonical, device.device->info.id)) {
-    response.set_job_id(*existing);
-    return grpc::Status::OK;
+  ctx_.misses.Count(device.device->info.id, canonical);
+  std::string why;
+  if (auto job = QueueTuning(request.key(), canonical, *device.device, kTuneOnMissJob, &why)) {
+    response.set_job_id(*job);
+  } else {
+    fallback->set_reason(fallback->reason() + "; tune_on_miss: " + why);
   }
-  v1::JobSpec spec;
-  spec.set_name("tune-on-miss");
-  *spec.add_kernels() = kernels::NormalizeKernelKey(request.key());
-  spec.set_priority(ctx_.config.tune_on_miss_priority);
-  spec.mutable_device()->set_device(device.device->info.id);
-  response.set_job_id(CreateJob(std::move(spec), device.device->info.id));
   return grpc::Status::OK;
 }
 
@@ -143,6 +159,45 @@ grpc::Status TuningServiceImpl::AnswerGraphLookup(const v1::LookupRequest& reque
       std::to_string(misses) + " of " + std::to_string(response.plan().kernels_size()) +
       " kernels of the plan have no tuned record; see kernel_results");
   return grpc::Status::OK;
+}
+
+std::optional<std::string> TuningServiceImpl::QueueTuning(const v1::KernelKey& key,
+                                                          const std::string& canonical,
+                                                          const ManagedDevice& device,
+                                                          const std::string& job_name,
+                                                          std::string* why) {
+  // One at a time, so that a flood of lookups for one key makes one job.
+  std::lock_guard lock(tune_on_miss_mu_);
+  const std::string& device_id = device.info.id;
+  std::optional<std::string> job = ctx_.store->FindActiveJobForKey(canonical, device_id);
+  if (!job) {
+    const int64_t queued = ctx_.store->CountActiveJobsNamed(job_name);
+    if (queued >= ctx_.config.max_queued_tune_on_miss) {
+      *why = "not queued: " + std::to_string(queued) + " " + job_name +
+             " jobs already queued (max_queued_tune_on_miss=" +
+             std::to_string(ctx_.config.max_queued_tune_on_miss) + ")";
+      return std::nullopt;
+    }
+    v1::JobSpec spec;
+    spec.set_name(job_name);
+    *spec.add_kernels() = kernels::NormalizeKernelKey(key);
+    spec.set_priority(ctx_.config.tune_on_miss_priority);
+    spec.mutable_device()->set_device(device_id);
+    job = CreateJob(std::move(spec), device_id);
+  }
+  ctx_.misses.SetJob(device_id, canonical, *job);
+  return job;
+}
+
+v1::Staleness TuningServiceImpl::StalenessOf(const v1::Record& record,
+                                             const ManagedDevice* device) const {
+  v1::Staleness staleness;
+  if (!device) return staleness;
+  if (auto difference = ToolchainDifference(record.toolchain(), device->info.toolchain)) {
+    staleness.set_stale(true);
+    staleness.set_reason("measured with another toolchain: " + *difference);
+  }
+  return staleness;
 }
 
 grpc::ServerUnaryReactor* TuningServiceImpl::Lookup(grpc::CallbackServerContext* ctx,
@@ -352,7 +407,15 @@ grpc::Status TuningServiceImpl::ListRecords(grpc::ServerContext*,
   }
   auto page = ctx_.store->ListRecords(request->op(), request->device_class(), std::get<int>(size),
                                       request->page_token());
-  for (auto& r : page.records) *response->add_records() = std::move(r);
+  for (auto& r : page.records) {
+    // Judged against a device of the record's class here, if there is one.
+    const ManagedDevice* device = nullptr;
+    for (const auto& d : ctx_.devices.devices()) {
+      if (d->info.fingerprint.device_class() == r.device_class()) device = d.get();
+    }
+    *response->add_staleness() = StalenessOf(r, device);
+    *response->add_records() = std::move(r);
+  }
   response->set_next_page_token(page.next_page_token);
   return grpc::Status::OK;
 }

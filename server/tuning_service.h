@@ -10,6 +10,7 @@
 #include "server/job_event_hub.h"
 #include "server/job_scheduler.h"
 #include "server/lookup_cache.h"
+#include "server/miss_counter.h"
 #include "tiletune/v1/tiletune.grpc.pb.h"
 
 namespace tiletune::server {
@@ -28,6 +29,7 @@ struct ServiceContext {
   LookupCache& cache;
   JobEventHub& events;
   DaemonMetrics& metrics;
+  MissCounter misses{config.max_missed_keys};
   db::TuningStore* store = nullptr;
   JobScheduler* scheduler = nullptr;
   std::atomic<bool> ready{false};
@@ -73,6 +75,14 @@ class TuningServiceImpl final : public TuningServiceBase {
                                  const std::string& prefix);
   // Creates a job from a validated spec; returns its id.
   std::string CreateJob(v1::JobSpec spec, const std::string& device_id);
+  // Queues a job named `job_name` that tunes `key` on `device` unless one is
+  // queued or running for it already; its id, or nullopt with `why` when the
+  // cap on such jobs (max_queued_tune_on_miss) is reached.
+  std::optional<std::string> QueueTuning(const v1::KernelKey& key, const std::string& canonical,
+                                         const ManagedDevice& device, const std::string& job_name,
+                                         std::string* why);
+  // Whether a record was measured with another toolchain than `device` runs.
+  v1::Staleness StalenessOf(const v1::Record& record, const ManagedDevice* device) const;
   grpc::Status LoadJob(const std::string& job_id, v1::Job& job);
 
   ServiceContext& ctx_;

@@ -1,9 +1,35 @@
 #include "tuner/search_strategy.h"
 
 #include <algorithm>
-#include <random>
+#include <cmath>
+#include <limits>
 
 namespace tiletune::tuner {
+namespace {
+
+// How many of the untried variants nearest the current state the model ranks.
+constexpr size_t kNeighbourhood = 8;
+// Cooling per observed variant, and the starting temperature in units of
+// log run time (0.1: a 10% slower variant is accepted about 1 time in e).
+constexpr double kCooling = 0.9;
+constexpr double kStartTemperature = 0.1;
+// A failed variant counts as this factor slower than the slowest measured.
+constexpr double kFailurePenalty = 2.0;
+// Weight of (1 - occupancy) in the cost, in units of log run time: enough
+// to break ties among similar predictions, not to override measurements.
+constexpr double kOccupancyWeight = 0.1;
+
+double Uniform(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1p-53;
+}
+
+double SquaredDistance(const std::vector<double>& a, const std::vector<double>& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d += (a[i] - b[i]) * (a[i] - b[i]);
+  return d;
+}
+
+}  // namespace
 
 ExhaustiveStrategy::ExhaustiveStrategy(std::vector<kernels::Variant> variants)
     : variants_(std::move(variants)) {}
@@ -28,13 +54,124 @@ std::optional<kernels::Variant> RandomStrategy::Next() {
   return variants_[next_++];
 }
 
+std::optional<double> EstimateOccupancy(const runtime::ResourceReport& resources,
+                                        int64_t threads_per_block, const OccupancyLimits& limits) {
+  if (threads_per_block <= 0 || (resources.registers <= 0 && resources.shared_memory_bytes <= 0)) {
+    return std::nullopt;
+  }
+  int64_t blocks =
+      std::min(limits.max_blocks_per_sm, limits.max_threads_per_sm / threads_per_block);
+  if (resources.registers > 0) {
+    blocks = std::min(blocks, limits.registers_per_sm / (resources.registers * threads_per_block));
+  }
+  if (resources.shared_memory_bytes > 0) {
+    blocks = std::min(blocks, limits.shared_memory_per_sm / resources.shared_memory_bytes);
+  }
+  return std::min(1.0, static_cast<double>(blocks * threads_per_block) /
+                           static_cast<double>(limits.max_threads_per_sm));
+}
+
+AnnealingStrategy::AnnealingStrategy(const kernels::SearchSpace& space, uint64_t seed,
+                                     OccupancyLimits limits)
+    : parameters_(space.parameters()),
+      variants_(space.ValidVariants()),
+      limits_(limits),
+      rng_(seed),
+      temperature_(kStartTemperature),
+      initial_samples_(std::clamp<size_t>(variants_.size() / 16, 3, 8)) {}
+
+std::vector<double> AnnealingStrategy::Position(const kernels::Variant& variant) const {
+  std::vector<double> position;
+  for (const auto& p : parameters_) {
+    const auto it = variant.find(p.name);
+    const auto at = it == variant.end() ? p.values.end()
+                                        : std::find(p.values.begin(), p.values.end(), it->second);
+    const double index = at == p.values.end() ? 0 : static_cast<double>(at - p.values.begin());
+    position.push_back(p.values.size() > 1 ? index / static_cast<double>(p.values.size() - 1) : 0);
+  }
+  return position;
+}
+
+std::optional<double> AnnealingStrategy::PredictedCost(const kernels::Variant& variant) const {
+  double slowest = -std::numeric_limits<double>::infinity();
+  for (const auto& [key, m] : measured_) {
+    if (!m.failed) slowest = std::max(slowest, m.log_time);
+  }
+  if (!std::isfinite(slowest)) return std::nullopt;
+  const std::vector<double> position = Position(variant);
+  double weighted = 0, weights = 0;
+  double nearest = std::numeric_limits<double>::infinity();
+  std::optional<double> occupancy;
+  for (const auto& [key, m] : measured_) {
+    const double d2 = SquaredDistance(position, m.position);
+    const double log_time = m.failed ? slowest + std::log(kFailurePenalty) : m.log_time;
+    if (d2 == 0) return log_time;
+    weighted += log_time / d2;
+    weights += 1 / d2;
+    if (m.occupancy && d2 < nearest) {
+      nearest = d2;
+      occupancy = m.occupancy;
+    }
+  }
+  return weighted / weights + kOccupancyWeight * (1 - occupancy.value_or(1));
+}
+
+std::optional<kernels::Variant> AnnealingStrategy::Next() {
+  std::vector<const kernels::Variant*> untried;
+  for (const auto& v : variants_) {
+    if (!proposed_.contains(kernels::VariantString(v))) untried.push_back(&v);
+  }
+  if (untried.empty()) return std::nullopt;
+  const kernels::Variant* pick = nullptr;
+  if (proposed_.size() < initial_samples_ || !state_) {
+    pick = untried[rng_() % untried.size()];
+  } else {
+    // The untried variants nearest the state (index order among equals),
+    // ranked by the model.
+    const std::vector<double> here = Position(*state_);
+    std::stable_sort(untried.begin(), untried.end(), [&](const auto* a, const auto* b) {
+      return SquaredDistance(Position(*a), here) < SquaredDistance(Position(*b), here);
+    });
+    untried.resize(std::min(untried.size(), kNeighbourhood));
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto* candidate : untried) {
+      const double cost = PredictedCost(*candidate).value_or(0);
+      if (cost < best) {
+        best = cost;
+        pick = candidate;
+      }
+    }
+  }
+  proposed_.insert(kernels::VariantString(*pick));
+  return *pick;
+}
+
+void AnnealingStrategy::Observe(const kernels::Variant& variant, const Observation& observation) {
+  Measured m;
+  m.position = Position(variant);
+  m.failed = !observation.median_us || !(*observation.median_us > 0);
+  m.occupancy = EstimateOccupancy(observation.resources, observation.threads_per_block, limits_);
+  if (!m.failed) m.log_time = std::log(*observation.median_us);
+  measured_[kernels::VariantString(variant)] = m;
+  if (m.failed) return;
+  const bool accept = !state_ || m.log_time < state_log_time_ ||
+                      Uniform(rng_) < std::exp(-(m.log_time - state_log_time_) / temperature_);
+  if (accept) {
+    state_ = variant;
+    state_log_time_ = m.log_time;
+  }
+  temperature_ *= kCooling;
+}
+
 std::unique_ptr<SearchStrategy> MakeSearchStrategy(v1::Strategy strategy,
                                                    const kernels::SearchSpace& space,
                                                    uint64_t seed) {
-  if (strategy == v1::STRATEGY_EXHAUSTIVE) {
-    return std::make_unique<ExhaustiveStrategy>(space.ValidVariants());
+  switch (strategy) {
+    case v1::STRATEGY_EXHAUSTIVE:
+      return std::make_unique<ExhaustiveStrategy>(space.ValidVariants());
+    case v1::STRATEGY_ANNEALING: return std::make_unique<AnnealingStrategy>(space, seed);
+    default: return std::make_unique<RandomStrategy>(space.ValidVariants(), seed);
   }
-  return std::make_unique<RandomStrategy>(space.ValidVariants(), seed);
 }
 
 }  // namespace tiletune::tuner

@@ -1,24 +1,37 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
+#include <random>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "kernels/search_space.h"
+#include "runtime/backend.h"
 #include "tiletune/v1/jobs.pb.h"
 
 namespace tiletune::tuner {
 
+// What trying one variant showed a strategy.
+struct Observation {
+  std::optional<double> median_us;    // nullopt when the variant failed
+  runtime::ResourceReport resources;  // the compiler's report (empty on the host)
+  int64_t threads_per_block = 0;      // GPU launch block size; 0 on the host
+};
+
 // Decides which variant of a search space to try next. Strategies that learn
-// from results (model-guided search) read them through Observe().
+// from results (model-guided search) read them through Observe(). Next() may
+// be called again before the previous variants are observed (the compile
+// pool works ahead of the worker).
 class SearchStrategy {
  public:
   virtual ~SearchStrategy() = default;
   // The next untried variant, or nullopt when the strategy has nothing left.
   virtual std::optional<kernels::Variant> Next() = 0;
-  // The measured median of a variant, or nullopt if it failed.
-  virtual void Observe(const kernels::Variant& variant, std::optional<double> median_us) = 0;
+  virtual void Observe(const kernels::Variant& variant, const Observation& observation) = 0;
 };
 
 // Every valid variant in index order.
@@ -26,7 +39,7 @@ class ExhaustiveStrategy final : public SearchStrategy {
  public:
   explicit ExhaustiveStrategy(std::vector<kernels::Variant> variants);
   std::optional<kernels::Variant> Next() override;
-  void Observe(const kernels::Variant&, std::optional<double>) override {}
+  void Observe(const kernels::Variant&, const Observation&) override {}
 
  private:
   std::vector<kernels::Variant> variants_;
@@ -39,11 +52,71 @@ class RandomStrategy final : public SearchStrategy {
  public:
   RandomStrategy(std::vector<kernels::Variant> variants, uint64_t seed);
   std::optional<kernels::Variant> Next() override;
-  void Observe(const kernels::Variant&, std::optional<double>) override {}
+  void Observe(const kernels::Variant&, const Observation&) override {}
 
  private:
   std::vector<kernels::Variant> variants_;
   size_t next_ = 0;
+};
+
+// Per-multiprocessor limits an occupancy estimate divides by. The defaults
+// are those of NVIDIA sm_80/sm_90 (H100/H200); for AMD CDNA the same shape
+// of estimate holds with its own numbers.
+struct OccupancyLimits {
+  int64_t registers_per_sm = 65536;
+  int64_t shared_memory_per_sm = 228 * 1024;
+  int64_t max_threads_per_sm = 2048;
+  int64_t max_blocks_per_sm = 32;
+};
+
+// Resident threads per SM over the most an SM can hold (0..1), from a
+// compile report and the block size; nullopt when the report is empty (host
+// backend) and nothing can be said.
+std::optional<double> EstimateOccupancy(const runtime::ResourceReport& resources,
+                                        int64_t threads_per_block, const OccupancyLimits& limits);
+
+// Simulated annealing over the space's neighbourhood structure (variants
+// whose parameter values sit close in each parameter's list), with a cost
+// model that ranks candidates before they are timed:
+//  - the log run time predicted from measured variants, weighted by inverse
+//    squared distance (failed variants count as twice the slowest), and
+//  - the occupancy the compile reports of the nearest measured variants
+//    imply, as a small penalty for low occupancy (GPU backends only).
+// A few seeded random samples seed the model; then each step proposes the
+// best-ranked of the untried variants nearest the current state, and the
+// state moves to a measured variant when it is faster, or with probability
+// exp(-Δlog t / T) when slower, T cooling each step. Deterministic for a
+// seed and a sequence of observations.
+class AnnealingStrategy final : public SearchStrategy {
+ public:
+  AnnealingStrategy(const kernels::SearchSpace& space, uint64_t seed,
+                    OccupancyLimits limits = OccupancyLimits{});
+  std::optional<kernels::Variant> Next() override;
+  void Observe(const kernels::Variant& variant, const Observation& observation) override;
+
+  // The model's predicted log run time of an untried variant (lower is
+  // better); nullopt before anything was measured. Exposed for tests.
+  std::optional<double> PredictedCost(const kernels::Variant& variant) const;
+
+ private:
+  struct Measured {
+    std::vector<double> position;  // normalised parameter indexes
+    double log_time = 0;           // for failures: filled when ranking
+    bool failed = false;
+    std::optional<double> occupancy;
+  };
+  std::vector<double> Position(const kernels::Variant& variant) const;
+
+  std::vector<kernels::Parameter> parameters_;
+  std::vector<kernels::Variant> variants_;  // valid, in index order
+  std::set<std::string> proposed_;
+  std::map<std::string, Measured> measured_;
+  OccupancyLimits limits_;
+  std::mt19937_64 rng_;
+  std::optional<kernels::Variant> state_;
+  double state_log_time_ = 0;
+  double temperature_;
+  size_t initial_samples_;
 };
 
 std::unique_ptr<SearchStrategy> MakeSearchStrategy(v1::Strategy strategy,

@@ -13,6 +13,7 @@
 #include "kernels/kernel_key.h"
 #include "runtime/content_hash.h"
 #include "tuner/search_strategy.h"
+#include "tuner/worker/timing_summary.h"
 
 namespace tiletune::tuner {
 namespace {
@@ -43,20 +44,28 @@ bool IsFailure(v1::TrialStatus status) {
   return status != v1::TRIAL_OK && status != v1::TRIAL_SLOWER;
 }
 
+// Outcomes in the worker that say the variant itself is broken.
+bool IsRunFailure(v1::TrialStatus status) {
+  return status == v1::TRIAL_TIMEOUT || status == v1::TRIAL_CRASH ||
+         status == v1::TRIAL_WRONG_RESULT;
+}
+
 struct Pending {
   kernels::Variant variant;
   kernels::KernelSource source;
+  // Invalid for a known failure, which is never compiled.
   std::shared_future<runtime::CompileResult> compiled;
+  bool known_failure = false;
 };
 
 // Waits for a compile, giving up when the job is cancelled.
-std::optional<runtime::CompileResult> AwaitCompile(const Pending& p,
-                                                   const std::atomic<bool>& cancel) {
-  while (p.compiled.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+std::optional<runtime::CompileResult> AwaitCompile(
+    const std::shared_future<runtime::CompileResult>& compiled, const std::atomic<bool>& cancel) {
+  while (compiled.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
     if (cancel.load()) return std::nullopt;
   }
   try {
-    return p.compiled.get();
+    return compiled.get();
   } catch (const std::exception& e) {
     runtime::CompileResult failed;
     failed.log = std::string("compile task failed: ") + e.what();
@@ -77,7 +86,66 @@ v1::TrialStatus StatusOf(BenchmarkWorker::Outcome outcome) {
   return v1::TRIAL_CRASH;
 }
 
+// The interleaved re-timings of one contender as one Timing: the median of
+// its per-round medians, and as spread the (p90 - p10) / median of those
+// medians (how much the rounds differed).
+v1::Timing RoundsTiming(const std::vector<double>& round_medians_s, int repetitions,
+                        const v1::DeviceState& last_state) {
+  v1::Timing t = SummarizeTimes(round_medians_s);
+  t.set_repetitions(repetitions);
+  *t.mutable_device_state() = last_state;
+  return t;
+}
+
+std::string Percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f%%", 100 * fraction);
+  return text;
+}
+
 }  // namespace
+
+// One kernel in the final interleaved re-timing.
+struct TuningSession::Contender {
+  const v1::Trial* trial = nullptr;  // null for the baseline
+  kernels::KernelSource source;
+  std::string artifact_path;
+  std::string vendor_baseline;  // the baseline's vendor library call, if it has one
+  std::vector<double> round_medians_s;
+  int repetitions = 0;
+  v1::DeviceState last_state;
+  std::string error;  // why a re-timing run failed; it then drops out
+
+  v1::Timing timing() const { return RoundsTiming(round_medians_s, repetitions, last_state); }
+};
+
+bool TuningSession::Retime(std::vector<Contender>& contenders, worker::v1::BenchRequest request,
+                           std::chrono::milliseconds run_limit, const std::atomic<bool>& cancel) {
+  // Every contender was validated when it was first timed.
+  request.set_skip_validation(true);
+  for (int round = 0; round < limits_.decision_rounds; ++round) {
+    for (auto& c : contenders) {
+      if (!c.error.empty()) continue;
+      request.set_vendor_baseline(c.vendor_baseline);
+      request.set_artifact_path(c.artifact_path);
+      request.set_entry(c.source.entry);
+      *request.mutable_launch() = c.source.launch;
+      request.mutable_params()->clear();
+      if (c.trial)
+        request.mutable_params()->insert(c.trial->params().begin(), c.trial->params().end());
+      const auto result = worker_.Run(request, run_limit, &cancel);
+      if (result.outcome == BenchmarkWorker::Outcome::kCancelled) return false;
+      if (result.outcome != BenchmarkWorker::Outcome::kOk) {
+        c.error = std::string("re-timing ") + OutcomeName(result.outcome) + ": " + result.error;
+        continue;
+      }
+      c.round_medians_s.push_back(result.response.timing().median_us() * 1e-6);
+      c.repetitions += result.response.timing().repetitions();
+      c.last_state = result.response.timing().device_state();
+    }
+  }
+  return true;
+}
 
 TuningSession::TuningSession(const kernels::KernelTemplate& kernel_template,
                              runtime::Backend& backend, const runtime::DeviceInfo& device,
@@ -129,31 +197,35 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
   std::set<std::string> tried;
   std::optional<v1::Trial> best;
   int attempts = 0;
+  std::vector<v1::Trial> timed;  // every trial that passed validation and timing
   for (const auto& t : previous) {
     tried.insert(TriedKey(t.params()));
-    ++attempts;
+    if (t.status() != v1::TRIAL_SKIPPED_KNOWN_FAILURE) ++attempts;
     if (t.status() != v1::TRIAL_COMPILE_ERROR) progress.set_compiled(progress.compiled() + 1);
     if (IsFailure(t.status())) {
       progress.set_failed(progress.failed() + 1);
     } else {
       progress.set_benchmarked(progress.benchmarked() + 1);
+      timed.push_back(t);
       if (!best || t.timing().median_us() < best->timing().median_us()) best = t;
     }
   }
 
   std::deque<kernels::Variant> planted;
+  // Planted faults run on top of the budget, unless remembered as failures.
+  int planted_count = 0;
   if (limits_.plant_faults) {
     const auto valid = space.ValidVariants();
     if (!valid.empty()) {
       for (int fault : {1, 2, 3}) {
         kernels::Variant v = valid.front();
         v["planted_fault"] = fault;
+        if (!item.known_failures.contains(kernels::VariantString(v))) ++planted_count;
         if (!tried.contains(kernels::VariantString(v))) planted.push_back(std::move(v));
       }
     }
   }
   const int valid_count = static_cast<int>(space.ValidVariants().size());
-  const int planted_count = limits_.plant_faults ? 3 : 0;
   progress.set_variants_planned(std::min(max_variants, valid_count) + planted_count);
 
   // Baseline first: its time bounds every variant's run time. A vendor
@@ -170,9 +242,8 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
   runtime::CompileLimits compile_limits{limits_.compile_timeout_seconds};
   std::optional<runtime::CompileResult> base_compiled;
   if (baseline.source) {
-    Pending base{
-        {}, *baseline.source, pool_.Submit(backend_, *baseline.source, device_, compile_limits)};
-    base_compiled = AwaitCompile(base, cancel);
+    base_compiled =
+        AwaitCompile(pool_.Submit(backend_, *baseline.source, device_, compile_limits), cancel);
     if (!base_compiled) return cancelled();
     if (!base_compiled->ok) return fail("baseline failed to compile: " + base_compiled->log);
   }
@@ -185,6 +256,7 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
   request.mutable_protocol()->set_min_repetitions(limits_.min_repetitions);
   request.mutable_protocol()->set_max_repetitions(limits_.max_repetitions);
   request.mutable_protocol()->set_min_seconds(limits_.min_timing_seconds);
+  request.mutable_protocol()->set_max_throttle_retries(limits_.max_throttle_retries);
   request.set_tolerance(tolerance);
 
   request.set_vendor_baseline(baseline.vendor_library);
@@ -225,10 +297,18 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
       }
       if (!next) return;
       tried.insert(kernels::VariantString(*next));
-      ++attempts;
       kernels::KernelSource source = template_.Source(item.key, *next);
+      if (item.known_failures.contains(kernels::VariantString(*next))) {
+        // Costs nothing, so it does not count against the budget.
+        pipeline.push_back(
+            {.variant = std::move(*next), .source = std::move(source), .known_failure = true});
+        continue;
+      }
+      ++attempts;
       auto future = pool_.Submit(backend_, source, device_, compile_limits);
-      pipeline.push_back({std::move(*next), std::move(source), std::move(future)});
+      pipeline.push_back({.variant = std::move(*next),
+                          .source = std::move(source),
+                          .compiled = std::move(future)});
     }
   };
 
@@ -245,7 +325,7 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
     if (backend_.RunsOnCompilerCores()) {
       // Compile the next batch only while nothing is being timed.
       for (const auto& ahead : pipeline) {
-        if (!AwaitCompile(ahead, cancel)) return cancelled();
+        if (!ahead.known_failure && !AwaitCompile(ahead.compiled, cancel)) return cancelled();
       }
     } else {
       refill();
@@ -256,8 +336,21 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
     trial.set_item_index(item.item_index);
     trial.mutable_params()->insert(p.variant.begin(), p.variant.end());
     trial.set_source_hash(runtime::ContentHash(p.source.code));
+    if (p.known_failure) {
+      trial.set_status(v1::TRIAL_SKIPPED_KNOWN_FAILURE);
+      trial.set_error(
+          "hung, crashed or was wrong in an earlier job on this device class and "
+          "toolchain; not run again");
+      *trial.mutable_finished_at() = TimeUtil::GetCurrentTime();
+      observer.OnTrial(trial);
+      strategy->Observe(p.variant, {});
+      progress.set_failed(progress.failed() + 1);
+      observer.OnProgress(progress, v1::JobEvent::KIND_VARIANT_FAILED, &trial);
+      if (pipeline.empty()) refill();
+      continue;
+    }
 
-    auto compiled = AwaitCompile(p, cancel);
+    auto compiled = AwaitCompile(p.compiled, cancel);
     if (!compiled) return cancelled();
     trial.set_compile_seconds(compiled->seconds);
     trial.set_compile_cache_hit(compiled->cache_hit);
@@ -299,13 +392,20 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
     }
     *trial.mutable_finished_at() = TimeUtil::GetCurrentTime();
     observer.OnTrial(trial);
+    if (compiled->ok && IsRunFailure(trial.status())) observer.OnRunFailure(trial);
     if (pipeline.empty()) refill();
 
     const bool ok = !IsFailure(trial.status());
-    strategy->Observe(p.variant,
-                      ok ? std::optional<double>(trial.timing().median_us()) : std::nullopt);
+    int64_t threads_per_block = 1;
+    for (int64_t b : p.source.launch.block()) threads_per_block *= b;
+    strategy->Observe(
+        p.variant,
+        {.median_us = ok ? std::optional<double>(trial.timing().median_us()) : std::nullopt,
+         .resources = compiled->resources,
+         .threads_per_block = p.source.launch.block_size() > 0 ? threads_per_block : 0});
     if (ok) {
       progress.set_benchmarked(progress.benchmarked() + 1);
+      timed.push_back(trial);
     } else {
       progress.set_failed(progress.failed() + 1);
     }
@@ -323,31 +423,105 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
   if (!stop_reason.empty())
     spdlog::info("job {} item {}: {}", item.job_id, item.item_index, stop_reason);
 
-  // The decision: serve the best variant only when it is correct and faster
-  // than the baseline by more than the noise margin.
+  // The decision: the best and second-best variants and the baseline are
+  // re-timed interleaved, so that drift (clocks, heat, neighbours) hits all
+  // alike; the faster variant is served only when it beats the baseline by
+  // more than min_speedup and more than the noise of those re-timings.
+  std::sort(timed.begin(), timed.end(), [](const v1::Trial& a, const v1::Trial& b) {
+    return a.timing().median_us() < b.timing().median_us();
+  });
+  std::vector<Contender> contenders;
+  for (const auto& t : timed) {
+    if (contenders.size() == 2) break;
+    const kernels::Variant params(t.params().begin(), t.params().end());
+    Contender c{.trial = &t, .source = template_.Source(item.key, params)};
+    auto compiled = AwaitCompile(pool_.Submit(backend_, c.source, device_, compile_limits), cancel);
+    if (!compiled) return cancelled();
+    if (!compiled->ok) continue;
+    c.artifact_path = compiled->artifact_path;
+    contenders.push_back(std::move(c));
+  }
+  v1::Decision decision;
+  decision.set_rounds(limits_.decision_rounds);
+  v1::Timing decided_baseline = base_timing;
+  const Contender* chosen = nullptr;
+  if (contenders.empty()) {
+    decision.set_reason("no variant passed validation and timing");
+  } else {
+    contenders.push_back({.source = baseline.source.value_or(kernels::KernelSource{}),
+                          .artifact_path = base_compiled ? base_compiled->artifact_path : "",
+                          .vendor_baseline = baseline.vendor_library});
+    if (!Retime(contenders, request, run_limit, cancel)) return cancelled();
+    const Contender& base_rounds = contenders.back();
+    decided_baseline = base_rounds.error.empty() ? base_rounds.timing() : base_timing;
+    *decision.mutable_baseline() = decided_baseline;
+    *decision.mutable_winner() = contenders[0].timing();
+    if (contenders.size() == 3) {
+      *decision.mutable_runner_up() = contenders[1].timing();
+      decision.mutable_runner_up_params()->insert(contenders[1].trial->params().begin(),
+                                                  contenders[1].trial->params().end());
+    }
+    for (size_t i = 0; i + 1 < contenders.size(); ++i) {
+      const Contender& c = contenders[i];
+      if (!c.error.empty() || c.round_medians_s.empty()) continue;
+      if (!chosen || c.timing().median_us() < chosen->timing().median_us()) chosen = &c;
+    }
+    if (!base_rounds.error.empty()) {
+      decision.set_reason("baseline " + base_rounds.error);
+      chosen = nullptr;
+    } else if (!chosen) {
+      decision.set_reason("every variant failed its re-timing: " + contenders[0].error);
+    }
+  }
+  bool tuned = false;
+  if (chosen) {
+    // Paired per round: the chosen variant's time over the baseline's, taken
+    // back to back, so that drift between rounds cancels out.
+    const Contender& base_rounds = contenders.back();
+    std::vector<double> ratios;
+    for (size_t r = 0; r < chosen->round_medians_s.size(); ++r) {
+      ratios.push_back(chosen->round_medians_s[r] / base_rounds.round_medians_s[r]);
+    }
+    std::sort(ratios.begin(), ratios.end());
+    const double noise = Quantile(ratios, 0.9) - Quantile(ratios, 0.1);
+    const double measured = 1 - Quantile(ratios, 0.5);
+    const double required = std::max(1 - 1 / limits_.min_speedup, limits_.noise_factor * noise);
+    decision.set_noise(noise);
+    decision.set_required_margin(required);
+    decision.set_measured_margin(measured);
+    tuned = measured > required;
+    decision.set_reason(std::string(tuned ? "beats " : "does not beat ") + baseline.name + " by " +
+                        Percent(measured) + " (needed more than " + Percent(required) +
+                        ": min_speedup " + std::to_string(limits_.min_speedup) + ", noise " +
+                        Percent(noise) + " x " + std::to_string(limits_.noise_factor) + ")");
+  }
+
   v1::Record record;
   *record.mutable_key() = item.key;
   record.set_device_class(device_.fingerprint.device_class());
   *record.mutable_device() = device_.fingerprint;
   *record.mutable_toolchain() = device_.toolchain;
-  *record.mutable_baseline() = base_timing;
+  *record.mutable_baseline() = decided_baseline;
   record.set_baseline_name(baseline.name);
   *record.mutable_measured_at() = TimeUtil::GetCurrentTime();
   record.set_job_id(item.job_id);
   record.set_daemon(HostName());
-  if (best) {
-    const kernels::Variant params(best->params().begin(), best->params().end());
+  *record.mutable_decision() = decision;
+  if (chosen) {
+    const v1::Trial& best_trial = *chosen->trial;
     auto* config = record.mutable_config();
     config->set_kernel_name(std::string(template_.name()));
-    config->set_source_hash(best->source_hash());
-    config->mutable_params()->insert(best->params().begin(), best->params().end());
-    *config->mutable_launch() = template_.Source(item.key, params).launch;
-    *record.mutable_tuned() = best->timing();
-    record.set_max_rel_error(best->rel_error());
-    record.set_speedup(base_timing.median_us() / best->timing().median_us());
-    progress.set_best_us(best->timing().median_us());
+    config->set_source_hash(best_trial.source_hash());
+    config->mutable_params()->insert(best_trial.params().begin(), best_trial.params().end());
+    *config->mutable_launch() = chosen->source.launch;
+    *record.mutable_tuned() = chosen->timing();
+    record.set_max_rel_error(best_trial.rel_error());
+    record.set_speedup(decided_baseline.median_us() / record.tuned().median_us());
+    progress.set_best_us(record.tuned().median_us());
+    progress.mutable_best_params()->clear();
+    progress.mutable_best_params()->insert(best_trial.params().begin(), best_trial.params().end());
   }
-  const bool tuned = best && record.speedup() >= limits_.min_speedup;
+  progress.set_baseline_us(decided_baseline.median_us());
   record.set_winner(tuned ? v1::WINNER_TUNED : v1::WINNER_VENDOR);
   progress.set_winner(record.winner());
   progress.set_state(v1::JOB_SUCCEEDED);

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,15 @@ struct TuningLimits {
   int min_repetitions = 5;
   int max_repetitions = 200;
   double min_timing_seconds = 0.02;
+  // A measurement taken while the device throttled is repeated this often.
+  int max_throttle_retries = 3;
+  // Before the record is stored, the winner, the runner-up and the baseline
+  // are re-timed in this many interleaved rounds (A B C A B C ...).
+  int decision_rounds = 5;
+  // The winner must beat the baseline by more than this many times the
+  // measured noise (p90 - p10 of its per-round time ratio to the baseline),
+  // and by min_speedup.
+  double noise_factor = 1;
   // Testing aid: add a hanging, a crashing and a wrong variant to every item.
   bool plant_faults = false;
 };
@@ -51,6 +61,9 @@ struct TuningItem {
   int item_index = 0;
   v1::KernelKey key;  // normalized
   v1::JobSpec spec;
+  // Variants (kernels::VariantString) that hung, crashed or were wrong on
+  // this device class and toolchain in earlier jobs: never run again.
+  std::set<std::string> known_failures;
 };
 
 // Receives what a session does as it happens; the daemon stores trials and
@@ -59,6 +72,9 @@ class TuningObserver {
  public:
   virtual ~TuningObserver() = default;
   virtual void OnTrial(const v1::Trial& trial) = 0;
+  // A variant hung, crashed or gave a wrong result in the worker: remember
+  // it so that later jobs skip it.
+  virtual void OnRunFailure(const v1::Trial& trial) = 0;
   // The source of a variant about to be tried, so it can be stored by hash.
   virtual void OnKernel(const std::string& source_hash, const kernels::KernelSource& source) = 0;
   virtual void OnProgress(const v1::JobItemProgress& progress, v1::JobEvent::Kind kind,
@@ -72,8 +88,10 @@ struct TuningOutcome {
 
 // Tunes one kernel key on one device: baseline first, then variants chosen by
 // the job's strategy, compiled in the pool while the worker validates and
-// times them one at a time; the best correct variant becomes the record if it
-// beats the baseline, else the record says VENDOR.
+// times them one at a time. At the end the best and second-best correct
+// variants and the baseline are re-timed interleaved, and the faster variant
+// becomes the record only if it beats the baseline by more than the noise;
+// else the record says VENDOR, with the numbers that decided it.
 class TuningSession {
  public:
   TuningSession(const kernels::KernelTemplate& kernel_template, runtime::Backend& backend,
@@ -86,6 +104,11 @@ class TuningSession {
                     TuningObserver& observer, const std::atomic<bool>& cancel);
 
  private:
+  struct Contender;
+  // Re-times the contenders in interleaved rounds; false when cancelled.
+  bool Retime(std::vector<Contender>& contenders, worker::v1::BenchRequest request,
+              std::chrono::milliseconds run_limit, const std::atomic<bool>& cancel);
+
   const kernels::KernelTemplate& template_;
   runtime::Backend& backend_;
   const runtime::DeviceInfo& device_;

@@ -43,6 +43,10 @@ std::string TimingText(const v1::Timing& timing) {
   return text;
 }
 
+std::string StaleText(const v1::Staleness& staleness) {
+  return "stale: " + staleness.reason();
+}
+
 void AddRecordFields(const v1::Record& record, TextTable& fields) {
   const auto& config = record.config();
   fields.AddRow({"winner", client::ShortEnumName(client::kWinnerNaming, record.winner())});
@@ -59,6 +63,10 @@ void AddRecordFields(const v1::Record& record, TextTable& fields) {
       {"baseline", TimingText(record.baseline()) +
                        (record.baseline_name().empty() ? "" : " " + record.baseline_name())});
   fields.AddRow({"speedup", FormatSpeedup(record.speedup())});
+  if (!record.decision().reason().empty()) {
+    fields.AddRow({"decision", fmt::format("{} ({} interleaved rounds)", record.decision().reason(),
+                                           record.decision().rounds())});
+  }
   fields.AddRow({"max error", fmt::format("{:.3g} (relative)", record.max_rel_error())});
   const auto& device = record.device();
   fields.AddRow({"device", fmt::format("class {}: {} {} {} ({} units)", record.device_class(),
@@ -77,15 +85,17 @@ void AddRecordFields(const v1::Record& record, TextTable& fields) {
 
 }  // namespace
 
-void PrintRecordsTable(const google::protobuf::RepeatedPtrField<v1::Record>& records,
-                       std::ostream& out) {
+void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out) {
   TextTable table(
-      {"KEY", "DEVICE CLASS", "WINNER", "TUNED µs", "BASELINE µs", "SPEEDUP", "MEASURED"});
-  for (const auto& r : records) {
+      {"KEY", "DEVICE CLASS", "WINNER", "TUNED µs", "BASELINE µs", "SPEEDUP", "MEASURED", "STALE"});
+  for (int i = 0; i < records.records_size(); ++i) {
+    const auto& r = records.records(i);
+    const bool stale = i < records.staleness_size() && records.staleness(i).stale();
     table.AddRow({client::KeyText(r.key()), r.device_class(),
                   client::ShortEnumName(client::kWinnerNaming, r.winner()),
                   FormatMicros(r.tuned().median_us()), FormatMicros(r.baseline().median_us()),
-                  FormatSpeedup(r.speedup()), FormatTimestamp(r.measured_at())});
+                  FormatSpeedup(r.speedup()), FormatTimestamp(r.measured_at()),
+                  stale ? StaleText(records.staleness(i)) : "-"});
   }
   table.Print(out);
 }
@@ -101,6 +111,7 @@ void PrintLookup(const v1::KernelKey& asked, const v1::LookupResponse& response,
          response.fallback().library() +
              (response.fallback().reason().empty() ? "" : ": " + response.fallback().reason())});
   }
+  if (response.staleness().stale()) fields.AddRow({"stale", StaleText(response.staleness())});
   if (!response.job_id().empty()) fields.AddRow({"tuning job", response.job_id()});
   if (response.has_record()) AddRecordFields(response.record(), fields);
   if (response.plan().kernels_size() > 0) {

@@ -2,8 +2,6 @@
 
 #include <ostream>
 
-#include <google/protobuf/repeated_ptr_field.h>
-
 #include "tiletune/v1/tiletune.pb.h"
 
 namespace tiletune::cli {
@@ -11,9 +9,8 @@ namespace tiletune::cli {
 // How tuning records and lookup answers look as text.
 
 // One row per record: KEY, DEVICE CLASS, WINNER, TUNED µs, BASELINE µs,
-// SPEEDUP, MEASURED.
-void PrintRecordsTable(const google::protobuf::RepeatedPtrField<v1::Record>& records,
-                       std::ostream& out);
+// SPEEDUP, MEASURED, STALE ("-", or "stale: <which versions differ>").
+void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out);
 
 // `lookup`: "HIT <key>" with the config, times, speedup and where and when
 // they were measured, or "MISS <key>" with the fallback (and the record, when

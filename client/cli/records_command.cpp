@@ -40,9 +40,12 @@ ExitCode List(CliContext& context, const RecordsOptions& options) {
     request.set_page_size(std::min(wanted, kPageSize));
     v1::ListRecordsResponse page;
     context.Check(context.tuning().ListRecords(context.CallContext().get(), request, &page));
-    for (auto& record : *page.mutable_records()) {
+    for (int i = 0; i < page.records_size(); ++i) {
       if (options.limit > 0 && all.records_size() == options.limit) break;
-      *all.add_records() = std::move(record);
+      *all.add_records() = std::move(*page.mutable_records(i));
+      // A daemon older than staleness sends none: judged current.
+      *all.add_staleness() =
+          i < page.staleness_size() ? page.staleness(i) : v1::Staleness::default_instance();
     }
     request.set_page_token(page.next_page_token());
   } while (!request.page_token().empty() &&
@@ -50,7 +53,7 @@ ExitCode List(CliContext& context, const RecordsOptions& options) {
   if (context.json()) {
     PrintJson(all);
   } else {
-    PrintRecordsTable(all.records(), std::cout);
+    PrintRecordsTable(all, std::cout);
   }
   return kOk;
 }

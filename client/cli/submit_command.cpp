@@ -5,6 +5,8 @@
 #include "client/cli/commands.h"
 #include "client/cli/job_watch.h"
 #include "client/cli/json_output.h"
+#include "client/enum_names.h"
+#include "client/input_error.h"
 #include "client/job_spec_file.h"
 
 namespace tiletune::cli {
@@ -14,12 +16,21 @@ struct SubmitOptions {
   std::string file;
   bool watch = false;
   std::optional<int32_t> priority;
+  std::string strategy;
 };
 
 ExitCode Submit(CliContext& context, const SubmitOptions& options) {
   v1::SubmitJobRequest request;
   *request.mutable_spec() = client::ReadJobSpecFile(options.file);
   if (options.priority) request.mutable_spec()->set_priority(*options.priority);
+  if (!options.strategy.empty()) {
+    const auto strategy = client::ParseShortEnumName(client::kStrategyNaming, options.strategy);
+    if (!strategy) {
+      throw client::InputError("--strategy: unknown strategy '" + options.strategy + "' (known: " +
+                               client::ShortEnumNameList(client::kStrategyNaming) + ")");
+    }
+    request.mutable_spec()->set_strategy(static_cast<v1::Strategy>(*strategy));
+  }
   v1::SubmitJobResponse response;
   context.Check(context.tuning().SubmitJob(context.CallContext().get(), request, &response));
   // With --json --watch the events alone are the output: the first one holds
@@ -41,6 +52,8 @@ void AddSubmitCommand(CLI::App& app, CommandRun& run) {
   command->add_option("FILE", options->file, "job spec file (YAML or JSON)")->required();
   command->add_flag("--watch", options->watch, "follow the job until it ends, then print winners");
   command->add_option("--priority", options->priority, "override the spec's priority");
+  command->add_option("--strategy", options->strategy,
+                      "override the spec's search strategy (exhaustive, random, annealing)");
   command->callback(
       [options, &run] { run = [options](CliContext& c) { return Submit(c, *options); }; });
 }

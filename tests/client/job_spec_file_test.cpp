@@ -221,7 +221,7 @@ TEST_F(JobSpecFileTest, UnknownDtypeAndLayoutListTheKnownOnes) {
   EXPECT_EQ(ErrorFor("kernels:\n- op: gemm\n  layouts: {a: diagonal}\n"),
             "kernels[0].layouts.a: unknown layout 'diagonal' (known: row, col) (line 3)");
   EXPECT_EQ(ErrorFor("strategy: greedy\nkernels: [{op: gemm}]\n"),
-            "strategy: unknown strategy 'greedy' (known: exhaustive, random) (line 1)");
+            "strategy: unknown strategy 'greedy' (known: exhaustive, random, annealing) (line 1)");
 }
 
 TEST_F(JobSpecFileTest, MissingOrEmptyKernelsIsAnError) {

@@ -110,6 +110,30 @@ TEST_F(SqliteJobs, EqualPriorityAndTimeClaimInCreationOrder) {
   EXPECT_EQ(Claim(*store, "cpu:0"), "a-second/0");
 }
 
+TEST_F(SqliteJobs, AmongEqualPrioritiesTheMostMissedJobRunsFirst) {
+  auto store = Open();
+  Create(*store, Job("old", "cpu:0", 0, 100, 1));
+  Create(*store, Job("missed", "cpu:0", 0, 200, 1));
+  Create(*store, Job("most-missed", "cpu:0", 0, 300, 1));
+  Create(*store, Job("urgent", "cpu:0", 1, 400, 1));
+  store->SetMissCounts({{"missed", 3}, {"most-missed", 40}, {"no-such-job", 9}});
+  EXPECT_EQ(store->GetJob("most-missed")->miss_count(), 40);
+  EXPECT_EQ(Claim(*store, "cpu:0"), "urgent/0");
+  EXPECT_EQ(Claim(*store, "cpu:0"), "most-missed/0");
+  EXPECT_EQ(Claim(*store, "cpu:0"), "missed/0");
+  EXPECT_EQ(Claim(*store, "cpu:0"), "old/0");
+}
+
+TEST_F(SqliteJobs, CountsActiveJobsByName) {
+  auto store = Open();
+  Create(*store, Job("a", "cpu:0", 0, 100, 1));
+  Create(*store, Job("b", "cpu:0", 0, 200, 1));
+  EXPECT_EQ(store->CountActiveJobsNamed("job a"), 1);
+  store->FinishJob("a", v1::JOB_SUCCEEDED, "");
+  EXPECT_EQ(store->CountActiveJobsNamed("job a"), 0);
+  EXPECT_EQ(store->CountActiveJobsNamed("job b"), 1);
+}
+
 TEST_F(SqliteJobs, ClaimCarriesTheKeyAndSpec) {
   auto store = Open();
   auto job = Job("j1", "cpu:0", 0, 1, 2);

@@ -1,5 +1,7 @@
 // End to end through the real daemon: submit -> watch -> lookup HIT, planted
-// hanging/crashing/wrong variants, cancel, tune-on-miss, priorities.
+// hanging/crashing/wrong variants, cancel, tune-on-miss, priorities; the
+// decision by interleaved re-timing, failure memory, stale records and the
+// tune-on-miss queue order and cap.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -345,11 +347,19 @@ TEST(TuningFlow, TuneOnMissFloodMakesOneJobAndNeverWaits) {
     });
   }
   for (auto& t : threads) t.join();
-  EXPECT_EQ(job_ids.size(), 1u);
+  ASSERT_EQ(job_ids.size(), 1u);
   grpc::ClientContext ctx;
   v1::ListJobsResponse jobs;
   ASSERT_TRUE(stub->ListJobs(&ctx, {}, &jobs).ok());
   EXPECT_EQ(jobs.jobs_size(), 1);
+  // Every miss was counted; the count reaches the job's row within a flush
+  // interval (1 s) even while the device is busy tuning it.
+  int64_t misses = 0;
+  for (int i = 0; i < 100 && misses < 100; ++i) {
+    std::this_thread::sleep_for(50ms);
+    misses = Get(*stub, *job_ids.begin()).miss_count();
+  }
+  EXPECT_EQ(misses, 100);
 }
 
 TEST(TuningFlow, QueuedJobsRunInPriorityOrder) {
@@ -426,6 +436,216 @@ TEST(TuningFlow, BadInputNamesTheFieldAndChangesNothing) {
   v1::ListJobsResponse jobs;
   ASSERT_TRUE(stub->ListJobs(&list_ctx, {}, &jobs).ok());
   EXPECT_EQ(jobs.jobs_size(), 0);
+}
+
+// Submits a long job (exhaustive over a large GEMM space) and waits until it
+// runs, so that later jobs stay queued until it is cancelled.
+std::string OccupyDevice(v1::TuningService::Stub& stub) {
+  v1::JobSpec spec;
+  spec.set_name("occupy");
+  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
+  spec.mutable_budget()->set_max_variants(200);
+  *spec.add_kernels() = GemmKey(512, 512, 512);
+  const std::string id = Submit(stub, spec);
+  for (int i = 0; i < 600 && Get(stub, id).state() != v1::JOB_RUNNING; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  return id;
+}
+
+void CancelJob(v1::TuningService::Stub& stub, const std::string& id) {
+  grpc::ClientContext ctx;
+  v1::CancelJobRequest req;
+  req.set_job_id(id);
+  v1::Job cancelled;
+  ASSERT_TRUE(stub.CancelJob(&ctx, req, &cancelled).ok());
+}
+
+int64_t Nanos(const google::protobuf::Timestamp& t) {
+  return t.seconds() * 1000000000LL + t.nanos();
+}
+
+TEST(TrustedTuning, DecisionRetimesWinnerRunnerUpAndBaselineInterleaved) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path());
+  daemon.Start();
+  auto stub = daemon.Stub();
+  v1::JobSpec spec;
+  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
+  spec.mutable_budget()->set_max_variants(4);
+  *spec.add_kernels() = GemmKey(96, 80, 64);
+  const std::string id = Submit(*stub, spec);
+  WatchToEnd(*stub, id);
+  ASSERT_EQ(Get(*stub, id).state(), v1::JOB_SUCCEEDED);
+  EXPECT_EQ(daemon.Stop(SIGTERM), 0);
+
+  auto store = db::OpenSqliteStore({daemon.db_path().string()});
+  auto records = store->ListRecords("gemm", "", 10, "");
+  ASSERT_EQ(records.records.size(), 1u);
+  const v1::Record& record = records.records[0];
+  const v1::Decision& decision = record.decision();
+  EXPECT_EQ(decision.rounds(), 5);
+  // Five rounds of at least min_repetitions (5) each, for all three.
+  for (const auto* t : {&decision.winner(), &decision.runner_up(), &decision.baseline()}) {
+    EXPECT_GE(t->repetitions(), 25) << decision.ShortDebugString();
+    EXPECT_GT(t->median_us(), 0);
+    EXPECT_EQ(t->device_state().throttle(), "unknown");
+  }
+  EXPECT_FALSE(decision.runner_up_params().empty());
+  EXPECT_FALSE(decision.reason().empty());
+  EXPECT_GE(decision.required_margin(), 1 - 1 / 1.02 - 1e-12);
+  EXPECT_EQ(record.winner() == v1::WINNER_TUNED,
+            decision.measured_margin() > decision.required_margin())
+      << decision.ShortDebugString();
+  // The record carries the re-timed numbers, not the first measurements.
+  EXPECT_DOUBLE_EQ(record.baseline().median_us(), decision.baseline().median_us());
+  if (record.winner() == v1::WINNER_TUNED) {
+    EXPECT_TRUE(record.tuned().median_us() == decision.winner().median_us() ||
+                record.tuned().median_us() == decision.runner_up().median_us());
+  }
+  // Every timed trial says under which device state it was measured.
+  for (const auto& t : store->TrialsForItem(id, 0)) {
+    EXPECT_EQ(t.timing().device_state().source(), "unknown") << t.ShortDebugString();
+    EXPECT_EQ(t.timing().throttled_discards(), 0);
+  }
+}
+
+TEST(TrustedTuning, AVariantThatDoesNotClearTheMarginIsNotServed) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path(), {"--min-speedup", "1000"});
+  daemon.Start();
+  auto stub = daemon.Stub();
+  const auto key = RowKey("softmax", 64, 256);
+  v1::JobSpec spec;
+  spec.mutable_budget()->set_max_variants(2);
+  *spec.add_kernels() = key;
+  WatchToEnd(*stub, Submit(*stub, spec));
+  const auto answer = Lookup(*stub, key);
+  EXPECT_EQ(answer.result(), v1::LookupResponse::RESULT_MISS);
+  ASSERT_TRUE(answer.has_record());
+  EXPECT_EQ(answer.record().winner(), v1::WINNER_VENDOR);
+  const auto& decision = answer.record().decision();
+  EXPECT_GE(decision.required_margin(), 1 - 1 / 1000.0 - 1e-9);
+  EXPECT_LT(decision.measured_margin(), decision.required_margin());
+  EXPECT_NE(decision.reason().find("does not beat"), std::string::npos) << decision.reason();
+  EXPECT_NE(answer.fallback().reason().find(decision.reason()), std::string::npos)
+      << answer.fallback().reason();
+}
+
+TEST(TrustedTuning, VariantsThatFailedAreSkippedInLaterJobs) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path(), {"--plant-faults", "true", "--run-limit-min-seconds", "1",
+                                       "--run-limit-max-seconds", "3"});
+  daemon.Start();
+  auto stub = daemon.Stub();
+  v1::JobSpec spec;
+  spec.mutable_budget()->set_max_variants(1);
+  *spec.add_kernels() = RowKey("softmax", 32, 129);
+  const std::string first = Submit(*stub, spec);
+  WatchToEnd(*stub, first);
+  // The memory is in the database: it survives a restart.
+  EXPECT_EQ(daemon.Stop(SIGTERM), 0);
+  daemon.Start();
+  stub = daemon.Stub();
+  const std::string second = Submit(*stub, spec);
+  WatchToEnd(*stub, second);
+  EXPECT_EQ(Get(*stub, second).state(), v1::JOB_SUCCEEDED);
+  EXPECT_EQ(daemon.Stop(SIGTERM), 0);
+
+  auto store = db::OpenSqliteStore({daemon.db_path().string()});
+  auto count = [&](const std::string& job, v1::TrialStatus status) {
+    int n = 0;
+    for (const auto& t : store->TrialsForItem(job, 0)) n += t.status() == status;
+    return n;
+  };
+  EXPECT_EQ(count(first, v1::TRIAL_TIMEOUT) + count(first, v1::TRIAL_CRASH) +
+                count(first, v1::TRIAL_WRONG_RESULT),
+            3);
+  EXPECT_EQ(count(second, v1::TRIAL_SKIPPED_KNOWN_FAILURE), 3);
+  EXPECT_EQ(count(second, v1::TRIAL_TIMEOUT) + count(second, v1::TRIAL_CRASH) +
+                count(second, v1::TRIAL_WRONG_RESULT),
+            0);
+  // Skipping costs no budget: the real variant still ran.
+  EXPECT_EQ(count(second, v1::TRIAL_OK) + count(second, v1::TRIAL_SLOWER), 1);
+}
+
+TEST(TrustedTuning, StaleRecordIsServedFlaggedAndRetunedOnce) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path());
+  daemon.Start();
+  auto stub = daemon.Stub();
+  const auto key = RowKey("rmsnorm", 48, 160);
+  v1::JobSpec spec;
+  spec.mutable_budget()->set_max_variants(1);
+  *spec.add_kernels() = key;
+  WatchToEnd(*stub, Submit(*stub, spec));
+  EXPECT_FALSE(Lookup(*stub, key).staleness().stale());
+  EXPECT_EQ(daemon.Stop(SIGTERM), 0);
+  {
+    // As if measured by an older compiler.
+    auto store = db::OpenSqliteStore({daemon.db_path().string()});
+    auto record = store->ListRecords("rmsnorm", "", 10, "").records.at(0);
+    record.mutable_toolchain()->set_compiler_version("c++ 1.0-old");
+    store->PutRecord(kernels::CanonicalKeyString(key), record);
+  }
+  daemon.Start();
+  stub = daemon.Stub();
+  std::set<std::string> retune_jobs;
+  for (int i = 0; i < 20; ++i) {
+    const auto answer = Lookup(*stub, key);
+    ASSERT_TRUE(answer.has_record());
+    ASSERT_TRUE(answer.staleness().stale());
+    EXPECT_NE(answer.staleness().reason().find("compiler c++ 1.0-old != "), std::string::npos)
+        << answer.staleness().reason();
+    if (!answer.job_id().empty()) retune_jobs.insert(answer.job_id());
+  }
+  ASSERT_EQ(retune_jobs.size(), 1u);
+  auto listed =
+      RunCommand({BinaryPath("tiletune"), "--server", daemon.address(), "records", "list"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("stale: measured with another toolchain"), std::string::npos)
+      << listed.out;
+
+  WatchToEnd(*stub, *retune_jobs.begin());
+  EXPECT_EQ(Get(*stub, *retune_jobs.begin()).spec().name(), "stale-retune");
+  EXPECT_FALSE(Lookup(*stub, key).staleness().stale());
+  grpc::ClientContext ctx;
+  v1::ListJobsResponse jobs;
+  ASSERT_TRUE(stub->ListJobs(&ctx, {}, &jobs).ok());
+  EXPECT_EQ(jobs.jobs_size(), 2);  // the first tuning and one re-tune
+}
+
+TEST(TrustedTuning, MissedKeysQueueByMissCountUnderACap) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path(), {"--max-queued-tune-on-miss", "2"});
+  daemon.Start();
+  auto stub = daemon.Stub();
+  const std::string occupying = OccupyDevice(*stub);
+  ASSERT_EQ(Get(*stub, occupying).state(), v1::JOB_RUNNING);
+
+  const auto once = RowKey("softmax", 16, 130);
+  const auto often = RowKey("softmax", 16, 131);
+  const std::string once_job = Lookup(*stub, once, true).job_id();
+  std::string often_job;
+  for (int i = 0; i < 5; ++i) often_job = Lookup(*stub, often, true).job_id();
+  ASSERT_FALSE(once_job.empty());
+  ASSERT_FALSE(often_job.empty());
+  // A third missed key finds the cap reached: answered, not queued.
+  const auto capped = Lookup(*stub, RowKey("softmax", 16, 132), true);
+  EXPECT_EQ(capped.result(), v1::LookupResponse::RESULT_MISS);
+  EXPECT_TRUE(capped.job_id().empty());
+  EXPECT_NE(capped.fallback().reason().find("max_queued_tune_on_miss=2"), std::string::npos)
+      << capped.fallback().reason();
+
+  CancelJob(*stub, occupying);
+  WatchToEnd(*stub, once_job);
+  WatchToEnd(*stub, often_job);
+  const auto once_ran = Get(*stub, once_job);
+  const auto often_ran = Get(*stub, often_job);
+  EXPECT_EQ(once_ran.miss_count(), 1);
+  EXPECT_EQ(often_ran.miss_count(), 5);
+  // Same priority: the more missed key ran first although queued later.
+  EXPECT_LT(Nanos(often_ran.started_at()), Nanos(once_ran.started_at()));
 }
 
 }  // namespace

@@ -62,8 +62,9 @@ void Validate(runtime::DeviceExecutor& executor, const runtime::KernelArguments&
   if (!check.ok) throw RunFailure{BenchResponse::STATUS_WRONG_RESULT, check.error};
 }
 
-v1::Timing Measure(runtime::DeviceExecutor& executor, const runtime::KernelArguments& args,
-                   const worker::v1::MeasurementProtocol& protocol) {
+std::vector<double> TimeRepetitions(runtime::DeviceExecutor& executor,
+                                    const runtime::KernelArguments& args,
+                                    const worker::v1::MeasurementProtocol& protocol) {
   for (int i = 0; i < protocol.warmup(); ++i) Check(executor.Launch(args), "warm-up run");
   // At least one repetition; the cap never undercuts the minimum.
   const int min_reps = std::max(1, protocol.min_repetitions());
@@ -78,7 +79,22 @@ v1::Timing Measure(runtime::DeviceExecutor& executor, const runtime::KernelArgum
     times.push_back(seconds);
     total += seconds;
   }
-  return SummarizeTimes(std::move(times));
+  return times;
+}
+
+// A measurement during which the device slowed itself down is thrown away
+// and taken again, up to the protocol's bound; the last one is kept, marked.
+v1::Timing Measure(runtime::DeviceExecutor& executor, const runtime::KernelArguments& args,
+                   const worker::v1::MeasurementProtocol& protocol, DeviceTelemetry& telemetry) {
+  for (int discards = 0;; ++discards) {
+    const v1::DeviceState before = telemetry.Sample();
+    v1::Timing timing = SummarizeTimes(TimeRepetitions(executor, args, protocol));
+    *timing.mutable_device_state() = MergeDeviceStates(before, telemetry.Sample());
+    timing.set_throttled_discards(discards);
+    if (!IsThrottled(timing.device_state()) || discards >= protocol.max_throttle_retries()) {
+      return timing;
+    }
+  }
 }
 
 }  // namespace
@@ -97,6 +113,12 @@ BenchRunner::Problem& BenchRunner::ProblemFor(const worker::v1::BenchRequest& re
                        MakeProblemInputs(request.key(), request.seed()), std::nullopt};
   }
   return *problem_;
+}
+
+DeviceTelemetry& BenchRunner::TelemetryFor(const std::string& backend) {
+  auto& telemetry = telemetry_[backend];
+  if (!telemetry) telemetry = OpenDeviceTelemetry(backend);
+  return *telemetry;
 }
 
 BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
@@ -121,7 +143,8 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
       Validate(executor, args, problem.inputs.key.output_dtype(), *problem.reference,
                request.tolerance(), &response);
     }
-    *response.mutable_timing() = Measure(executor, args, request.protocol());
+    *response.mutable_timing() =
+        Measure(executor, args, request.protocol(), TelemetryFor(request.backend()));
     response.set_status(BenchResponse::STATUS_OK);
   } catch (const RunFailure& failure) {
     response.set_status(failure.status);

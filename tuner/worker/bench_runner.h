@@ -1,20 +1,25 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "runtime/device_executor.h"
 #include "tiletune/worker/v1/worker.pb.h"
+#include "tuner/worker/device_telemetry.h"
 #include "tuner/worker/problem_inputs.h"
 
 namespace tiletune::tuner {
 
 // What the benchmark worker does with one request, on any backend: load the
-// artifact (or the vendor library call of a baseline), draw the inputs, check one run against the
-// float64 reference, then time it per the measurement protocol (warm-up, then repetitions with cold
-// caches until both the repetition and the time minimums are met).
+// artifact (or the vendor library call of a baseline), draw the inputs, check
+// one run against the float64 reference, then time it per the measurement
+// protocol (warm-up, then repetitions with cold caches until both the
+// repetition and the time minimums are met; a measurement taken while the
+// device throttled is taken again, bounded).
 class BenchRunner {
  public:
   worker::v1::BenchResponse Run(const worker::v1::BenchRequest& request,
@@ -30,8 +35,10 @@ class BenchRunner {
     std::optional<std::vector<double>> reference;
   };
   Problem& ProblemFor(const worker::v1::BenchRequest& request);
+  DeviceTelemetry& TelemetryFor(const std::string& backend);
 
   std::optional<Problem> problem_;
+  std::map<std::string, std::unique_ptr<DeviceTelemetry>> telemetry_;
 };
 
 }  // namespace tiletune::tuner

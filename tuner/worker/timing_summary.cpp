@@ -4,17 +4,12 @@
 #include <cmath>
 
 namespace tiletune::tuner {
-namespace {
-
-// The q-quantile (0..1) of sorted values.
 double Quantile(const std::vector<double>& sorted, double q) {
   const double pos = q * static_cast<double>(sorted.size() - 1);
   const auto lo = static_cast<size_t>(std::floor(pos));
   const size_t hi = std::min(lo + 1, sorted.size() - 1);
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
 }
-
-}  // namespace
 
 v1::Timing SummarizeTimes(std::vector<double> seconds) {
   v1::Timing t;

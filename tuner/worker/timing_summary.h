@@ -11,4 +11,7 @@ namespace tiletune::tuner {
 // interpolate linearly between order statistics.
 v1::Timing SummarizeTimes(std::vector<double> seconds);
 
+// The q-quantile (0..1) of sorted, non-empty values, interpolated linearly.
+double Quantile(const std::vector<double>& sorted, double q);
+
 }  // namespace tiletune::tuner
