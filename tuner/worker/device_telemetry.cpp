@@ -1,10 +1,11 @@
 #include "device_telemetry.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <set>
 #include <sstream>
+#include <utility>
+
+#include "runtime/shared_library.h"
 
 namespace tiletune::tuner {
 namespace {
@@ -47,9 +48,10 @@ class NvmlTelemetry final : public DeviceTelemetry {
  public:
   // Null when NVML or the pinned device cannot be opened.
   static std::unique_ptr<NvmlTelemetry> Open() {
-    void* library = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    std::string why;
+    auto library = runtime::OpenSharedLibrary({"libnvidia-ml.so.1"}, "nvmlInit_v2", &why);
     if (!library) return nullptr;
-    auto t = std::unique_ptr<NvmlTelemetry>(new NvmlTelemetry(library));
+    auto t = std::unique_ptr<NvmlTelemetry>(new NvmlTelemetry(std::move(*library)));
     if (!t->Resolve() || t->init_() != kNvmlSuccess) return nullptr;
     t->initialised_ = true;
     if (!t->FindPinnedDevice()) return nullptr;
@@ -58,7 +60,6 @@ class NvmlTelemetry final : public DeviceTelemetry {
 
   ~NvmlTelemetry() override {
     if (initialised_) shutdown_();
-    ::dlclose(library_);
   }
 
   v1::DeviceState Sample() override {
@@ -79,29 +80,23 @@ class NvmlTelemetry final : public DeviceTelemetry {
   }
 
  private:
-  explicit NvmlTelemetry(void* library) : library_(library) {}
-
-  template <typename Fn>
-  bool Symbol(Fn*& fn, std::initializer_list<const char*> names) {
-    for (const char* name : names) {
-      if (void* symbol = ::dlsym(library_, name)) {
-        fn = reinterpret_cast<Fn*>(symbol);
-        return true;
-      }
-    }
-    return false;
-  }
+  explicit NvmlTelemetry(runtime::SharedLibrary library) : library_(std::move(library)) {}
 
   bool Resolve() {
+    std::string missing;
     // NVML 12.2 renamed "clocks throttle reasons" to "clocks event reasons";
-    // older drivers have only the first name.
-    return Symbol(init_, {"nvmlInit_v2"}) && Symbol(shutdown_, {"nvmlShutdown"}) &&
-           Symbol(by_index_, {"nvmlDeviceGetHandleByIndex_v2"}) &&
-           Symbol(by_uuid_, {"nvmlDeviceGetHandleByUUID"}) &&
-           Symbol(clock_, {"nvmlDeviceGetClockInfo"}) &&
-           Symbol(temperature_, {"nvmlDeviceGetTemperature"}) &&
-           Symbol(reasons_, {"nvmlDeviceGetCurrentClocksEventReasons",
-                             "nvmlDeviceGetCurrentClocksThrottleReasons"});
+    // older drivers have only the second name.
+    const char* reasons = runtime::FindSymbol(library_, "nvmlDeviceGetCurrentClocksEventReasons")
+                              ? "nvmlDeviceGetCurrentClocksEventReasons"
+                              : "nvmlDeviceGetCurrentClocksThrottleReasons";
+    bool ok = runtime::ResolveSymbol(library_, "nvmlInit_v2", &init_, &missing);
+    ok &= runtime::ResolveSymbol(library_, "nvmlShutdown", &shutdown_, &missing);
+    ok &= runtime::ResolveSymbol(library_, "nvmlDeviceGetHandleByIndex_v2", &by_index_, &missing);
+    ok &= runtime::ResolveSymbol(library_, "nvmlDeviceGetHandleByUUID", &by_uuid_, &missing);
+    ok &= runtime::ResolveSymbol(library_, "nvmlDeviceGetClockInfo", &clock_, &missing);
+    ok &= runtime::ResolveSymbol(library_, "nvmlDeviceGetTemperature", &temperature_, &missing);
+    ok &= runtime::ResolveSymbol(library_, reasons, &reasons_, &missing);
+    return ok;
   }
 
   // The worker sees one GPU: the first entry of CUDA_VISIBLE_DEVICES, an
@@ -117,7 +112,7 @@ class NvmlTelemetry final : public DeviceTelemetry {
     return by_index_(static_cast<unsigned int>(index), &device_) == kNvmlSuccess;
   }
 
-  void* library_;
+  runtime::SharedLibrary library_;
   bool initialised_ = false;
   NvmlDevice device_ = nullptr;
   NvmlReturn (*init_)() = nullptr;
