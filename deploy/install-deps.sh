@@ -18,6 +18,7 @@ build_packages=(
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libcpp-httplib-dev
   libamdhip64-dev
   clang-format
+  openssl # the TLS tests make a throwaway CA and certificates
 )
 
 packages=("${runtime_packages[@]}")

@@ -9,12 +9,15 @@
 #include <fstream>
 #include <iostream>
 
+#include <fmt/format.h>
 #include <google/protobuf/util/time_util.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "db/tuning_store.h"
 #include "runtime/backend_registry.h"
+#include "server/call_authorizer.h"
+#include "server/client_job_quota.h"
 #include "server/daemon_config.h"
 #include "server/daemon_metrics.h"
 #include "server/device_registry.h"
@@ -22,6 +25,7 @@
 #include "server/job_scheduler.h"
 #include "server/lookup_cache.h"
 #include "server/metrics_http_server.h"
+#include "server/tls_credentials.h"
 #include "server/tuning_service.h"
 
 namespace fs = std::filesystem;
@@ -114,19 +118,50 @@ int Run(server::DaemonConfig config) {
                  d->info.fingerprint.device_class());
   }
 
+  std::unique_ptr<server::CallAuthorizer> authorizer;
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  try {
+    authorizer = std::make_unique<server::CallAuthorizer>(config);
+    credentials = server::MakeServerCredentials(config);
+  } catch (const std::runtime_error& e) {
+    spdlog::critical("{}", e.what());
+    return 2;
+  }
+  const bool tls = !config.tls_cert_file.empty();
+  spdlog::info(
+      "gRPC transport: {}{}; auth: {}", tls ? "TLS" : "plaintext",
+      config.tls_client_ca_file.empty()
+          ? ""
+          : (config.tls_require_client_cert ? ", client certificate required"
+                                            : ", client certificate verified if sent"),
+      authorizer->enabled()
+          ? fmt::format("{} token(s), mutating calls need a credential{}",
+                        authorizer->token_count(), config.auth_open_reads ? "" : ", reads too")
+          : "off (every call is open)");
+  if (!tls && authorizer->token_count() > 0) {
+    spdlog::warn("bearer tokens travel in plaintext: set tls_cert_file and tls_key_file");
+  }
+
   server::MetricsRegistry registry;
   server::DaemonMetrics metrics(registry);
   server::LookupCache cache(config.lookup_cache_entries);
   server::JobEventHub events;
   server::ServiceContext context{config, *devices, cache, events, metrics};
   context.started_at = google::protobuf::util::TimeUtil::GetCurrentTime();
+  context.authorizer = authorizer.get();
+  server::ClientJobQuota quota(
+      config.max_queued_jobs_per_client, [&context](const std::string& id) {
+        auto job = context.store->GetJob(id);
+        return job && (job->state() == v1::JOB_QUEUED || job->state() == v1::JOB_RUNNING);
+      });
+  context.quota = &quota;
   server::TuningServiceImpl service(context);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(config.listen, credentials, &port);
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
   builder.SetMaxSendMessageSize(config.max_message_bytes);
