@@ -5,9 +5,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 #include <google/protobuf/util/time_util.h>
@@ -25,6 +28,7 @@
 #include "server/job_scheduler.h"
 #include "server/lookup_cache.h"
 #include "server/metrics_http_server.h"
+#include "server/systemd_notify.h"
 #include "server/tls_credentials.h"
 #include "server/tuning_service.h"
 
@@ -34,6 +38,7 @@ using namespace tiletune;
 namespace {
 
 constexpr char kServiceName[] = "tiletune.v1.TuningService";
+constexpr char kLivenessService[] = "liveness";
 
 // A program installed beside tiletuned.
 std::string Sibling(const char* name) {
@@ -176,11 +181,15 @@ int Run(server::DaemonConfig config) {
     return 1;
   }
   auto* health = grpc_server->GetHealthCheckService();
+  // By name: the overload without one would switch "liveness" too.
   auto set_serving = [health](bool serving) {
-    health->SetServingStatus(serving);
+    health->SetServingStatus("", serving);
     health->SetServingStatus(kServiceName, serving);
   };
   set_serving(false);
+  // Liveness for orchestrators: SERVING from here to exit, so that probing
+  // it never restarts a daemon that is starting or draining.
+  health->SetServingStatus(kLivenessService, true);
   const std::string grpc_address =
       config.listen.substr(0, config.listen.rfind(':')) + ":" + std::to_string(port);
   spdlog::info("gRPC listening on {} (NOT_SERVING until the database is open)", grpc_address);
@@ -230,11 +239,31 @@ int Run(server::DaemonConfig config) {
   }
   spdlog::info("tiletuned {} serving: db {}, {} device(s)", TILETUNE_VERSION, config.db_path,
                devices->devices().size());
+  const server::SystemdNotifier systemd;
+  if (!systemd.Notify("READY=1\nSTATUS=serving on " + grpc_address)) {
+    spdlog::warn("NOTIFY_SOCKET is set but systemd could not be told READY=1");
+  }
+  // The watchdog is fed only while the daemon serves; a wedged main thread
+  // does not stop it, but a dead or frozen process does.
+  std::jthread watchdog;
+  if (systemd.watchdog_interval_us() > 0) {
+    watchdog = std::jthread([&systemd, &context](std::stop_token stop) {
+      std::mutex mu;
+      std::condition_variable_any wake;
+      std::unique_lock lock(mu);
+      const std::chrono::microseconds interval(systemd.watchdog_interval_us());
+      while (!stop.stop_requested()) {
+        wake.wait_for(lock, stop, interval, [] { return false; });
+        if (!stop.stop_requested() && context.ready.load()) systemd.Notify("WATCHDOG=1");
+      }
+    });
+  }
 
   int received = 0;
   sigwait(&signals, &received);
   spdlog::info("{}: draining (up to {} s for running items)", strsignal(received),
                config.drain_timeout_seconds);
+  systemd.Notify("STOPPING=1");
   context.draining.store(true);
   set_serving(false);
   scheduler.Drain(std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(
@@ -248,6 +277,7 @@ int Run(server::DaemonConfig config) {
   metrics_http.Stop();
   spdlog::debug("metrics server stopped");
   context.ready.store(false);
+  watchdog = {};
   context.store = nullptr;
   store.reset();
   if (!config.ready_file.empty()) fs::remove(config.ready_file, ec);
