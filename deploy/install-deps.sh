@@ -20,6 +20,7 @@ build_packages=(
   libamdhip64-dev
   clang-format
   openssl # the TLS tests make a throwaway CA and certificates
+  clang libclang-rt-14-dev # libFuzzer target (fuzz/)
   python3-yaml # CI lint of the compose, Kubernetes and config YAML
 )
 
