@@ -24,11 +24,25 @@ struct ChannelOptions {
   // sends its whole file in one message.
   int max_receive_message_bytes = 64 << 20;
   int max_send_message_bytes = 64 << 20;
+
+  // TLS, on when `tls` is set or any file below is named. PEM files.
+  bool tls = false;
+  std::string tls_ca_file;    // CA that signed the daemon's certificate; empty: the system's
+  std::string tls_cert_file;  // this client's certificate, for mutual TLS
+  std::string tls_key_file;
+  // Sent as "authorization: Bearer <token>" with every call; empty: none.
+  std::string token;
+
+  bool UsesTls() const;
 };
 
-// An insecure channel to `address` (host:port, or any gRPC target): tiletuned
-// serves the node it runs on.
+// A channel to `address` (host:port, or any gRPC target), plaintext unless
+// the options ask for TLS. Throws InputError naming an unreadable file.
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
                                            const ChannelOptions& options = {});
+
+// The token in a file (surrounding whitespace dropped). Throws InputError
+// naming the file, never showing its contents.
+std::string ReadTokenFile(const std::string& path);
 
 }  // namespace tiletune::client

@@ -10,6 +10,7 @@ runtime_packages=(
   libgrpc++1.51 libprotobuf32 libsqlite3-0 libspdlog1.10 libyaml-cpp0.7 libfmt9 libcpp-httplib0.11
   libamdhip64-5 # HIP backend and hipRTC (opened at run time; absent is fine)
   g++ # the host backend compiles CPU kernel variants at run time
+  tini # PID 1 in the containers: reaps the benchmark workers, forwards SIGTERM
 )
 build_packages=(
   build-essential cmake ninja-build pkg-config git
@@ -18,6 +19,9 @@ build_packages=(
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libcpp-httplib-dev
   libamdhip64-dev
   clang-format
+  openssl # the TLS tests make a throwaway CA and certificates
+  clang libclang-rt-14-dev # libFuzzer target (fuzz/)
+  python3-yaml # CI lint of the compose, Kubernetes and config YAML
 )
 
 packages=("${runtime_packages[@]}")

@@ -68,6 +68,8 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.max_kernels_per_job; }},
       {"max_queued_jobs", "most jobs queued or running at once",
        [](auto& c) { return &c.max_queued_jobs; }},
+      {"max_queued_jobs_per_client", "most jobs one client may have queued or running",
+       [](auto& c) { return &c.max_queued_jobs_per_client; }},
       {"max_page_size", "largest page of ListRecords/ListJobs",
        [](auto& c) { return &c.max_page_size; }},
       {"lookup_cache_entries", "entries of the in-memory lookup cache",
@@ -90,6 +92,19 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.drain_timeout_seconds; }},
       {"shutdown_grace_seconds", "after draining, how long in-flight RPCs may finish",
        [](auto& c) { return &c.shutdown_grace_seconds; }},
+      {"tls_cert_file", "PEM server certificate (chain); with tls_key_file turns TLS on",
+       [](auto& c) { return &c.tls_cert_file; }},
+      {"tls_key_file", "PEM private key of tls_cert_file", [](auto& c) { return &c.tls_key_file; }},
+      {"tls_client_ca_file", "PEM CA that signs client certificates (mutual TLS)",
+       [](auto& c) { return &c.tls_client_ca_file; }},
+      {"tls_require_client_cert", "refuse TLS clients without a certificate from the client CA",
+       [](auto& c) { return &c.tls_require_client_cert; }},
+      {"auth_tokens_file", "file of 'NAME TOKEN' lines accepted as bearer tokens",
+       [](auto& c) { return &c.auth_tokens_file; }},
+      {"auth_writers", "identities allowed SubmitJob/CancelJob/ImportRecords (empty: any)",
+       [](auto& c) { return &c.auth_writers; }},
+      {"auth_open_reads", "with auth on, lookups and other reads need no credential",
+       [](auto& c) { return &c.auth_open_reads; }},
       {"default_max_variants", "variants per kernel when a job names no budget",
        [](auto& c) { return &c.tuning.default_max_variants; }},
       {"default_max_seconds", "seconds per kernel when a job names no budget",
@@ -233,6 +248,10 @@ std::optional<ConfigError> LoadConfigFile(const std::string& path, DaemonConfig&
   return std::nullopt;
 }
 
+bool AuthEnabled(const DaemonConfig& config) {
+  return !config.auth_tokens_file.empty() || !config.tls_client_ca_file.empty();
+}
+
 std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
   auto positive = [](const char* key, double v) -> std::optional<ConfigError> {
     if (v > 0) return std::nullopt;
@@ -251,6 +270,7 @@ std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
       {"max_batch_lookup", c.max_batch_lookup},
       {"max_kernels_per_job", c.max_kernels_per_job},
       {"max_queued_jobs", c.max_queued_jobs},
+      {"max_queued_jobs_per_client", c.max_queued_jobs_per_client},
       {"max_page_size", c.max_page_size},
       {"lookup_cache_entries", c.lookup_cache_entries},
       {"quarantine_after_crashes", c.quarantine_after_crashes},
@@ -288,6 +308,18 @@ std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
     return ConfigError{"run_limit_min_seconds must not exceed run_limit_max_seconds"};
   }
   if (c.listen.empty()) return ConfigError{"listen must not be empty"};
+  if (c.tls_cert_file.empty() != c.tls_key_file.empty()) {
+    return ConfigError{"tls_cert_file and tls_key_file must be given together"};
+  }
+  if (!c.tls_client_ca_file.empty() && c.tls_cert_file.empty()) {
+    return ConfigError{"tls_client_ca_file needs TLS: set tls_cert_file and tls_key_file"};
+  }
+  if (c.tls_require_client_cert && c.tls_client_ca_file.empty()) {
+    return ConfigError{"tls_require_client_cert needs tls_client_ca_file"};
+  }
+  if (!c.auth_writers.empty() && !AuthEnabled(c)) {
+    return ConfigError{"auth_writers needs auth_tokens_file or tls_client_ca_file"};
+  }
   static const std::vector<std::string> kLevels = {"trace", "debug",    "info", "warn",
                                                    "error", "critical", "off"};
   if (std::find(kLevels.begin(), kLevels.end(), c.log_level) == kLevels.end()) {
@@ -304,8 +336,11 @@ ParsedConfig ParseDaemonConfig(int argc, char** argv) {
   app.add_option("--config", config_path, "YAML file of settings (flags override it)");
   app.add_flag("--print-config", result.print_config, "print the effective config and exit");
   std::map<std::string, std::string> given;
+  DaemonConfig probe;
   for (const auto& s : Settings()) {
-    app.add_option(FlagName(s.key), given[s.key], s.help);
+    auto* option = app.add_option(FlagName(s.key), given[s.key], s.help);
+    // A bool setting given as a bare flag means true.
+    if (std::holds_alternative<bool*>(s.field(probe))) option->expected(0, 1);
   }
   try {
     app.parse(argc, argv);
@@ -323,7 +358,8 @@ ParsedConfig ParseDaemonConfig(int argc, char** argv) {
   }
   for (const auto& s : Settings()) {
     if (app.count(FlagName(s.key)) == 0) continue;
-    if (!SetFromText(s.field(config), given[s.key])) {
+    const bool bare_flag = given[s.key].empty() && std::holds_alternative<bool*>(s.field(config));
+    if (!SetFromText(s.field(config), bare_flag ? "true" : given[s.key])) {
       result.error = ConfigError{FlagName(s.key) + ": '" + given[s.key] + "' is not a valid value"};
       return result;
     }

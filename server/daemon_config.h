@@ -35,6 +35,9 @@ struct DaemonConfig {
   int max_batch_lookup = 1024;
   int max_kernels_per_job = 64;
   int max_queued_jobs = 1000;
+  // Jobs one client (token name, certificate CN or peer address) may have
+  // queued or running among those submitted since this daemon started.
+  int max_queued_jobs_per_client = 100;
   int max_page_size = 1000;
   int lookup_cache_entries = 100000;
   int tune_on_miss_priority = -10;
@@ -57,6 +60,24 @@ struct DaemonConfig {
   // cancelled.
   double shutdown_grace_seconds = 1;
 
+  // TLS on the gRPC port: both files or neither (plaintext).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // Client certificates signed by this CA are verified and their CN is the
+  // caller's identity; with tls_require_client_cert, a client without one
+  // cannot connect at all.
+  std::string tls_client_ca_file;
+  bool tls_require_client_cert = false;
+  // Lines "NAME TOKEN": a caller sending "authorization: Bearer TOKEN" is
+  // NAME. With tokens or a client CA configured, mutating calls (SubmitJob,
+  // CancelJob, ImportRecords) need a credential.
+  std::string auth_tokens_file;
+  // Identities allowed to mutate; empty: any authenticated caller.
+  std::vector<std::string> auth_writers;
+  // Whether lookups and the other read calls stay open to callers without a
+  // credential (a trusted network) while auth is on.
+  bool auth_open_reads = true;
+
   tuner::TuningLimits tuning;
 };
 
@@ -78,6 +99,9 @@ ParsedConfig ParseDaemonConfig(int argc, char** argv);
 
 // Reads a YAML config file over `config`; unknown keys are errors.
 std::optional<ConfigError> LoadConfigFile(const std::string& path, DaemonConfig& config);
+
+// Whether callers must present a credential for mutating calls.
+bool AuthEnabled(const DaemonConfig& config);
 
 // Range checks on every limit.
 std::optional<ConfigError> ValidateConfig(const DaemonConfig& config);

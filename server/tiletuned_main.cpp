@@ -5,16 +5,22 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
+#include <fmt/format.h>
 #include <google/protobuf/util/time_util.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "db/tuning_store.h"
 #include "runtime/backend_registry.h"
+#include "server/call_authorizer.h"
+#include "server/client_job_quota.h"
 #include "server/daemon_config.h"
 #include "server/daemon_metrics.h"
 #include "server/device_registry.h"
@@ -22,6 +28,8 @@
 #include "server/job_scheduler.h"
 #include "server/lookup_cache.h"
 #include "server/metrics_http_server.h"
+#include "server/systemd_notify.h"
+#include "server/tls_credentials.h"
 #include "server/tuning_service.h"
 
 namespace fs = std::filesystem;
@@ -30,6 +38,7 @@ using namespace tiletune;
 namespace {
 
 constexpr char kServiceName[] = "tiletune.v1.TuningService";
+constexpr char kLivenessService[] = "liveness";
 
 // A program installed beside tiletuned.
 std::string Sibling(const char* name) {
@@ -114,19 +123,50 @@ int Run(server::DaemonConfig config) {
                  d->info.fingerprint.device_class());
   }
 
+  std::unique_ptr<server::CallAuthorizer> authorizer;
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  try {
+    authorizer = std::make_unique<server::CallAuthorizer>(config);
+    credentials = server::MakeServerCredentials(config);
+  } catch (const std::runtime_error& e) {
+    spdlog::critical("{}", e.what());
+    return 2;
+  }
+  const bool tls = !config.tls_cert_file.empty();
+  spdlog::info(
+      "gRPC transport: {}{}; auth: {}", tls ? "TLS" : "plaintext",
+      config.tls_client_ca_file.empty()
+          ? ""
+          : (config.tls_require_client_cert ? ", client certificate required"
+                                            : ", client certificate verified if sent"),
+      authorizer->enabled()
+          ? fmt::format("{} token(s), mutating calls need a credential{}",
+                        authorizer->token_count(), config.auth_open_reads ? "" : ", reads too")
+          : "off (every call is open)");
+  if (!tls && authorizer->token_count() > 0) {
+    spdlog::warn("bearer tokens travel in plaintext: set tls_cert_file and tls_key_file");
+  }
+
   server::MetricsRegistry registry;
   server::DaemonMetrics metrics(registry);
   server::LookupCache cache(config.lookup_cache_entries);
   server::JobEventHub events;
   server::ServiceContext context{config, *devices, cache, events, metrics};
   context.started_at = google::protobuf::util::TimeUtil::GetCurrentTime();
+  context.authorizer = authorizer.get();
+  server::ClientJobQuota quota(
+      config.max_queued_jobs_per_client, [&context](const std::string& id) {
+        auto job = context.store->GetJob(id);
+        return job && (job->state() == v1::JOB_QUEUED || job->state() == v1::JOB_RUNNING);
+      });
+  context.quota = &quota;
   server::TuningServiceImpl service(context);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(config.listen, credentials, &port);
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
   builder.SetMaxSendMessageSize(config.max_message_bytes);
@@ -141,11 +181,15 @@ int Run(server::DaemonConfig config) {
     return 1;
   }
   auto* health = grpc_server->GetHealthCheckService();
+  // By name: the overload without one would switch "liveness" too.
   auto set_serving = [health](bool serving) {
-    health->SetServingStatus(serving);
+    health->SetServingStatus("", serving);
     health->SetServingStatus(kServiceName, serving);
   };
   set_serving(false);
+  // Liveness for orchestrators: SERVING from here to exit, so that probing
+  // it never restarts a daemon that is starting or draining.
+  health->SetServingStatus(kLivenessService, true);
   const std::string grpc_address =
       config.listen.substr(0, config.listen.rfind(':')) + ":" + std::to_string(port);
   spdlog::info("gRPC listening on {} (NOT_SERVING until the database is open)", grpc_address);
@@ -195,11 +239,31 @@ int Run(server::DaemonConfig config) {
   }
   spdlog::info("tiletuned {} serving: db {}, {} device(s)", TILETUNE_VERSION, config.db_path,
                devices->devices().size());
+  const server::SystemdNotifier systemd;
+  if (!systemd.Notify("READY=1\nSTATUS=serving on " + grpc_address)) {
+    spdlog::warn("NOTIFY_SOCKET is set but systemd could not be told READY=1");
+  }
+  // The watchdog is fed only while the daemon serves; a wedged main thread
+  // does not stop it, but a dead or frozen process does.
+  std::jthread watchdog;
+  if (systemd.watchdog_interval_us() > 0) {
+    watchdog = std::jthread([&systemd, &context](std::stop_token stop) {
+      std::mutex mu;
+      std::condition_variable_any wake;
+      std::unique_lock lock(mu);
+      const std::chrono::microseconds interval(systemd.watchdog_interval_us());
+      while (!stop.stop_requested()) {
+        wake.wait_for(lock, stop, interval, [] { return false; });
+        if (!stop.stop_requested() && context.ready.load()) systemd.Notify("WATCHDOG=1");
+      }
+    });
+  }
 
   int received = 0;
   sigwait(&signals, &received);
   spdlog::info("{}: draining (up to {} s for running items)", strsignal(received),
                config.drain_timeout_seconds);
+  systemd.Notify("STOPPING=1");
   context.draining.store(true);
   set_serving(false);
   scheduler.Drain(std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(
@@ -213,6 +277,7 @@ int Run(server::DaemonConfig config) {
   metrics_http.Stop();
   spdlog::debug("metrics server stopped");
   context.ready.store(false);
+  watchdog = {};
   context.store = nullptr;
   store.reset();
   if (!config.ready_file.empty()) fs::remove(config.ready_file, ec);

@@ -54,6 +54,19 @@ grpc::Status TuningServiceImpl::Unready() const {
   return {grpc::StatusCode::UNAVAILABLE, "tiletuned is starting: the database is not open yet"};
 }
 
+grpc::Status TuningServiceImpl::Admit(const grpc::ServerContextBase& ctx, Access access,
+                                      std::string_view method, Caller& caller) const {
+  if (auto s = Unready(); !s.ok()) return s;
+  if (!ctx_.authorizer) return grpc::Status::OK;
+  return ctx_.authorizer->Admit(ctx, access, method, caller);
+}
+
+grpc::Status TuningServiceImpl::Admit(const grpc::ServerContextBase& ctx, Access access,
+                                      std::string_view method) const {
+  Caller caller;
+  return Admit(ctx, access, method, caller);
+}
+
 grpc::Status TuningServiceImpl::AnswerLookup(const v1::LookupRequest& request,
                                              v1::LookupResponse& response,
                                              const std::string& prefix) {
@@ -204,7 +217,7 @@ grpc::ServerUnaryReactor* TuningServiceImpl::Lookup(grpc::CallbackServerContext*
                                                     const v1::LookupRequest* request,
                                                     v1::LookupResponse* response) {
   auto* reactor = ctx->DefaultReactor();
-  if (auto s = Unready(); !s.ok()) {
+  if (auto s = Admit(*ctx, Access::kRead, "Lookup"); !s.ok()) {
     reactor->Finish(s);
     return reactor;
   }
@@ -225,7 +238,7 @@ grpc::ServerUnaryReactor* TuningServiceImpl::BatchLookup(grpc::CallbackServerCon
                                                          const v1::BatchLookupRequest* request,
                                                          v1::BatchLookupResponse* response) {
   auto* reactor = ctx->DefaultReactor();
-  grpc::Status status = Unready();
+  grpc::Status status = Admit(*ctx, Access::kRead, "BatchLookup");
   if (status.ok() && request->requests_size() > ctx_.config.max_batch_lookup) {
     status = Invalid({"requests", "has " + std::to_string(request->requests_size()) +
                                       " lookups; the limit is " +
@@ -277,7 +290,8 @@ std::string TuningServiceImpl::CreateJob(v1::JobSpec spec, const std::string& de
 grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* ctx,
                                           const v1::SubmitJobRequest* request,
                                           v1::SubmitJobResponse* response) {
-  if (auto s = Unready(); !s.ok()) return s;
+  Caller caller;
+  if (auto s = Admit(*ctx, Access::kMutate, "SubmitJob", caller); !s.ok()) return s;
   if (ctx_.draining.load()) {
     return {grpc::StatusCode::UNAVAILABLE, "tiletuned is shutting down and takes no new jobs"};
   }
@@ -295,8 +309,18 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* ctx,
   }
   auto device = std::get<ResolvedDevice>(
       ResolveDevice(request->spec().device(), ctx_.devices, "spec.device"));
-  const std::string id = CreateJob(request->spec(), device.device->info.id);
-  spdlog::info("job={} request={} peer={}: submitted", id, RequestId(*ctx), ctx->peer());
+  std::string id;
+  auto create = [&] { return id = CreateJob(request->spec(), device.device->info.id); };
+  if (!ctx_.quota) {
+    create();
+  } else if (auto mine = ctx_.quota->CreateWithin(caller.identity, create)) {
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+            "'" + caller.identity + "' already has " + std::to_string(*mine) +
+                " jobs queued or running; max_queued_jobs_per_client=" +
+                std::to_string(ctx_.quota->max_per_client())};
+  }
+  spdlog::info("job={} request={} peer={} caller={}: submitted", id, RequestId(*ctx), ctx->peer(),
+               caller.identity);
   response->set_job_id(id);
   return LoadJob(id, *response->mutable_job());
 }
@@ -309,15 +333,16 @@ grpc::Status TuningServiceImpl::LoadJob(const std::string& job_id, v1::Job& job)
   return grpc::Status::OK;
 }
 
-grpc::Status TuningServiceImpl::GetJob(grpc::ServerContext*, const v1::GetJobRequest* request,
+grpc::Status TuningServiceImpl::GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* request,
                                        v1::Job* response) {
-  if (auto s = Unready(); !s.ok()) return s;
+  if (auto s = Admit(*ctx, Access::kRead, "GetJob"); !s.ok()) return s;
   return LoadJob(request->job_id(), *response);
 }
 
-grpc::Status TuningServiceImpl::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest* request,
+grpc::Status TuningServiceImpl::ListJobs(grpc::ServerContext* ctx,
+                                         const v1::ListJobsRequest* request,
                                          v1::ListJobsResponse* response) {
-  if (auto s = Unready(); !s.ok()) return s;
+  if (auto s = Admit(*ctx, Access::kRead, "ListJobs"); !s.ok()) return s;
   auto size = PageSize(request->page_size(), ctx_.config.max_page_size);
   if (auto* e = std::get_if<kernels::FieldError>(&size)) return Invalid(*e);
   std::vector<v1::JobState> states;
@@ -336,7 +361,8 @@ grpc::Status TuningServiceImpl::ListJobs(grpc::ServerContext*, const v1::ListJob
 
 grpc::Status TuningServiceImpl::CancelJob(grpc::ServerContext* ctx,
                                           const v1::CancelJobRequest* request, v1::Job* response) {
-  if (auto s = Unready(); !s.ok()) return s;
+  Caller caller;
+  if (auto s = Admit(*ctx, Access::kMutate, "CancelJob", caller); !s.ok()) return s;
   if (auto s = LoadJob(request->job_id(), *response); !s.ok()) return s;
   if (!ctx_.store->CancelJob(request->job_id())) {
     return {grpc::StatusCode::FAILED_PRECONDITION, "job_id: job '" + request->job_id() +
@@ -344,8 +370,8 @@ grpc::Status TuningServiceImpl::CancelJob(grpc::ServerContext* ctx,
                                                        v1::JobState_Name(response->state()) + ")"};
   }
   if (ctx_.scheduler) ctx_.scheduler->Cancel(request->job_id());
-  spdlog::info("job={} request={} peer={}: cancelled", request->job_id(), RequestId(*ctx),
-               ctx->peer());
+  spdlog::info("job={} request={} peer={} caller={}: cancelled", request->job_id(), RequestId(*ctx),
+               ctx->peer(), caller.identity);
   auto status = LoadJob(request->job_id(), *response);
   v1::JobEvent event;
   event.set_kind(v1::JobEvent::KIND_JOB_FINISHED);
@@ -359,7 +385,7 @@ grpc::Status TuningServiceImpl::CancelJob(grpc::ServerContext* ctx,
 grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* ctx,
                                          const v1::WatchJobRequest* request,
                                          grpc::ServerWriter<v1::JobEvent>* writer) {
-  if (auto s = Unready(); !s.ok()) return s;
+  if (auto s = Admit(*ctx, Access::kRead, "WatchJob"); !s.ok()) return s;
   // Subscribe before the snapshot so no event falls between the two.
   auto sub = ctx_.events.Subscribe(request->job_id());
   struct Unsubscribe {
@@ -396,10 +422,10 @@ grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* ctx,
   return grpc::Status::OK;
 }
 
-grpc::Status TuningServiceImpl::ListRecords(grpc::ServerContext*,
+grpc::Status TuningServiceImpl::ListRecords(grpc::ServerContext* ctx,
                                             const v1::ListRecordsRequest* request,
                                             v1::ListRecordsResponse* response) {
-  if (auto s = Unready(); !s.ok()) return s;
+  if (auto s = Admit(*ctx, Access::kRead, "ListRecords"); !s.ok()) return s;
   auto size = PageSize(request->page_size(), ctx_.config.max_page_size);
   if (auto* e = std::get_if<kernels::FieldError>(&size)) return Invalid(*e);
   if (!request->op().empty() && !kernels::IsKnownOp(request->op())) {
@@ -423,7 +449,7 @@ grpc::Status TuningServiceImpl::ListRecords(grpc::ServerContext*,
 grpc::Status TuningServiceImpl::ExportRecords(grpc::ServerContext* ctx,
                                               const v1::ExportRecordsRequest* request,
                                               grpc::ServerWriter<v1::ExportLine>* writer) {
-  if (auto s = Unready(); !s.ok()) return s;
+  if (auto s = Admit(*ctx, Access::kRead, "ExportRecords"); !s.ok()) return s;
   if (!request->op().empty() && !kernels::IsKnownOp(request->op())) {
     return Invalid({"op", "unknown op '" + request->op() + "'"});
   }
@@ -442,7 +468,8 @@ grpc::Status TuningServiceImpl::ExportRecords(grpc::ServerContext* ctx,
 grpc::Status TuningServiceImpl::ImportRecords(grpc::ServerContext* ctx,
                                               const v1::ImportRecordsRequest* request,
                                               v1::ImportRecordsResponse* response) {
-  if (auto s = Unready(); !s.ok()) return s;
+  Caller caller;
+  if (auto s = Admit(*ctx, Access::kMutate, "ImportRecords", caller); !s.ok()) return s;
   if (request->jsonl().find_first_not_of(" \t\r\n") == std::string::npos) {
     return Invalid({"jsonl", "is empty"});
   }
@@ -466,13 +493,20 @@ grpc::Status TuningServiceImpl::ImportRecords(grpc::ServerContext* ctx,
   }
   response->set_imported(static_cast<int>(parsed.records.size()));
   ctx_.metrics.records_imported.Increment(parsed.records.size());
-  spdlog::info("request={} peer={}: imported {} record(s)", RequestId(*ctx), ctx->peer(),
-               parsed.records.size());
+  spdlog::info("request={} peer={} caller={}: imported {} record(s)", RequestId(*ctx), ctx->peer(),
+               caller.identity, parsed.records.size());
   return grpc::Status::OK;
 }
 
-grpc::Status TuningServiceImpl::ListDevices(grpc::ServerContext*, const v1::ListDevicesRequest*,
+grpc::Status TuningServiceImpl::ListDevices(grpc::ServerContext* ctx, const v1::ListDevicesRequest*,
                                             v1::ListDevicesResponse* response) {
+  // Devices answer before the database is open; only the credential counts.
+  if (ctx_.authorizer) {
+    Caller caller;
+    if (auto s = ctx_.authorizer->Admit(*ctx, Access::kRead, "ListDevices", caller); !s.ok()) {
+      return s;
+    }
+  }
   for (const auto& b : ctx_.devices.statuses()) {
     auto* status = response->add_backends();
     status->set_name(b.name);

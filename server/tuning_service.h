@@ -4,6 +4,8 @@
 #include <mutex>
 
 #include "db/tuning_store.h"
+#include "server/call_authorizer.h"
+#include "server/client_job_quota.h"
 #include "server/daemon_config.h"
 #include "server/daemon_metrics.h"
 #include "server/device_registry.h"
@@ -32,6 +34,9 @@ struct ServiceContext {
   MissCounter misses{config.max_missed_keys};
   db::TuningStore* store = nullptr;
   JobScheduler* scheduler = nullptr;
+  // Null: every call is open and clients have no job quota.
+  const CallAuthorizer* authorizer = nullptr;
+  ClientJobQuota* quota = nullptr;
   std::atomic<bool> ready{false};
   std::atomic<bool> draining{false};
   google::protobuf::Timestamp started_at;
@@ -68,6 +73,10 @@ class TuningServiceImpl final : public TuningServiceBase {
 
  private:
   grpc::Status Unready() const;
+  grpc::Status Admit(const grpc::ServerContextBase& ctx, Access access, std::string_view method,
+                     Caller& caller) const;
+  grpc::Status Admit(const grpc::ServerContextBase& ctx, Access access,
+                     std::string_view method) const;
   grpc::Status AnswerLookup(const v1::LookupRequest& request, v1::LookupResponse& response,
                             const std::string& prefix);
   // A lookup of an op graph: its fusion plan, one answer per kernel.

@@ -1,9 +1,25 @@
 #!/usr/bin/env bash
-# Builds every target (release preset, warnings as errors) and runs every
-# test. This is what .ci/run and the README's test command call.
+# Every test, in the order CI wants to fail fast (this is what .ci/run and
+# the README's test command call):
+#   1. release preset (warnings as errors): build everything, run every test;
+#   2. deploy/ lint: manifests, Dockerfiles, config against the built daemon;
+#   3. libFuzzer over every request message, bounded (FUZZ_SECONDS, 60);
+#   4. asan preset (ASan + UBSan): build and run the tests, except the suites
+#      that only push every shipped GPU kernel through NVRTC/hipRTC (they
+#      exercise vendor compilers, not our memory handling, and take most of
+#      the time under ASan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+jobs="$(nproc)"
 
 cmake --preset release
-cmake --build --preset release -j"$(nproc)"
-ctest --preset release -j"$(nproc)"
+cmake --build --preset release -j"$jobs"
+ctest --preset release -j"$jobs"
+
+python3 .ci/lint-deploy.py build/release/bin/tiletuned
+
+bash fuzz/run.sh "${FUZZ_SECONDS:-60}"
+
+cmake --preset asan
+cmake --build --preset asan -j"$jobs"
+ctest --preset asan -j"$jobs" -E '(GpuKernelsCompile|GemmCompile|TileOpsCompile)\.'

@@ -1,9 +1,12 @@
 // tiletune-bench-lookup: loads a local tiletuned with concurrent Lookup
-// calls and reports throughput and latency. Read-only: the keys come from
-// the daemon's own records. Exit codes: 0 the run finished (its errors are in
-// the report), 1 the daemon could not be asked for keys, 2 bad flags or a
-// non-loopback --server.
+// calls and reports throughput and latency. The keys come from the daemon's
+// own records. With --while-tuning JOB_FILE it measures twice, idle and then
+// while that job tunes (submitted, and cancelled afterwards), to show what
+// tuning costs lookups. Exit codes: 0 the run finished (its errors are in
+// the report), 1 the daemon could not be asked for keys or refused the job,
+// 2 bad flags or a non-loopback --server.
 #include <iostream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -13,6 +16,7 @@
 #include "bench/service/lookup_load.h"
 #include "bench/service/loopback_address.h"
 #include "client/channel.h"
+#include "client/job_spec_file.h"
 
 namespace {
 
@@ -26,6 +30,8 @@ struct Flags {
   size_t keys = 64;
   int deadline_ms = 1000;
   bool json = false;
+  std::string while_tuning;  // job spec file
+  std::string token_file;    // for submitting and cancelling that job
 };
 
 int Fail(const std::string& message, int code) {
@@ -47,9 +53,9 @@ void PrintText(const Flags& flags, size_t keys, bool from_records, const LoadRes
                            r.first_error.empty() ? "" : " (first: " + r.first_error + ")");
 }
 
-void PrintJson(const Flags& flags, size_t keys, bool from_records, const LoadResult& r) {
+nlohmann::json ToJson(const Flags& flags, size_t keys, bool from_records, const LoadResult& r) {
   double rate = r.elapsed_seconds > 0 ? static_cast<double>(r.answered()) / r.elapsed_seconds : 0;
-  nlohmann::json report = {
+  return {
       {"server", flags.server},
       {"clients", flags.clients},
       {"keys", keys},
@@ -67,7 +73,45 @@ void PrintJson(const Flags& flags, size_t keys, bool from_records, const LoadRes
       {"errors", r.errors},
       {"first_error", r.first_error},
   };
-  std::cout << report.dump() << '\n';
+}
+
+// The job's state now, or UNSPECIFIED when it cannot be read.
+tiletune::v1::JobState JobState(tiletune::v1::TuningService::Stub& stub, const std::string& id) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  tiletune::v1::GetJobRequest request;
+  request.set_job_id(id);
+  tiletune::v1::Job job;
+  if (!stub.GetJob(&ctx, request, &job).ok()) return tiletune::v1::JOB_STATE_UNSPECIFIED;
+  return job.state();
+}
+
+// Submits the job and waits until it runs; returns its id, or throws.
+std::string StartJob(tiletune::v1::TuningService::Stub& stub, const std::string& file) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  tiletune::v1::SubmitJobRequest request;
+  *request.mutable_spec() = tiletune::client::ReadJobSpecFile(file);
+  tiletune::v1::SubmitJobResponse response;
+  auto status = stub.SubmitJob(&ctx, request, &response);
+  if (!status.ok()) throw std::runtime_error("SubmitJob: " + status.error_message());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (JobState(stub, response.job_id()) != tiletune::v1::JOB_RUNNING) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error("job " + response.job_id() + " did not start within 60 s");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return response.job_id();
+}
+
+void CancelJob(tiletune::v1::TuningService::Stub& stub, const std::string& id) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  tiletune::v1::CancelJobRequest request;
+  request.set_job_id(id);
+  tiletune::v1::Job job;
+  stub.CancelJob(&ctx, request, &job);
 }
 
 }  // namespace
@@ -92,6 +136,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 60000))
       ->capture_default_str();
   app.add_flag("--json", flags.json, "one JSON object on stdout");
+  app.add_option("--while-tuning", flags.while_tuning,
+                 "job spec file: measure idle, then again while this job tunes");
+  app.add_option("--token-file", flags.token_file, "bearer token for submitting that job")
+      ->envname("TILETUNE_TOKEN_FILE");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -105,7 +153,10 @@ int main(int argc, char** argv) {
                 2);
   }
 
-  auto stub = tiletune::v1::TuningService::NewStub(tiletune::client::MakeChannel(flags.server));
+  tiletune::client::ChannelOptions channel;
+  if (!flags.token_file.empty()) channel.token = tiletune::client::ReadTokenFile(flags.token_file);
+  auto stub =
+      tiletune::v1::TuningService::NewStub(tiletune::client::MakeChannel(flags.server, channel));
   LoadOptions options;
   options.clients = flags.clients;
   options.duration = std::chrono::duration<double>(flags.seconds);
@@ -116,11 +167,41 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return Fail("cannot get keys from tiletuned at " + flags.server + ": " + e.what(), 1);
   }
+  const size_t key_count = keys.requests.size();
   LoadResult result = tiletune::bench::RunLookupLoad(*stub, keys.requests, options);
+  if (flags.while_tuning.empty()) {
+    if (flags.json) {
+      std::cout << ToJson(flags, key_count, keys.from_records, result).dump() << '\n';
+    } else {
+      PrintText(flags, key_count, keys.from_records, result);
+    }
+    return 0;
+  }
+
+  std::string job_id;
+  try {
+    job_id = StartJob(*stub, flags.while_tuning);
+  } catch (const std::exception& e) {
+    return Fail(flags.while_tuning + ": " + e.what(), 1);
+  }
+  LoadResult tuning = tiletune::bench::RunLookupLoad(*stub, keys.requests, options);
+  // A job that ended early would make the second row an idle one.
+  const bool ran_throughout = JobState(*stub, job_id) == tiletune::v1::JOB_RUNNING;
+  CancelJob(*stub, job_id);
   if (flags.json) {
-    PrintJson(flags, keys.requests.size(), keys.from_records, result);
+    auto busy = ToJson(flags, key_count, keys.from_records, tuning);
+    busy["job_id"] = job_id;
+    busy["job_ran_throughout"] = ran_throughout;
+    std::cout << nlohmann::json{{"idle", ToJson(flags, key_count, keys.from_records, result)},
+                                {"while_tuning", busy}}
+                     .dump()
+              << '\n';
   } else {
-    PrintText(flags, keys.requests.size(), keys.from_records, result);
+    std::cout << "idle:\n";
+    PrintText(flags, key_count, keys.from_records, result);
+    std::cout << fmt::format("while job {} tunes{}:\n", job_id,
+                             ran_throughout ? "" : " (it ENDED before the measurement did)");
+    PrintText(flags, key_count, keys.from_records, tuning);
   }
   return 0;
 }

@@ -6,10 +6,23 @@
 #include "client/cli/rpc_error.h"
 
 namespace tiletune::cli {
+namespace {
+
+client::ChannelOptions ChannelOptionsFor(const GlobalOptions& options) {
+  client::ChannelOptions channel;
+  channel.tls = options.tls;
+  channel.tls_ca_file = options.tls_ca_file;
+  channel.tls_cert_file = options.tls_cert_file;
+  channel.tls_key_file = options.tls_key_file;
+  if (!options.token_file.empty()) channel.token = client::ReadTokenFile(options.token_file);
+  return channel;
+}
+
+}  // namespace
 
 CliContext::CliContext(GlobalOptions options)
     : options_(std::move(options)),
-      channel_(client::MakeChannel(options_.server)),
+      channel_(client::MakeChannel(options_.server, ChannelOptionsFor(options_))),
       tuning_(v1::TuningService::NewStub(channel_)),
       health_(grpc::health::v1::Health::NewStub(channel_)) {}
 

@@ -17,6 +17,11 @@ struct GlobalOptions {
   std::string server = "127.0.0.1:7733";
   bool json = false;
   double timeout_seconds = 10;
+  bool tls = false;
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string token_file;
 };
 
 // What a command needs to talk to the daemon and to report.

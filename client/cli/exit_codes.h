@@ -13,6 +13,7 @@ enum ExitCode : int {
   kNotFound = 4,         // no such job (or health service)
   kJobUnsuccessful = 5,  // a watched job ended FAILED or CANCELLED
   kImportRejected = 6,   // `records import` rejected lines
+  kDenied = 7,           // UNAUTHENTICATED or PERMISSION_DENIED: a credential is missing or wrong
 };
 
 inline constexpr std::string_view kExitCodeHelp =
@@ -24,6 +25,7 @@ inline constexpr std::string_view kExitCodeHelp =
     "  4  not found\n"
     "  5  watched job ended FAILED or CANCELLED\n"
     "  6  import had rejects (nothing imported)\n"
+    "  7  not authenticated (--token-file, --tls-cert) or not allowed\n"
     "Data goes to stdout, messages to stderr; --json makes stdout machine-readable.";
 
 }  // namespace tiletune::cli

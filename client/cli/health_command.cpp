@@ -1,4 +1,5 @@
 #include <iostream>
+#include <memory>
 
 #include "client/cli/commands.h"
 #include "client/cli/json_output.h"
@@ -8,8 +9,9 @@ namespace {
 
 using grpc::health::v1::HealthCheckResponse;
 
-ExitCode Health(CliContext& context) {
-  grpc::health::v1::HealthCheckRequest request;  // service "": the daemon as a whole
+ExitCode Health(CliContext& context, const std::string& service) {
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
   HealthCheckResponse response;
   context.Check(context.health().Check(context.CallContext().get(), request, &response));
   if (context.json()) {
@@ -25,7 +27,12 @@ ExitCode Health(CliContext& context) {
 void AddHealthCommand(CLI::App& app, CommandRun& run) {
   auto* command = app.add_subcommand(
       "health", "Ask the daemon's gRPC health service; exits 0 only when SERVING");
-  command->callback([&run] { run = Health; });
+  auto service = std::make_shared<std::string>();
+  command->add_option("--service", *service,
+                      "health service name: empty (the daemon as a whole, NOT_SERVING while "
+                      "starting or draining) or liveness (SERVING until exit)");
+  command->callback(
+      [service, &run] { run = [service](CliContext& c) { return Health(c, *service); }; });
 }
 
 }  // namespace tiletune::cli

@@ -37,6 +37,17 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", global.timeout_seconds, "deadline of each call, in seconds")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_flag("--tls", global.tls, "use TLS, trusting the system's CAs unless --tls-ca is given");
+  app.add_option("--tls-ca", global.tls_ca_file,
+                 "PEM CA of the daemon's certificate (implies --tls)")
+      ->envname("TILETUNE_TLS_CA");
+  app.add_option("--tls-cert", global.tls_cert_file, "PEM client certificate for mutual TLS")
+      ->envname("TILETUNE_TLS_CERT");
+  app.add_option("--tls-key", global.tls_key_file, "PEM key of --tls-cert")
+      ->envname("TILETUNE_TLS_KEY");
+  app.add_option("--token-file", global.token_file,
+                 "file holding the bearer token sent with every call")
+      ->envname("TILETUNE_TOKEN_FILE");
   AddSubmitCommand(app, run);
   AddJobsCommand(app, run);
   AddLookupCommand(app, run);

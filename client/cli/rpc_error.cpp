@@ -41,6 +41,10 @@ CommandError ErrorFromStatus(const grpc::Status& status, const std::string& addr
                                         address, timeout_seconds)};
     case grpc::StatusCode::INVALID_ARGUMENT: return {kUsage, message};
     case grpc::StatusCode::NOT_FOUND: return {kNotFound, message};
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return {kDenied, fmt::format("tiletuned at {} refused: {}: {}", address,
+                                   CodeName(status.error_code()), message)};
     default:
       return {kServerError, fmt::format("tiletuned at {} failed: {}: {}", address,
                                         CodeName(status.error_code()), message)};

@@ -119,7 +119,7 @@ class MsgpackDecoder {
     v.map.reserve(count);
     for (uint64_t i = 0; i < count; ++i) {
       MsgpackValue key = Value(depth + 1);
-      v.map.emplace_back(std::move(key), Value(depth + 1));
+      v.map.push_back({std::move(key), Value(depth + 1)});
     }
     return v;
   }

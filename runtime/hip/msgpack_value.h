@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace tiletune::runtime::hip {
@@ -12,6 +11,8 @@ namespace tiletune::runtime::hip {
 // (code object v3 and later). Only what that metadata uses is kept: nil,
 // booleans, integers, floats, strings, arrays and maps; binary data is read
 // as a string.
+struct MsgpackEntry;
+
 struct MsgpackValue {
   enum class Kind { kNil, kBool, kInt, kFloat, kString, kArray, kMap };
   Kind kind = Kind::kNil;
@@ -19,11 +20,19 @@ struct MsgpackValue {
   int64_t integer = 0;  // unsigned values past INT64_MAX do not occur in metadata
   double real = 0;
   std::string text;
-  std::vector<MsgpackValue> items;                         // kArray
-  std::vector<std::pair<MsgpackValue, MsgpackValue>> map;  // kMap, in document order
+  std::vector<MsgpackValue> items;  // kArray
+  std::vector<MsgpackEntry> map;    // kMap, in document order
 
   // The value under string key `key` of a map, or nullptr.
   const MsgpackValue* Find(std::string_view key) const;
+};
+
+// A map's key and value: a struct, not a std::pair, because clang with
+// libstdc++ rejects a pair of a type that is still incomplete (the fuzz
+// build compiles this with clang).
+struct MsgpackEntry {
+  MsgpackValue key;
+  MsgpackValue value;
 };
 
 // Decodes one value that fills `bytes`. Throws std::runtime_error naming the

@@ -58,6 +58,34 @@ TEST(DaemonConfig, UnknownKeysAndBadValuesNameTheSetting) {
   EXPECT_TRUE(Parse({"--config", (dir.path() / "missing.yaml").string()}).error);
 }
 
+TEST(DaemonConfig, TlsAndAuthSettingsMustFitTogether) {
+  auto error = [](std::vector<std::string> args) {
+    auto parsed = Parse(std::move(args));
+    return parsed.error ? parsed.error->message : std::string("no error");
+  };
+  EXPECT_EQ(error({"--tls-cert-file", "c.pem"}),
+            "tls_cert_file and tls_key_file must be given together");
+  EXPECT_EQ(error({"--tls-client-ca-file", "ca.pem"}),
+            "tls_client_ca_file needs TLS: set tls_cert_file and tls_key_file");
+  EXPECT_EQ(
+      error({"--tls-cert-file", "c.pem", "--tls-key-file", "k.pem", "--tls-require-client-cert"}),
+      "tls_require_client_cert needs tls_client_ca_file");
+  EXPECT_EQ(error({"--auth-writers", "alice"}),
+            "auth_writers needs auth_tokens_file or tls_client_ca_file");
+  EXPECT_EQ(error({"--max-queued-jobs-per-client", "0"}),
+            "max_queued_jobs_per_client must be positive");
+
+  // A bool setting is a bare flag on the command line.
+  auto parsed =
+      Parse({"--tls-cert-file", "c.pem", "--tls-key-file", "k.pem", "--tls-client-ca-file",
+             "ca.pem", "--tls-require-client-cert", "--auth-open-reads", "false"});
+  ASSERT_TRUE(parsed.config) << parsed.error->message;
+  EXPECT_TRUE(parsed.config->tls_require_client_cert);
+  EXPECT_FALSE(parsed.config->auth_open_reads);
+  EXPECT_TRUE(AuthEnabled(*parsed.config));
+  EXPECT_FALSE(AuthEnabled(DaemonConfig{}));
+}
+
 TEST(DaemonConfig, PrintedConfigReadsBackTheSame) {
   testing::TempDir dir;
   auto parsed = Parse({"--max-dim", "4096", "--devices", "cpu:0"});
