@@ -46,8 +46,9 @@ const KernelTemplate& TileGemm(const v1::KernelKey& key, std::string_view backen
   return *t;
 }
 
-const Variant kBig = {{"block_m", 128}, {"block_n", 256}, {"block_k", 64}, {"warps_m", 2},
-                      {"warps_n", 4},   {"warps_k", 1},   {"stages", 3},   {"group_m", 8}};
+const Variant kBig = {{"block_m", 128},        {"block_n", 256}, {"block_k", 64}, {"warps_m", 2},
+                      {"warps_n", 4},          {"warps_k", 1},   {"stages", 3},   {"group_m", 8},
+                      {"mma", gemm::kMmaSync}, {"split_k", 1}};
 
 bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -108,8 +109,8 @@ TEST(TileGemmTemplate, SourceCarriesTheVariantAndItsLaunch) {
     const KernelSource s = t.Source(key, kBig);
     EXPECT_EQ(s.kernel_name, "tile_gemm");
     EXPECT_EQ(s.entry,
-              "tiletune_tile_gemm_block_k64_block_m128_block_n256_group_m8_stages3_warps_k1_"
-              "warps_m2_warps_n4");
+              "tiletune_tile_gemm_block_k64_block_m128_block_n256_group_m8_mma0_split_k1_stages3_"
+              "warps_k1_warps_m2_warps_n4");
     EXPECT_TRUE(Contains(
         s.code, "TT_KERNEL(" + std::to_string(threads) + ") " + s.entry + "(tt_kernel_args args)"));
     for (const char* line :
@@ -188,6 +189,33 @@ TEST(TileGemmTemplate, FusesTheEpilogueChainInOrder) {
     ASSERT_NE(found, std::string::npos) << step << "\n" << s.code;
     at = found;
   }
+}
+
+// The same tile with wgmma: two warpgroups of 64 rows, the sm_90a header and
+// target, one swizzle atom of alignment slack; not offered on HIP.
+TEST(TileGemmTemplate, WgmmaVariantAsksForSm90a) {
+  v1::KernelKey key = Gemm(4096, 4096, 4096);
+  SetColMajor(key, "b");
+  Variant v = kBig;
+  v["mma"] = gemm::kMmaWarpgroup;
+  v["stages"] = 4;
+  const KernelTemplate& t = TileGemm(key, "cuda");
+  EXPECT_EQ(t.Space(key).Violation(v), std::nullopt);
+  const KernelSource s = t.Source(key, v);
+  for (const char* line :
+       {"#include \"tt_gemm_sm90a.h\"", "tt::gemm::wgmma_gemm<Config>(args, Epilogue{&args});",
+        "static constexpr int shared_bytes = 197632;", "TT_KERNEL(256) "}) {
+    EXPECT_TRUE(Contains(s.code, line)) << line << "\n" << s.code;
+  }
+  EXPECT_EQ(s.compile_options,
+            (std::vector<std::string>{"-std=c++17", "--tiletune-arch-specific"}));
+  EXPECT_EQ(s.launch.shared_memory_bytes(), 4 * (128 + 256) * 64 * 2 + 1024);
+  EXPECT_EQ(TileGemm(key, "hip").Space(key).Violation(v),
+            "mma=wgmma: the target has warpgroup MMA (sm_90a)");
+  // Row-major B is not K-major: the mma.sync path serves it.
+  v1::KernelKey row_b = Gemm(4096, 4096, 4096);
+  EXPECT_EQ(TileGemm(row_b, "cuda").Space(row_b).Violation(v),
+            "mma=wgmma: A row-major and B column-major (K-major operands)");
 }
 
 TEST(TileGemmTemplate, PlantsFaultsOnRequest) {

@@ -15,11 +15,9 @@
 //   shared_bytes                      dynamic shared memory the launch reserves
 //
 // Main loop: the sm80 / CDNA leaves' multi-stage shared-memory pipeline
-// (load_async into `stages` slots, one barrier per k tile). An sm_90a main
-// loop (TMA producer warp + wgmma consumer warpgroups, mbarrier-paced) would
-// replace mainloop() alone: it must leave the same per-warp accumulator
-// rt<float, block_m / warps_m, block_n / warps_n, row_l> that the k-group
-// reduction and epilogue below consume.
+// (load_async into `stages` slots, one barrier per k tile). The sm_90a
+// kernel (wgmma warpgroups, split-K over clusters) is tt_gemm_sm90a.h; it
+// reuses tile_of_block() and the tile library's loads and stores.
 #ifndef TILETUNE_TT_GEMM_H
 #define TILETUNE_TT_GEMM_H
 
