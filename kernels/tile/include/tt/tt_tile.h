@@ -12,6 +12,8 @@
 // fragment geometry, conversions, shared -> register base-tile loads, the
 // base mma step, asynchronous copies.
 //   tt_leaf_sm80.h  NVIDIA sm_80+ (and the H200's sm_90): mma.sync, ldmatrix, cp.async
+//   tt_leaf_sm80_tf32.h  the same for float tiles: mma.sync .tf32 (f32 keys
+//                   that allow tf32)
 //   tt_leaf_cdna.h  AMD CDNA wave64 (gfx90a+): MFMA 16x16x16, LDS, staged copies
 //   tt_leaf_sm90a.h NVIDIA sm_90a (H100 / H200 compiled for the arch-specific
 //                   target): warpgroup MMA (wgmma) over shared-memory
@@ -31,6 +33,7 @@
 #include "tt_leaf_cdna.h"
 #else
 #include "tt_leaf_sm80.h"
+#include "tt_leaf_sm80_tf32.h"
 #endif
 
 #include "tt_tile_memory.h"
