@@ -147,8 +147,12 @@ std::optional<std::string> UnsupportedTileGemm(const v1::KernelKey& raw) {
   const v1::KernelKey key = NormalizeKernelKey(raw);
   const std::string name(kTileGemmName);
   if (key.op() != "gemm") return name + " serves gemm, not " + key.op();
-  if (key.input_dtype() != v1::DTYPE_BF16 && key.input_dtype() != v1::DTYPE_F16) {
-    return name + " takes bf16 or f16 inputs, not " + std::string(DTypeName(key.input_dtype()));
+  const v1::DType in = key.input_dtype();
+  if (in == v1::DTYPE_F32 && !key.allow_tf32()) {
+    return name + " reads f32 inputs as tf32; this key does not allow tf32 (allow_tf32)";
+  }
+  if (in != v1::DTYPE_BF16 && in != v1::DTYPE_F16 && in != v1::DTYPE_F32) {
+    return name + " takes bf16, f16 or f32 (as tf32) inputs, not " + std::string(DTypeName(in));
   }
   const v1::DType out = key.output_dtype();
   if (out != v1::DTYPE_BF16 && out != v1::DTYPE_F16 && out != v1::DTYPE_F32) {
@@ -203,7 +207,8 @@ KernelSource TileGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
   spec.header = wgmma ? "tt_gemm_sm90a.h" : "tt_gemm.h";
   spec.function = wgmma ? "tt::gemm::wgmma_gemm" : "tt::gemm::tile_gemm";
   const TileGemmLaunch launch = TileGemmLaunchOf(p, target, tuned);
-  spec.config += ConfigLine("vec_a", VectorWidth(p.lda)) + ConfigLine("vec_b", VectorWidth(p.ldb)) +
+  spec.config += ConfigLine("vec_a", VectorWidth(p.lda, p.element_bytes)) +
+                 ConfigLine("vec_b", VectorWidth(p.ldb, p.element_bytes)) +
                  ConfigFlag("out_aligned", p.ldc % target.store_run == 0) +
                  ConfigLine("shared_bytes", launch.shared_bytes);
   spec.threads = launch.threads;

@@ -7,8 +7,12 @@
 namespace tiletune::kernels::gemm {
 namespace {
 
-constexpr int64_t kElementBytes = 2;  // bf16 and f16 operands
 constexpr int64_t kMaxThreads = 1024;
+constexpr int64_t kVectorBytes = 16;  // the widest global load (cp.async)
+// Float (tf32) warp tiles: 2048 elements are 64 accumulators a lane, and
+// the double-buffered float fragments of a k16 step take as many again
+// (twice what 16-bit fragments take): 64x64 would pass 255 registers.
+constexpr int64_t kMaxTf32WarpTile = 2048;
 // Raster groups of this many row tiles, when there are enough to group.
 constexpr int64_t kGroupM = 8;
 // Pipeline depths; the mma.sync / MFMA main loop's deepest.
@@ -76,6 +80,8 @@ void AddWgmmaRules(SearchSpace& space, const GemmProblem& p, const GemmTarget& t
   };
   rule("the target has warpgroup MMA (sm_90a)",
        [target](const Variant&) { return target.warpgroup_mma; });
+  rule("16-bit operands (tf32 runs mma.sync)",
+       [p](const Variant&) { return p.element_bytes == 2; });
   rule("A row-major and B column-major (K-major operands)",
        [p](const Variant&) { return !p.a_col_major && p.b_col_major; });
   rule("warps_m = block_m / 64 warpgroups of warps_n = 4 warps, warps_k = 1", [](const Variant& v) {
@@ -140,11 +146,12 @@ GemmProblem ProblemOf(const v1::KernelKey& raw) {
   p.lda = p.a_col_major ? p.m : p.k;
   p.ldb = p.b_col_major ? p.k : p.n;
   p.ldc = p.n;
+  p.element_bytes = key.input_dtype() == v1::DTYPE_F32 ? 4 : 2;
   return p;
 }
 
-int64_t VectorWidth(int64_t leading_dimension) {
-  for (int64_t width : {8, 4, 2}) {
+int64_t VectorWidth(int64_t leading_dimension, int64_t element_bytes) {
+  for (int64_t width = kVectorBytes / element_bytes; width > 1; width /= 2) {
     if (leading_dimension % width == 0) return width;
   }
   return 1;
@@ -156,7 +163,7 @@ TileGemmLaunch TileGemmLaunchOf(const GemmProblem& p, const GemmTarget& target, 
   launch.threads = Warps(v) * target.vendor.warp_size;
   launch.blocks = CeilDiv(p.m, bm) * CeilDiv(p.n, bn) * v.at("split_k");
   launch.batch = p.batch;
-  const int64_t pipeline = v.at("stages") * (bm * bk + bk * bn) * kElementBytes;
+  const int64_t pipeline = v.at("stages") * (bm * bk + bk * bn) * p.element_bytes;
   if (Wgmma(v)) {
     const int64_t partial =
         v.at("split_k") > 1 ? bm * (bn + kPartialRowPad) * int64_t{sizeof(float)} : 0;
@@ -205,6 +212,12 @@ SearchSpace TileGemmSpace(const GemmProblem& p, const GemmTarget& target) {
     const int64_t bn = v.at("block_n"), wn = v.at("warps_n");
     return bn % wn == 0 && (bn / wn == 32 || bn / wn == 64);
   });
+  sync_rule("tf32: warp tiles of at most " + std::to_string(kMaxTf32WarpTile) + " elements",
+            [p](const Variant& v) {
+              return p.element_bytes == 2 ||
+                     v.at("block_m") / v.at("warps_m") * v.at("block_n") / v.at("warps_n") <=
+                         kMaxTf32WarpTile;
+            });
   sync_rule("4 or 8 warps; 1 or 2 only when k <= 64, with warp tiles of <= 2048 elements",
             [k](const Variant& v) {
               const int64_t w = Warps(v);

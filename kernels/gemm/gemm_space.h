@@ -42,12 +42,15 @@ struct GemmProblem {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   bool a_col_major = false, b_col_major = false;
   int64_t lda = 0, ldb = 0, ldc = 0;
+  // Bytes of an A or B element: 2 (bf16, f16), or 4 (f32 read as tf32).
+  int64_t element_bytes = 2;
 };
 GemmProblem ProblemOf(const v1::KernelKey& key);
 
-// Elements per global load for a leading dimension: the widest of 8, 4, 2, 1
-// (16 bytes down to one 16-bit element) that divides it.
-int64_t VectorWidth(int64_t leading_dimension);
+// Elements per global load for a leading dimension: the widest count of
+// elements in 16 bytes or fewer (8, 4, 2, 1 for 16-bit elements; 4, 2, 1 for
+// floats) that divides it.
+int64_t VectorWidth(int64_t leading_dimension, int64_t element_bytes);
 
 // The tile GEMM's launch for a variant: threads per block, blocks (one per
 // block tile of C) on grid x, batch on grid z, dynamic shared memory: the
@@ -74,8 +77,10 @@ TileGemmLaunch TileGemmLaunchOf(const GemmProblem& problem, const GemmTarget& ta
 // kMmaWarpgroup): warps_m = block_m / 64 warpgroups of warps_n = 4 warps,
 // block_k = 64, the two deepest pipelines that fit, and, when the tiles
 // fill less than a wave of SMs, split-K over a cluster of split_k blocks.
-// Constraints keep each space to at most ~60 variants for the standard
-// shapes.
+// f32 keys that allow tf32 (element_bytes 4, CUDA only) run the mma.sync
+// loop on float tiles (tt_leaf_sm80_tf32.h) with warp tiles of at most 2048
+// elements, no wgmma. Constraints keep each space to at most ~60 variants
+// for the standard shapes.
 SearchSpace TileGemmSpace(const GemmProblem& problem, const GemmTarget& target);
 
 }  // namespace tiletune::kernels::gemm

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <thread>
 
+#include "kernels/gemm/gemm_source.h"
 #include "kernels/gemm/gemm_space.h"
 #include "kernels/kernel_template.h"
 #include "runtime/cuda/cubin_compiler.h"
@@ -47,11 +48,26 @@ v1::KernelKey Gemm(int64_t m, int64_t n, int64_t k, int64_t batch, v1::DType in,
   return key;
 }
 
+v1::KernelKey AllowingTf32(v1::KernelKey key) {
+  key.set_allow_tf32(true);
+  return key;
+}
+
 // bf16 and f16, every layout pair, odd and standard shapes, both regimes
-// (split-K small-M tiles and large tiles) and every chain op.
+// (split-K small-M tiles and large tiles) and every chain op; f32 allowing
+// tf32 (CUDA's float tiles; HIP keeps gpu_gemm_tiled for them).
 std::vector<KeyCase> Keys() {
   const auto B = v1::DTYPE_BF16, H = v1::DTYPE_F16, F = v1::DTYPE_F32;
   return {
+      {"tf32 2048^3 f32 row/row", AllowingTf32(Gemm(2048, 2048, 2048, 1, F, F, false, false, {}))},
+      {"tf32 decode 16x4096x4096 f32 row/col bias silu",
+       AllowingTf32(Gemm(16, 4096, 4096, 1, F, F, false, true, {"bias", "silu"}))},
+      {"tf32 odd 77x129x65 batch 2 f32 col/col, every chain op",
+       AllowingTf32(
+           Gemm(77, 129, 65, 2, F, F, true, true,
+                {"bias", "scale", "relu", "gelu_tanh", "gelu_erf", "silu", "residual_add"}))},
+      {"tf32 300x200x136 f32 col/row gelu",
+       AllowingTf32(Gemm(300, 200, 136, 1, F, F, true, false, {"gelu_tanh"}))},
       {"4096^3 bf16 row/col", Gemm(4096, 4096, 4096, 1, B, B, false, true, {})},
       {"decode 16x14336x4096 f16 row/row bias silu",
        Gemm(16, 14336, 4096, 1, H, H, false, false, {"bias", "silu"})},
@@ -142,6 +158,11 @@ TEST(GemmCompile, WgmmaVariantsAskForSm90a) {
       const KernelTemplate* t = FindKernelTemplate(c.key, backend, &why);
       ASSERT_TRUE(t) << why;
       const gemm::GemmProblem p = gemm::ProblemOf(c.key);
+      if (c.key.input_dtype() == v1::DTYPE_F32 && std::string(backend) == "hip") {
+        EXPECT_EQ(t->name(), "gpu_gemm_tiled") << c.name << ": gfx90a has no tf32 MFMA";
+        continue;
+      }
+      ASSERT_EQ(t->name(), gemm::kTileGemmName) << c.name << " " << backend;
       int wgmma = 0;
       for (const Variant& v : t->Space(c.key).ValidVariants()) {
         const KernelSource source = t->Source(c.key, v);
@@ -150,7 +171,8 @@ TEST(GemmCompile, WgmmaVariantsAskForSm90a) {
         EXPECT_EQ(TargetFor(source, backend, "sm_90").arch, asks ? "sm_90a" : "sm_90");
         wgmma += asks;
       }
-      const bool k_major = !p.a_col_major && p.b_col_major && p.m > 32;
+      // tf32 runs mma.sync only.
+      const bool k_major = !p.a_col_major && p.b_col_major && p.m > 32 && p.element_bytes == 2;
       EXPECT_EQ(wgmma > 0, k_major && std::string(backend) == "cuda") << c.name << " " << backend;
     }
   }

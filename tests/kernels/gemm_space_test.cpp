@@ -192,11 +192,44 @@ TEST(TileGemmSpace, WgmmaVariantsAreWarpgroupsOfDeepPipelines) {
   EXPECT_TRUE(splits);  // 128 x 14336 x 4096 in 128 x 256 tiles: 56 tiles
 }
 
+// f32 read as tf32: 4-byte elements in shared memory, float fragments that
+// allow warp tiles of at most 2048 elements, mma.sync only.
+TEST(TileGemmSpace, Tf32VariantsFitFloatTilesAndRunMmaSync) {
+  const int64_t shapes[][4] = {{4096, 4096, 4096, 1}, {2048, 2048, 2048, 1}, {16, 4096, 4096, 1},
+                               {128, 14336, 4096, 1}, {77, 129, 65, 2},      {1, 1, 1, 1}};
+  for (const auto& s : shapes) {
+    for (const bool b_col_major : {false, true}) {
+      GemmProblem p = Problem(s[0], s[1], s[2], s[3]);
+      p.element_bytes = 4;
+      p.b_col_major = b_col_major;
+      p.ldb = b_col_major ? p.k : p.n;
+      const auto variants = TileGemmSpace(p, kSm90Target).ValidVariants();
+      EXPECT_GE(variants.size(), 1u) << s[0] << "x" << s[1] << "x" << s[2];
+      EXPECT_LE(variants.size(), 60u) << s[0] << "x" << s[1] << "x" << s[2];
+      for (const Variant& v : variants) {
+        EXPECT_EQ(v.at("mma"), kMmaSync) << VariantString(v);
+        EXPECT_LE(v.at("block_m") / v.at("warps_m") * v.at("block_n") / v.at("warps_n"), 2048)
+            << VariantString(v);
+        const int64_t pipeline =
+            v.at("stages") *
+            (v.at("block_m") * v.at("block_k") + v.at("block_k") * v.at("block_n")) * 4;
+        const TileGemmLaunch launch = TileGemmLaunchOf(p, kSm90Target, v);
+        EXPECT_GE(launch.shared_bytes, pipeline) << VariantString(v);
+        EXPECT_LE(launch.shared_bytes, kSm90Target.max_shared_bytes) << VariantString(v);
+      }
+    }
+  }
+}
+
 TEST(TileGemmSpace, VectorWidthFollowsTheLeadingDimension) {
-  EXPECT_EQ(VectorWidth(4096), 8);
-  EXPECT_EQ(VectorWidth(36), 4);
-  EXPECT_EQ(VectorWidth(30), 2);
-  EXPECT_EQ(VectorWidth(29), 1);
+  EXPECT_EQ(VectorWidth(4096, 2), 8);
+  EXPECT_EQ(VectorWidth(36, 2), 4);
+  EXPECT_EQ(VectorWidth(30, 2), 2);
+  EXPECT_EQ(VectorWidth(29, 2), 1);
+  // Floats: 16 bytes are 4 of them.
+  EXPECT_EQ(VectorWidth(4096, 4), 4);
+  EXPECT_EQ(VectorWidth(30, 4), 2);
+  EXPECT_EQ(VectorWidth(65, 4), 1);
 }
 
 }  // namespace

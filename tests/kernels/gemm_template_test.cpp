@@ -67,9 +67,37 @@ TEST(TileGemmTemplate, ServesBf16AndF16GemmsOnCudaAndHip) {
   }
 }
 
+// f32 keys allowing tf32: the float-tile variants on CUDA, whose source
+// reads floats 16 bytes at a time and whose baseline is cuBLASLt (with
+// FAST_TF32, runtime/cuda/cublaslt_gemm_spec.cpp); gfx90a has no xf32 MFMA,
+// so HIP keeps gpu_gemm_tiled for them.
+TEST(TileGemmTemplate, ServesF32AllowingTf32OnCudaOnly) {
+  v1::KernelKey key = Gemm(4096, 4096, 4096, v1::DTYPE_F32);
+  key.set_allow_tf32(true);
+  const KernelTemplate& cuda = TileGemm(key, "cuda");
+  EXPECT_EQ(cuda.name(), gemm::kTileGemmName);
+  const auto variants = cuda.Space(key).ValidVariants();
+  ASSERT_FALSE(variants.empty());
+  const KernelSource source = cuda.Source(key, variants.front());
+  EXPECT_TRUE(Contains(source.code, "using a_type = float;")) << source.code;
+  EXPECT_TRUE(Contains(source.code, "static constexpr int vec_a = 4;")) << source.code;
+  EXPECT_TRUE(Contains(source.code, "tt::gemm::tile_gemm<Config>")) << source.code;
+  EXPECT_EQ(cuda.BaselineFor(key).vendor_library, "cublasLt");
+
+  EXPECT_EQ(TileGemm(key, "hip").name(), "gpu_gemm_tiled");
+  for (const auto& t : AllKernelTemplates()) {
+    if (t->name() == gemm::kTileGemmName && t->backend() == "hip") {
+      EXPECT_EQ(t->Unsupported(key),
+                "tile_gemm has no tf32 tensor cores on hip (gfx90a MFMA has no xf32)");
+    }
+  }
+}
+
 TEST(TileGemmTemplate, ExplainsTheKeysItCannotServe) {
   EXPECT_EQ(gemm::UnsupportedTileGemm(Gemm(8, 8, 8, v1::DTYPE_F32)),
-            "tile_gemm takes bf16 or f16 inputs, not f32");
+            "tile_gemm reads f32 inputs as tf32; this key does not allow tf32 (allow_tf32)");
+  EXPECT_EQ(gemm::UnsupportedTileGemm(Gemm(8, 8, 8, v1::DTYPE_F64)),
+            "tile_gemm takes bf16, f16 or f32 (as tf32) inputs, not f64");
 
   v1::KernelKey mixed = Gemm(8, 8, 8);
   AddChain(mixed, "bias", v1::DTYPE_BF16);
