@@ -117,6 +117,38 @@ double Tolerance(v1::DType out) {
   return out == v1::DTYPE_BF16 ? 1e-2 : out == v1::DTYPE_F16 ? 2e-3 : 2e-4;
 }
 
+// tf32 products: each factor rounded to 10 mantissa bits (2^-11 relative
+// at most, so one tf32 ulp, 2^-10, bounds a product's error; random inputs
+// land near 3e-4), plus fp32 accumulation growing with k. An f32 output
+// adds nothing; a 16-bit one its own rounding.
+double Tf32Tolerance(const v1::KernelKey& key, int64_t k) {
+  return std::max(Tolerance(key.output_dtype()),
+                  std::ldexp(1.0, -10) + static_cast<double>(k) * std::ldexp(1.0, -24));
+}
+// Below this, a tf32 key's result would be exact f32: the tensor cores did
+// not round the inputs, so the test would not be testing the tf32 path.
+constexpr double kTf32Shows = 2e-5;
+
+v1::KernelKey AllowingTf32(v1::KernelKey key) {
+  key.set_allow_tf32(true);
+  return key;
+}
+
+// The first, last and a spread of rows, both sides of every 64-row tile
+// boundary up to the spread: what large shapes are checked on.
+std::vector<int64_t> SampledRows(int64_t m) {
+  std::vector<int64_t> rows;
+  for (int64_t i = 0; i < m; i += m / 16) rows.push_back(i);
+  for (int64_t i = 63; i + 1 < m; i += 64 * (m / 512 + 1)) {
+    rows.push_back(i);
+    rows.push_back(i + 1);
+  }
+  rows.push_back(m - 1);
+  std::ranges::sort(rows);
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  return rows;
+}
+
 class GemmOnGpu : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -255,17 +287,7 @@ TEST_F(GemmOnGpu, WgmmaVariantsOfLargeShapesMatchTheReference) {
     std::string why;
     const KernelTemplate* t = FindKernelTemplate(key, "cuda", &why);
     ASSERT_TRUE(t) << why;
-    const int64_t m = gemm::ProblemOf(key).m;
-    std::vector<int64_t> rows;
-    for (int64_t i = 0; i < m; i += m / 16) rows.push_back(i);
-    for (int64_t i = 63; i + 1 < m; i += 64 * (m / 512 + 1)) {
-      rows.push_back(i);
-      rows.push_back(i + 1);
-    }
-    rows.push_back(m - 1);
-    std::ranges::sort(rows);
-    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-    const Problem p = MakeProblem(key, seed += 10, rows);
+    const Problem p = MakeProblem(key, seed += 10, SampledRows(gemm::ProblemOf(key).m));
     std::vector<KernelSource> sources;
     for (const Variant& v : t->Space(key).ValidVariants()) {
       if (v.at("mma") == gemm::kMmaWarpgroup) sources.push_back(t->Source(key, v));
@@ -276,6 +298,47 @@ TEST_F(GemmOnGpu, WgmmaVariantsOfLargeShapesMatchTheReference) {
       if (cubins[s].empty()) continue;
       const double error = Error(sources[s], cubins[s], p);
       EXPECT_LE(error, Tolerance(B)) << CanonicalKeyString(key) << " " << sources[s].entry;
+      std::cout << sources[s].entry << ": rel error " << error << "\n";
+    }
+  }
+}
+
+// f32 keys that allow tf32: every variant (mma.sync .tf32 on float tiles)
+// of odd shapes in every layout pair, batches, small-M and the epilogue
+// chains, against the float64 reference of the f32 inputs; 2048^3 with
+// bias + GELU on sampled rows.
+TEST_F(GemmOnGpu, Tf32VariantsMatchTheReference) {
+  const auto F = v1::DTYPE_F32, B = v1::DTYPE_BF16;
+  const v1::KernelKey keys[] = {
+      Gemm(77, 129, 65, 2, F, F, false, true, {{"bias", F}, {"gelu_tanh", F}}),
+      Gemm(77, 129, 65, 1, F, F, true, false, {}),
+      Gemm(37, 53, 29, 3, F, F, true, true,
+           {{"bias", F}, {"scale", F}, {"silu", F}, {"residual_add", F}}),
+      Gemm(300, 200, 136, 2, F, B, false, false, {{"bias", F}, {"relu", F}, {"cast", B}}),
+      Gemm(16, 1000, 4096, 1, F, F, false, true, {{"bias", F}, {"silu", F}}),
+      Gemm(2048, 2048, 2048, 1, F, F, false, false, {{"bias", F}, {"gelu_tanh", F}})};
+  uint64_t seed = 900;
+  for (const v1::KernelKey& raw : keys) {
+    const v1::KernelKey key = AllowingTf32(raw);
+    std::string why;
+    const KernelTemplate* t = FindKernelTemplate(key, "cuda", &why);
+    ASSERT_TRUE(t) << why;
+    ASSERT_EQ(t->name(), gemm::kTileGemmName) << CanonicalKeyString(key);
+    const gemm::GemmProblem d = gemm::ProblemOf(key);
+    const Problem p =
+        d.m >= 1024 ? MakeProblem(key, seed += 10, SampledRows(d.m)) : MakeProblem(key, seed += 10);
+    std::vector<KernelSource> sources;
+    for (const Variant& v : t->Space(key).ValidVariants()) sources.push_back(t->Source(key, v));
+    ASSERT_FALSE(sources.empty()) << CanonicalKeyString(key);
+    const std::vector<std::string> cubins = CompileAll(sources);
+    for (size_t s = 0; s < sources.size(); ++s) {
+      if (cubins[s].empty()) continue;
+      const double error = Error(sources[s], cubins[s], p);
+      EXPECT_LE(error, Tf32Tolerance(key, d.k))
+          << CanonicalKeyString(key) << " " << sources[s].entry;
+      if (key.output_dtype() == F) {
+        EXPECT_GT(error, kTf32Shows) << CanonicalKeyString(key) << " " << sources[s].entry;
+      }
       std::cout << sources[s].entry << ": rel error " << error << "\n";
     }
   }
@@ -302,6 +365,23 @@ TEST_F(GemmOnGpu, PlantedWrongResultIsCaught) {
     EXPECT_LE(Error(clean, cubins[0], p), Tolerance(B)) << clean.entry;
     EXPECT_GT(Error(wrong, cubins[1], p), 10 * Tolerance(B)) << wrong.entry;
   }
+}
+
+TEST_F(GemmOnGpu, PlantedWrongResultIsCaughtOnTf32) {
+  const auto F = v1::DTYPE_F32;
+  const v1::KernelKey key = AllowingTf32(Gemm(300, 200, 136, 1, F, F, false, true, {{"bias", F}}));
+  std::string why;
+  const KernelTemplate* t = FindKernelTemplate(key, "cuda", &why);
+  ASSERT_TRUE(t) << why;
+  const Problem p = MakeProblem(key, 11);
+  Variant v = t->Space(key).ValidVariants().front();
+  const KernelSource clean = t->Source(key, v);
+  v["planted_fault"] = 3;
+  const KernelSource wrong = t->Source(key, v);
+  const std::vector<std::string> cubins = CompileAll({clean, wrong});
+  ASSERT_FALSE(cubins[0].empty() || cubins[1].empty());
+  EXPECT_LE(Error(clean, cubins[0], p), Tf32Tolerance(key, 136)) << clean.entry;
+  EXPECT_GT(Error(wrong, cubins[1], p), 10 * Tf32Tolerance(key, 136)) << wrong.entry;
 }
 
 }  // namespace
