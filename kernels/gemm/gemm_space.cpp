@@ -9,10 +9,10 @@ namespace {
 
 constexpr int64_t kMaxThreads = 1024;
 constexpr int64_t kVectorBytes = 16;  // the widest global load (cp.async)
-// Float (tf32) warp tiles: 2048 elements are 64 accumulators a lane, and
-// the double-buffered float fragments of a k16 step take as many again
-// (twice what 16-bit fragments take): 64x64 would pass 255 registers.
-constexpr int64_t kMaxTf32WarpTile = 2048;
+// Float (tf32) warp tiles: each float fragment takes twice the registers
+// of a 16-bit one, and ptxas (CUDA 13, sm_90) spills at 32x64 or 64x32 in
+// 128x128 tiles; 32x32 (1024 elements) stays under 255 registers.
+constexpr int64_t kMaxTf32WarpTile = 1024;
 // Raster groups of this many row tiles, when there are enough to group.
 constexpr int64_t kGroupM = 8;
 // Pipeline depths; the mma.sync / MFMA main loop's deepest.
@@ -261,11 +261,13 @@ SearchSpace TileGemmSpace(const GemmProblem& p, const GemmTarget& target) {
       [m](const Variant& v) { return SmallTile(v) || (m > 32 && v.at("block_m") / 2 < m); });
   space.Require("tiles of 64+ rows do not split k over warps (warps_k = 1)",
                 [](const Variant& v) { return SmallTile(v) || v.at("warps_k") == 1; });
-  sync_rule("tiles of 64+ rows have warp tiles of 2048+ elements, 32+ rows", [](const Variant& v) {
-    const int64_t tm = v.at("block_m") / v.at("warps_m");
-    const int64_t tn = v.at("block_n") / v.at("warps_n");
-    return SmallTile(v) || (tm >= 32 && tm * tn >= 2048);
-  });
+  sync_rule("tiles of 64+ rows have warp tiles of 2048+ elements (tf32: the largest), 32+ rows",
+            [p](const Variant& v) {
+              const int64_t tm = v.at("block_m") / v.at("warps_m");
+              const int64_t tn = v.at("block_n") / v.at("warps_n");
+              const int64_t least = p.element_bytes == 4 ? kMaxTf32WarpTile : 2048;
+              return SmallTile(v) || (tm >= 32 && tm * tn >= least);
+            });
   space.Require("tiles of 64+ rows are 64+ columns wide",
                 [](const Variant& v) { return SmallTile(v) || v.at("block_n") >= 64; });
   sync_rule(
@@ -282,10 +284,15 @@ SearchSpace TileGemmSpace(const GemmProblem& p, const GemmTarget& target) {
         "than 2 tiles",
         [p](const Variant& v) { return SmallTile(v) || v.at("stages") >= 3 || KTiles(p, v) <= 2; });
   }
-  space.Require("tiles of 128+ rows and columns when m and n are both >= 512",
-                [m, n](const Variant& v) {
-                  return m < 512 || n < 512 || (v.at("block_m") >= 128 && v.at("block_n") >= 128);
-                });
+  // tf32: 8 warps of 32x32 make at most 128x64 or 64x128.
+  space.Require(
+      "tiles of 128+ rows and columns (tf32: 128x64 or 64x128+) when m and n are both "
+      ">= 512",
+      [m, n, p](const Variant& v) {
+        const int64_t bm = v.at("block_m"), bn = v.at("block_n");
+        return m < 512 || n < 512 || (bm >= 128 && bn >= 128) ||
+               (p.element_bytes == 4 && bm >= 64 && bn >= 64 && bm * bn >= 128 * 64);
+      });
   space.Require("block_n is the narrowest of its regime or less than 2 n", [n](const Variant& v) {
     const int64_t bn = v.at("block_n");
     return bn == (SmallTile(v) ? 32 : 64) || bn / 2 < n;

@@ -78,8 +78,8 @@ TileGemmLaunch TileGemmLaunchOf(const GemmProblem& problem, const GemmTarget& ta
 // block_k = 64, the two deepest pipelines that fit, and, when the tiles
 // fill less than a wave of SMs, split-K over a cluster of split_k blocks.
 // f32 keys that allow tf32 (element_bytes 4, CUDA only) run the mma.sync
-// loop on float tiles (tt_leaf_sm80_tf32.h) with warp tiles of at most 2048
-// elements, no wgmma. Constraints keep each space to at most ~60 variants
+// loop on float tiles (tt_leaf_sm80_tf32.h) with warp tiles of at most 1024
+// elements (registers), no wgmma. Constraints keep each space to at most ~60 variants
 // for the standard shapes.
 SearchSpace TileGemmSpace(const GemmProblem& problem, const GemmTarget& target);
 

@@ -193,7 +193,7 @@ TEST(TileGemmSpace, WgmmaVariantsAreWarpgroupsOfDeepPipelines) {
 }
 
 // f32 read as tf32: 4-byte elements in shared memory, float fragments that
-// allow warp tiles of at most 2048 elements, mma.sync only.
+// allow warp tiles of at most 1024 elements, mma.sync only.
 TEST(TileGemmSpace, Tf32VariantsFitFloatTilesAndRunMmaSync) {
   const int64_t shapes[][4] = {{4096, 4096, 4096, 1}, {2048, 2048, 2048, 1}, {16, 4096, 4096, 1},
                                {128, 14336, 4096, 1}, {77, 129, 65, 2},      {1, 1, 1, 1}};
@@ -208,7 +208,7 @@ TEST(TileGemmSpace, Tf32VariantsFitFloatTilesAndRunMmaSync) {
       EXPECT_LE(variants.size(), 60u) << s[0] << "x" << s[1] << "x" << s[2];
       for (const Variant& v : variants) {
         EXPECT_EQ(v.at("mma"), kMmaSync) << VariantString(v);
-        EXPECT_LE(v.at("block_m") / v.at("warps_m") * v.at("block_n") / v.at("warps_n"), 2048)
+        EXPECT_LE(v.at("block_m") / v.at("warps_m") * v.at("block_n") / v.at("warps_n"), 1024)
             << VariantString(v);
         const int64_t pipeline =
             v.at("stages") *

@@ -3,13 +3,13 @@
 // run the same ops as the 16-bit types (load, mma_AB / ABt / AtB / AtBt), so
 // the tile GEMM (tt_gemm.h) serves f32 keys that allow tf32 unchanged.
 //
-// The base tile keeps the sm80 fragment geometry (tt::arch::frag): lane l
-// holds rows g = l/4 and g+8, columns 2t, 2t+1, 8+2t, 8+2t+1 (t = l%4), so
-// the accumulator and every epilogue stay as they are. m16n8k8 wants lane l
-// to hold k = t and t+4 of its rows instead; since the product sums over k,
-// any relabelling of k used by both operands gives the same result: logical
-// k = t is our column 2t, k = t+4 our 2t+1. A and B agree on it, so each
-// lane's pair of neighbouring columns feeds one mma and loads as 8 bytes.
+// Accumulators keep the sm80 fragment geometry (tt::arch::frag), so every
+// epilogue runs unchanged. Operand tiles loaded for the tensor cores do
+// not: m16n8k8 wants lane l = 4g + t to hold k = t and t+4 of its rows, and
+// one ldmatrix (8 rows of 16 bytes = 4 floats each) hands out exactly
+// that. So a float operand base tile holds rows g and g+8 (as frag says)
+// and the k columns of operand_col(): elements 2p, 2p+1 are columns
+// t + 8*(p/2) and t + 4 + 8*(p/2). Only mma reads such tiles.
 //
 // AMD: MFMA reads xf32 only on gfx940+ (CDNA3); the CDNA leaf targets gfx90a,
 // so tt_leaf_cdna.h has no float operands and f32 keys keep the SIMT GEMM.
@@ -29,25 +29,31 @@ TT_DEVICE float round_tf32(float v) {
   return __uint_as_float(r);
 }
 
+// The k column of element e of a float operand base tile (see above).
+TT_DEVICE int operand_col(int lane, int e) {
+  return (lane & 3) + ((e & 1) << 2) + ((e >> 2) << 3);
+}
+
 // One 16x16 base tile of floats from a shared tile at (row, col), row a
-// multiple of 8 and col of 16, rounded to tf32. row_l: each lane's two
-// neighbouring columns (frag::run) are one 8-byte ld.shared inside one
-// swizzled 16-byte chunk. col_l (the row_l tile of the transpose): each
-// element comes from its own row of src. Either operand use places the
-// registers alike: mma_op<float> picks them by element.
+// multiple of 8 and col of 16, rounded to tf32. row_l: two ldmatrix.x4, one
+// per 8 columns; lane group j = lane / 8 addresses the rows of 8x4-float
+// matrix j at (row, col) offsets (0,0), (0,4), (8,0), (8,4), which land in
+// registers 0-3 as the elements above want. col_l (the row_l tile of the
+// transpose): each element from its own row of src. Either operand use
+// places the registers alike: mma_op<float> picks them by element.
 template <bool B_OPERAND, class ST>
 TT_DEVICE void load_base(float (&dst)[8], const ST& src, int row, int col, row_l) {
   static_assert(sizeof(typename ST::dtype) == 4, "float base tiles load from float shared tiles");
-  struct alignas(8) pair {
-    float lo, hi;
-  };
-  const int l = lane_id();
+  const int l = lane_id(), group = l >> 3;
+  const int lane_row = (l & 7) + ((group >> 1) << 3), lane_col = (group & 1) << 2;
 #pragma unroll
-  for (int e = 0; e < frag::elems; e += frag::run) {
-    const pair p =
-        *reinterpret_cast<const pair*>(&src.at(row + frag::row(l, e), col + frag::col(l, e)));
-    dst[e] = round_tf32(p.lo);
-    dst[e + 1] = round_tf32(p.hi);
+  for (int half = 0; half < 2; ++half) {
+    unsigned r[4];
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(base_tile_address(src, row, col + 8 * half, lane_row, lane_col)));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) dst[4 * half + i] = round_tf32(__uint_as_float(r[i]));
   }
 }
 template <bool B_OPERAND, class ST>
@@ -56,15 +62,15 @@ TT_DEVICE void load_base(float (&dst)[8], const ST& src, int row, int col, col_l
   const int l = lane_id();
 #pragma unroll
   for (int e = 0; e < frag::elems; ++e) {
-    dst[e] = round_tf32(src.at(row + frag::col(l, e), col + frag::row(l, e)));
+    dst[e] = round_tf32(src.at(row + operand_col(l, e), col + frag::row(l, e)));
   }
 }
 
-// acc (16x16, row layout) += a (16x16 row layout: rows of A) * b^T (b holds
-// rows of B^T), as four m16n8k8: two k halves (elements 0-3 and 4-7 of each
+// acc (16x16, row layout) += a (16x16: rows of A) * b^T (b holds rows of
+// B^T), as four m16n8k8: two k halves (elements 0-3 and 4-7 of each
 // operand) times two n halves (b's elements 0, 1 then 2, 3 of a half; acc's
-// 0-3 then 4-7). Element order in a half is (g, 2t), (g, 2t+1), (g+8, 2t),
-// (g+8, 2t+1): A's a0..a3 are elements 0, 2, 1, 3.
+// 0-3 then 4-7). In a half, elements are (g, t), (g, t+4), (g+8, t),
+// (g+8, t+4): A's a0..a3 are elements 0, 2, 1, 3.
 template <>
 struct mma_op<float> {
   TT_DEVICE static void base(float (&acc)[8], const float (&a)[8], const float (&b)[8]) {
