@@ -21,8 +21,9 @@
 namespace tt::arch {
 
 // PTX: an .tf32 mma operand is a .b32 register whose low 13 mantissa bits
-// the tensor cores ignore (truncation). Rounding first (nearest, ties away:
-// what cuBLAS's FAST_TF32 does too) halves the error of each product.
+// the tensor cores ignore (truncation). Rounding first (nearest, ties away)
+// halves the error of each product; on the H200 our error then equals
+// cuBLASLt FAST_TF32's (bench/results/2026-11-29-tf32-gemm-h200.md).
 TT_DEVICE float round_tf32(float v) {
   unsigned r;
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
