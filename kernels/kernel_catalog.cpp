@@ -34,15 +34,17 @@ const Catalog& TheCatalog() {
     c.Add("rmsnorm", host::MakeHostRmsnormRows());
     c.Add("layernorm", host::MakeHostLayernormRows());
     c.Add("elementwise", host::MakeHostElementwiseRows());
+    // The tensor-core GEMM first: it serves every key it can (16-bit inputs,
+    // f32 allowing tf32 on CUDA); gpu_gemm_tiled the other f32 keys.
+    for (const gemm::GemmTarget& target : {gemm::kSm90Target, gemm::kGfx90aTarget}) {
+      c.Add("gemm", gemm::MakeTileGemm(target));
+    }
     for (const gpu::GpuVendor& vendor : {gpu::kCuda, gpu::kHip}) {
       c.Add("gemm", gpu::MakeGpuGemmTiled(vendor));
       c.Add("softmax", gpu::MakeGpuSoftmaxRows(vendor));
       c.Add("rmsnorm", gpu::MakeGpuRmsnormRows(vendor));
       c.Add("layernorm", gpu::MakeGpuLayernormRows(vendor));
       c.Add("elementwise", gpu::MakeGpuElementwise(vendor));
-    }
-    for (const gemm::GemmTarget& target : {gemm::kSm90Target, gemm::kGfx90aTarget}) {
-      c.Add("gemm", gemm::MakeTileGemm(target));
     }
     return c;
   }();

@@ -26,7 +26,8 @@ constexpr int64_t kEpiloguePassMaxBlocks = 8192;
 
 std::vector<std::pair<std::string, std::string>> GemmHeaders() {
   auto headers = tile::TileLibraryHeaders();
-  for (const char* name : {"tt_gemm.h", "tt_gemm_naive.h", "tt_gemm_epilogue.h"}) {
+  for (const char* name :
+       {"tt_gemm.h", "tt_gemm_sm90a.h", "tt_gemm_naive.h", "tt_gemm_epilogue.h"}) {
     const std::string_view text = EmbeddedGemmHeader(std::string("gemm/include/") + name);
     if (text.empty()) throw std::logic_error(std::string("GEMM header not embedded: ") + name);
     headers.emplace_back(name, std::string(text));
@@ -64,6 +65,7 @@ struct GemmKernelSpec {
   std::string function;
   std::string config;  // members of struct Config, one per line
   int64_t threads = 0;
+  std::string entry_attributes;  // between TT_KERNEL(threads) and the name
 };
 
 std::string ConfigLine(const std::string& name, int64_t value) {
@@ -113,8 +115,9 @@ std::string Code(const v1::KernelKey& key, const GemmTarget& target, const GemmK
          "#include \"tt_tile_epilogue.h\"\n#include \"" +
          spec.header + "\"\n\nnamespace {\n\nstruct Config {\n" + spec.config + "};\n\n" +
          EpilogueFunctor(key, {"tt_kernel_args", "long long", "__device__ "}, planted_fault == 3) +
-         "\n}  // namespace\n\nTT_KERNEL(" + std::to_string(spec.threads) + ") " + spec.entry +
-         "(tt_kernel_args args) {\n" + FaultPrologue(planted_fault) + "  " + spec.function +
+         "\n}  // namespace\n\nTT_KERNEL(" + std::to_string(spec.threads) + ") " +
+         spec.entry_attributes + spec.entry + "(tt_kernel_args args) {\n" +
+         FaultPrologue(planted_fault) + "  " + spec.function +
          "<Config>(args, Epilogue{&args});\n}\n";
 }
 
@@ -144,8 +147,12 @@ std::optional<std::string> UnsupportedTileGemm(const v1::KernelKey& raw) {
   const v1::KernelKey key = NormalizeKernelKey(raw);
   const std::string name(kTileGemmName);
   if (key.op() != "gemm") return name + " serves gemm, not " + key.op();
-  if (key.input_dtype() != v1::DTYPE_BF16 && key.input_dtype() != v1::DTYPE_F16) {
-    return name + " takes bf16 or f16 inputs, not " + std::string(DTypeName(key.input_dtype()));
+  const v1::DType in = key.input_dtype();
+  if (in == v1::DTYPE_F32 && !key.allow_tf32()) {
+    return name + " reads f32 inputs as tf32; this key does not allow tf32 (allow_tf32)";
+  }
+  if (in != v1::DTYPE_BF16 && in != v1::DTYPE_F16 && in != v1::DTYPE_F32) {
+    return name + " takes bf16, f16 or f32 (as tf32) inputs, not " + std::string(DTypeName(in));
   }
   const v1::DType out = key.output_dtype();
   if (out != v1::DTYPE_BF16 && out != v1::DTYPE_F16 && out != v1::DTYPE_F32) {
@@ -181,8 +188,6 @@ KernelSource TileGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
   const GemmProblem p = ProblemOf(key);
   GemmKernelSpec spec;
   spec.kernel_name = std::string(kTileGemmName);
-  spec.header = "tt_gemm.h";
-  spec.function = "tt::gemm::tile_gemm";
   spec.config = ConfigTypes(key, p);
   Variant tuned;  // the variant without planted_fault
   for (const char* name :
@@ -190,13 +195,26 @@ KernelSource TileGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
     tuned[name] = host::RequiredParam(variant, kTileGemmName, name);
     spec.config += ConfigLine(name, tuned[name]);
   }
+  for (const char* name : {"mma", "split_k"}) {
+    tuned[name] = host::RequiredParam(variant, kTileGemmName, name);
+  }
+  const bool wgmma = tuned["mma"] == kMmaWarpgroup;
+  if (wgmma) spec.config += ConfigLine("split_k", tuned["split_k"]);
+  if (tuned["split_k"] > 1) {
+    // The blocks that split a tile's k form one cluster (tt_gemm_sm90a.h).
+    spec.entry_attributes = "__cluster_dims__(" + std::to_string(tuned["split_k"]) + ", 1, 1) ";
+  }
+  spec.header = wgmma ? "tt_gemm_sm90a.h" : "tt_gemm.h";
+  spec.function = wgmma ? "tt::gemm::wgmma_gemm" : "tt::gemm::tile_gemm";
   const TileGemmLaunch launch = TileGemmLaunchOf(p, target, tuned);
-  spec.config += ConfigLine("vec_a", VectorWidth(p.lda)) + ConfigLine("vec_b", VectorWidth(p.ldb)) +
+  spec.config += ConfigLine("vec_a", VectorWidth(p.lda, p.element_bytes)) +
+                 ConfigLine("vec_b", VectorWidth(p.ldb, p.element_bytes)) +
                  ConfigFlag("out_aligned", p.ldc % target.store_run == 0) +
                  ConfigLine("shared_bytes", launch.shared_bytes);
   spec.threads = launch.threads;
   spec.entry = gpu::GpuEntry(kTileGemmName, variant);
   KernelSource source = Assemble(key, target, spec, VariantString(variant), planted_fault);
+  if (wgmma) source.compile_options.emplace_back(kArchSpecificOption);
   SetLaunch(source, launch.blocks, launch.batch, launch.threads, 1, launch.shared_bytes);
   return source;
 }

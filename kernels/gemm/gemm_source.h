@@ -13,7 +13,9 @@ inline constexpr std::string_view kTileGemmName = "tile_gemm";
 inline constexpr std::string_view kNaiveGemmName = "gemm_naive";
 
 // Why the tile GEMM kernels cannot serve the key, or nullopt. They take bf16
-// or f16 operands and write bf16, f16 or f32; the chain's tensors (bias,
+// or f16 operands, or f32 ones when the key allows tf32 (a target without
+// tf32 tensor cores says so itself: tile_gemm_template.cpp), and write bf16,
+// f16 or f32; the chain's tensors (bias,
 // residual_add) share one dtype; a cast must name the output dtype (the
 // store rounds to it); the batch fits grid z (65535).
 std::optional<std::string> UnsupportedTileGemm(const v1::KernelKey& key);

@@ -1,5 +1,8 @@
 // tile_gemm: the tensor-core GEMM of the tile library (mma.sync on NVIDIA,
-// MFMA on AMD) with the key's epilogue chain fused into its store.
+// MFMA on AMD) with the key's epilogue chain fused into its store. f32 keys
+// that allow tf32 run the same kernel on float tiles (mma.sync .tf32,
+// tt_leaf_sm80_tf32.h) on NVIDIA: one template, one space, one baseline
+// (cuBLASLt's FAST_TF32) for every tensor-core GEMM key.
 #include "gemm_source.h"
 #include "gemm_templates.h"
 #include "kernels/host/host_source.h"
@@ -15,7 +18,13 @@ class TileGemm final : public KernelTemplate {
   std::string_view name() const override { return kTileGemmName; }
   std::string_view backend() const override { return target_.vendor.backend; }
 
+  // MFMA reads xf32 on gfx940+ only; the gfx90a leaf has no float operands,
+  // so f32 keys on HIP stay with gpu_gemm_tiled even when they allow tf32.
   std::optional<std::string> Unsupported(const v1::KernelKey& key) const override {
+    if (target_.vendor.backend != gpu::kCuda.backend && key.input_dtype() == v1::DTYPE_F32) {
+      return std::string(kTileGemmName) + " has no tf32 tensor cores on " +
+             std::string(target_.vendor.backend) + " (gfx90a MFMA has no xf32)";
+    }
     return UnsupportedTileGemm(key);
   }
 

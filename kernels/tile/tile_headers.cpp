@@ -18,8 +18,9 @@ namespace tile {
 namespace {
 
 constexpr const char* kTileHeaders[] = {
-    "tt_tile.h",     "tt_tile_base.h",   "tt_leaf_sm80.h", "tt_leaf_cdna.h",    "tt_tile_types.h",
-    "tt_tile_ops.h", "tt_tile_memory.h", "tt_tile_mma.h",  "tt_tile_epilogue.h"};
+    "tt_tile.h",      "tt_tile_base.h",     "tt_leaf_sm80.h",     "tt_leaf_sm90a.h",
+    "tt_leaf_cdna.h", "tt_tile_types.h",    "tt_tile_ops.h",      "tt_tile_memory.h",
+    "tt_tile_mma.h",  "tt_tile_epilogue.h", "tt_leaf_sm80_tf32.h"};
 constexpr const char* kGpuHeaders[] = {"tt_device.h", "tt_kernel_args.h"};
 
 void Add(std::vector<std::pair<std::string, std::string>>& headers, const char* name,

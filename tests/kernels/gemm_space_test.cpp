@@ -1,6 +1,8 @@
 // The tile GEMM's search spaces and launch geometry, without compiling.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "kernels/gemm/gemm_space.h"
 
 namespace tiletune::kernels::gemm {
@@ -24,7 +26,7 @@ int64_t CeilDiv(int64_t a, int64_t b) {
 
 const GemmTarget kTargets[] = {kSm90Target, kGfx90aTarget};
 
-TEST(TileGemmSpace, StandardShapesHaveOneToFortyVariants) {
+TEST(TileGemmSpace, StandardShapesHaveOneToSixtyVariants) {
   const int64_t shapes[][3] = {{4096, 4096, 4096}, {4096, 14336, 4096}, {4096, 4096, 14336},
                                {4096, 6144, 4096}, {8192, 8192, 8192},  {16, 4096, 4096},
                                {16, 14336, 4096},  {16, 4096, 14336},   {128, 4096, 4096},
@@ -33,7 +35,7 @@ TEST(TileGemmSpace, StandardShapesHaveOneToFortyVariants) {
     for (const auto& s : shapes) {
       const size_t count = TileGemmSpace(Problem(s[0], s[1], s[2]), target).ValidVariants().size();
       EXPECT_GE(count, 1u) << target.vendor.backend << " " << s[0] << "x" << s[1] << "x" << s[2];
-      EXPECT_LE(count, 40u) << target.vendor.backend << " " << s[0] << "x" << s[1] << "x" << s[2];
+      EXPECT_LE(count, 60u) << target.vendor.backend << " " << s[0] << "x" << s[1] << "x" << s[2];
     }
   }
 }
@@ -109,8 +111,9 @@ TEST(TileGemmSpace, GroupsRasterOnlyWithManyTiles) {
 
 TEST(TileGemmSpace, NamesTheConstraintAVariantBreaks) {
   const SearchSpace nv = TileGemmSpace(Problem(4096, 4096, 4096), kSm90Target);
-  Variant v = {{"block_m", 128}, {"block_n", 256}, {"block_k", 64}, {"warps_m", 2},
-               {"warps_n", 4},   {"warps_k", 1},   {"stages", 4},   {"group_m", 1}};
+  Variant v = {{"block_m", 128},  {"block_n", 256}, {"block_k", 64}, {"warps_m", 2},
+               {"warps_n", 4},    {"warps_k", 1},   {"stages", 4},   {"group_m", 1},
+               {"mma", kMmaSync}, {"split_k", 1}};
   EXPECT_EQ(nv.Violation(v), std::nullopt);
   v["warps_n"] = 2;
   EXPECT_EQ(nv.Violation(v), "warp tile columns (block_n / warps_n) are 32 or 64");
@@ -129,11 +132,104 @@ TEST(TileGemmSpace, NamesTheConstraintAVariantBreaks) {
   EXPECT_EQ(amd.Violation(v), "2 stages: copies complete before compute on this target");
 }
 
+GemmProblem KMajor(int64_t m, int64_t n, int64_t k) {
+  GemmProblem p = Problem(m, n, k);
+  p.b_col_major = true;
+  p.ldb = k;
+  return p;
+}
+
+int64_t WgmmaCount(const GemmProblem& p, const GemmTarget& target) {
+  const auto variants = TileGemmSpace(p, target).ValidVariants();
+  return std::ranges::count_if(variants, [](const Variant& v) { return v.at("mma") == 1; });
+}
+
+TEST(TileGemmSpace, WgmmaOnlyOnSm90aForKMajorOperandsAndMOver32) {
+  EXPECT_GT(WgmmaCount(KMajor(4096, 4096, 4096), kSm90Target), 0);
+  EXPECT_EQ(WgmmaCount(KMajor(4096, 4096, 4096), kGfx90aTarget), 0);
+  EXPECT_EQ(WgmmaCount(Problem(4096, 4096, 4096), kSm90Target), 0);  // B row-major
+  EXPECT_EQ(WgmmaCount(KMajor(16, 4096, 4096), kSm90Target), 0);
+}
+
+TEST(TileGemmSpace, WgmmaVariantsAreWarpgroupsOfDeepPipelines) {
+  bool rows64 = false, splits = false;
+  for (const GemmProblem& p : {KMajor(4096, 4096, 4096), KMajor(128, 14336, 4096),
+                               KMajor(77, 129, 65), KMajor(4096, 4096, 14336)}) {
+    for (const Variant& v : TileGemmSpace(p, kSm90Target).ValidVariants()) {
+      if (v.at("mma") != kMmaWarpgroup) continue;
+      const TileGemmLaunch launch = TileGemmLaunchOf(p, kSm90Target, v);
+      const int64_t bm = v.at("block_m"), bn = v.at("block_n");
+      EXPECT_EQ(v.at("block_k"), 64) << VariantString(v);
+      EXPECT_EQ(launch.threads, bm / 64 * 128) << VariantString(v);
+      EXPECT_GE(v.at("stages"), 3) << VariantString(v);
+      const int64_t split_k = v.at("split_k");
+      const int64_t tiles = CeilDiv(p.m, bm) * CeilDiv(p.n, bn);
+      EXPECT_EQ(launch.blocks, tiles * split_k) << VariantString(v);
+      const int64_t partial = split_k > 1 ? bm * (bn + 4) * 4 : 0;
+      EXPECT_EQ(launch.shared_bytes, std::max(v.at("stages") * (bm + bn) * 64 * 2, partial) + 1024)
+          << VariantString(v);
+      // Split-K only where the tiles leave SMs idle.
+      if (split_k > 1) {
+        EXPECT_LE(tiles * split_k, kSm90Target.multiprocessors) << VariantString(v);
+        splits = true;
+      }
+      EXPECT_LE(launch.shared_bytes, kSm90Target.max_shared_bytes) << VariantString(v);
+      // 256 x 256 would need 128 accumulators in each of 512 threads.
+      EXPECT_FALSE(bm == 256 && bn == 256) << VariantString(v);
+      // Of the depths 3, 4, 6, 8: the one two steps deeper does not fit
+      // (or exceeds k tiles + 2).
+      Variant deeper = v;
+      deeper["stages"] = v.at("stages") == 3 ? 6 : 8;
+      if (v.at("stages") <= 4 && deeper.at("stages") <= CeilDiv(p.k, 64) + 2) {
+        EXPECT_GT(TileGemmLaunchOf(p, kSm90Target, deeper).shared_bytes,
+                  kSm90Target.max_shared_bytes)
+            << VariantString(v);
+      }
+      rows64 |= bm == 64;
+    }
+  }
+  EXPECT_TRUE(rows64);  // small m keeps enough blocks for the SMs
+  EXPECT_TRUE(splits);  // 128 x 14336 x 4096 in 128 x 256 tiles: 56 tiles
+}
+
+// f32 read as tf32: 4-byte elements in shared memory, float fragments that
+// allow warp tiles of at most 1024 elements, mma.sync only.
+TEST(TileGemmSpace, Tf32VariantsFitFloatTilesAndRunMmaSync) {
+  const int64_t shapes[][4] = {{4096, 4096, 4096, 1}, {2048, 2048, 2048, 1}, {16, 4096, 4096, 1},
+                               {128, 14336, 4096, 1}, {77, 129, 65, 2},      {1, 1, 1, 1}};
+  for (const auto& s : shapes) {
+    for (const bool b_col_major : {false, true}) {
+      GemmProblem p = Problem(s[0], s[1], s[2], s[3]);
+      p.element_bytes = 4;
+      p.b_col_major = b_col_major;
+      p.ldb = b_col_major ? p.k : p.n;
+      const auto variants = TileGemmSpace(p, kSm90Target).ValidVariants();
+      EXPECT_GE(variants.size(), 1u) << s[0] << "x" << s[1] << "x" << s[2];
+      EXPECT_LE(variants.size(), 60u) << s[0] << "x" << s[1] << "x" << s[2];
+      for (const Variant& v : variants) {
+        EXPECT_EQ(v.at("mma"), kMmaSync) << VariantString(v);
+        EXPECT_LE(v.at("block_m") / v.at("warps_m") * v.at("block_n") / v.at("warps_n"), 1024)
+            << VariantString(v);
+        const int64_t pipeline =
+            v.at("stages") *
+            (v.at("block_m") * v.at("block_k") + v.at("block_k") * v.at("block_n")) * 4;
+        const TileGemmLaunch launch = TileGemmLaunchOf(p, kSm90Target, v);
+        EXPECT_GE(launch.shared_bytes, pipeline) << VariantString(v);
+        EXPECT_LE(launch.shared_bytes, kSm90Target.max_shared_bytes) << VariantString(v);
+      }
+    }
+  }
+}
+
 TEST(TileGemmSpace, VectorWidthFollowsTheLeadingDimension) {
-  EXPECT_EQ(VectorWidth(4096), 8);
-  EXPECT_EQ(VectorWidth(36), 4);
-  EXPECT_EQ(VectorWidth(30), 2);
-  EXPECT_EQ(VectorWidth(29), 1);
+  EXPECT_EQ(VectorWidth(4096, 2), 8);
+  EXPECT_EQ(VectorWidth(36, 2), 4);
+  EXPECT_EQ(VectorWidth(30, 2), 2);
+  EXPECT_EQ(VectorWidth(29, 2), 1);
+  // Floats: 16 bytes are 4 of them.
+  EXPECT_EQ(VectorWidth(4096, 4), 4);
+  EXPECT_EQ(VectorWidth(30, 4), 2);
+  EXPECT_EQ(VectorWidth(65, 4), 1);
 }
 
 }  // namespace

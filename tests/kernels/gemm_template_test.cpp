@@ -46,8 +46,9 @@ const KernelTemplate& TileGemm(const v1::KernelKey& key, std::string_view backen
   return *t;
 }
 
-const Variant kBig = {{"block_m", 128}, {"block_n", 256}, {"block_k", 64}, {"warps_m", 2},
-                      {"warps_n", 4},   {"warps_k", 1},   {"stages", 3},   {"group_m", 8}};
+const Variant kBig = {{"block_m", 128},        {"block_n", 256}, {"block_k", 64}, {"warps_m", 2},
+                      {"warps_n", 4},          {"warps_k", 1},   {"stages", 3},   {"group_m", 8},
+                      {"mma", gemm::kMmaSync}, {"split_k", 1}};
 
 bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -66,9 +67,37 @@ TEST(TileGemmTemplate, ServesBf16AndF16GemmsOnCudaAndHip) {
   }
 }
 
+// f32 keys allowing tf32: the float-tile variants on CUDA, whose source
+// reads floats 16 bytes at a time and whose baseline is cuBLASLt (with
+// FAST_TF32, runtime/cuda/cublaslt_gemm_spec.cpp); gfx90a has no xf32 MFMA,
+// so HIP keeps gpu_gemm_tiled for them.
+TEST(TileGemmTemplate, ServesF32AllowingTf32OnCudaOnly) {
+  v1::KernelKey key = Gemm(4096, 4096, 4096, v1::DTYPE_F32);
+  key.set_allow_tf32(true);
+  const KernelTemplate& cuda = TileGemm(key, "cuda");
+  EXPECT_EQ(cuda.name(), gemm::kTileGemmName);
+  const auto variants = cuda.Space(key).ValidVariants();
+  ASSERT_FALSE(variants.empty());
+  const KernelSource source = cuda.Source(key, variants.front());
+  EXPECT_TRUE(Contains(source.code, "using a_type = float;")) << source.code;
+  EXPECT_TRUE(Contains(source.code, "static constexpr int vec_a = 4;")) << source.code;
+  EXPECT_TRUE(Contains(source.code, "tt::gemm::tile_gemm<Config>")) << source.code;
+  EXPECT_EQ(cuda.BaselineFor(key).vendor_library, "cublasLt");
+
+  EXPECT_EQ(TileGemm(key, "hip").name(), "gpu_gemm_tiled");
+  for (const auto& t : AllKernelTemplates()) {
+    if (t->name() == gemm::kTileGemmName && t->backend() == "hip") {
+      EXPECT_EQ(t->Unsupported(key),
+                "tile_gemm has no tf32 tensor cores on hip (gfx90a MFMA has no xf32)");
+    }
+  }
+}
+
 TEST(TileGemmTemplate, ExplainsTheKeysItCannotServe) {
   EXPECT_EQ(gemm::UnsupportedTileGemm(Gemm(8, 8, 8, v1::DTYPE_F32)),
-            "tile_gemm takes bf16 or f16 inputs, not f32");
+            "tile_gemm reads f32 inputs as tf32; this key does not allow tf32 (allow_tf32)");
+  EXPECT_EQ(gemm::UnsupportedTileGemm(Gemm(8, 8, 8, v1::DTYPE_F64)),
+            "tile_gemm takes bf16, f16 or f32 (as tf32) inputs, not f64");
 
   v1::KernelKey mixed = Gemm(8, 8, 8);
   AddChain(mixed, "bias", v1::DTYPE_BF16);
@@ -108,8 +137,8 @@ TEST(TileGemmTemplate, SourceCarriesTheVariantAndItsLaunch) {
     const KernelSource s = t.Source(key, kBig);
     EXPECT_EQ(s.kernel_name, "tile_gemm");
     EXPECT_EQ(s.entry,
-              "tiletune_tile_gemm_block_k64_block_m128_block_n256_group_m8_stages3_warps_k1_"
-              "warps_m2_warps_n4");
+              "tiletune_tile_gemm_block_k64_block_m128_block_n256_group_m8_mma0_split_k1_stages3_"
+              "warps_k1_warps_m2_warps_n4");
     EXPECT_TRUE(Contains(
         s.code, "TT_KERNEL(" + std::to_string(threads) + ") " + s.entry + "(tt_kernel_args args)"));
     for (const char* line :
@@ -188,6 +217,33 @@ TEST(TileGemmTemplate, FusesTheEpilogueChainInOrder) {
     ASSERT_NE(found, std::string::npos) << step << "\n" << s.code;
     at = found;
   }
+}
+
+// The same tile with wgmma: two warpgroups of 64 rows, the sm_90a header and
+// target, one swizzle atom of alignment slack; not offered on HIP.
+TEST(TileGemmTemplate, WgmmaVariantAsksForSm90a) {
+  v1::KernelKey key = Gemm(4096, 4096, 4096);
+  SetColMajor(key, "b");
+  Variant v = kBig;
+  v["mma"] = gemm::kMmaWarpgroup;
+  v["stages"] = 4;
+  const KernelTemplate& t = TileGemm(key, "cuda");
+  EXPECT_EQ(t.Space(key).Violation(v), std::nullopt);
+  const KernelSource s = t.Source(key, v);
+  for (const char* line :
+       {"#include \"tt_gemm_sm90a.h\"", "tt::gemm::wgmma_gemm<Config>(args, Epilogue{&args});",
+        "static constexpr int shared_bytes = 197632;", "TT_KERNEL(256) "}) {
+    EXPECT_TRUE(Contains(s.code, line)) << line << "\n" << s.code;
+  }
+  EXPECT_EQ(s.compile_options,
+            (std::vector<std::string>{"-std=c++17", "--tiletune-arch-specific"}));
+  EXPECT_EQ(s.launch.shared_memory_bytes(), 4 * (128 + 256) * 64 * 2 + 1024);
+  EXPECT_EQ(TileGemm(key, "hip").Space(key).Violation(v),
+            "mma=wgmma: the target has warpgroup MMA (sm_90a)");
+  // Row-major B is not K-major: the mma.sync path serves it.
+  v1::KernelKey row_b = Gemm(4096, 4096, 4096);
+  EXPECT_EQ(TileGemm(row_b, "cuda").Space(row_b).Violation(v),
+            "mma=wgmma: A row-major and B column-major (K-major operands)");
 }
 
 TEST(TileGemmTemplate, PlantsFaultsOnRequest) {

@@ -8,6 +8,8 @@
 
 #include <unistd.h>
 
+#include "runtime/cuda/cubin_compiler.h"
+
 namespace tiletune::kernels::testing {
 
 uint16_t ToBf16(float value) {
@@ -106,8 +108,9 @@ std::optional<CudaRig> OpenCudaRig(std::string* why) {
 
 std::optional<std::string> CompileForSm90(runtime::RtcCompiler& nvrtc, const KernelSource& source,
                                           std::string* log) {
-  const runtime::RtcOutput out = nvrtc.Compile(source.code, source.entry + ".cu", source.headers,
-                                               source.compile_options, "sm_90");
+  const runtime::cuda::CubinTarget target = runtime::cuda::CubinTargetFor(source, "sm_90");
+  const runtime::RtcOutput out =
+      nvrtc.Compile(source.code, source.entry + ".cu", source.headers, target.options, target.arch);
   *log = out.log;
   if (!out.ok) return std::nullopt;
   return out.binary;

@@ -44,7 +44,9 @@ struct CudaRig {
 };
 std::optional<CudaRig> OpenCudaRig(std::string* why);
 
-// The CUBIN of `source` for sm_90, or the compiler's log in `log`.
+// The CUBIN of `source` for sm_90, or for sm_90a when the source asks for
+// the arch-specific target (kArchSpecificOption), as the CUDA backend
+// builds it; nullopt with the compiler's log in `log`.
 std::optional<std::string> CompileForSm90(runtime::RtcCompiler& nvrtc, const KernelSource& source,
                                           std::string* log);
 

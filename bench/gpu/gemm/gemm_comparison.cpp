@@ -38,11 +38,12 @@ VendorResult MeasureVendor(ComparisonRig& rig, const runtime::KernelArguments& a
 
 }  // namespace
 
-ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilogue) {
+ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilogue,
+                      Precision precision) {
   ComparisonRow row;
   row.shape = shape;
   row.epilogue = epilogue;
-  const v1::KernelKey key = GemmKey(shape, epilogue);
+  const v1::KernelKey key = GemmKey(shape, epilogue, precision);
   std::string why;
   const kernels::KernelTemplate* tile_gemm = kernels::FindKernelTemplate(key, "cuda", &why);
   if (!tile_gemm) {
@@ -69,10 +70,10 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
                                              bias);
     row.vendor = MeasureVendor(rig, args, problem, max_side, vendor.algorithm(),
                                [&] { vendor.Enqueue(operands); });
-    if (fused) {
+    if (fused && precision == Precision::kBf16) {
       const runtime::cuda::CublasLtGemm plain(
-          rig.cublaslt, runtime::cuda::CublasLtGemmSpecOf(GemmKey(shape, Epilogue::kPlain)),
-          nullptr);
+          rig.cublaslt,
+          runtime::cuda::CublasLtGemmSpecOf(GemmKey(shape, Epilogue::kPlain, precision)), nullptr);
       row.unfused = MeasureVendor(rig, args, problem, max_side,
                                   plain.algorithm() + " + bias_gelu_tanh kernel", [&] {
                                     plain.Enqueue(operands);

@@ -24,9 +24,11 @@ struct ComparisonRig {
 // Tunes tiletune's tile GEMM for the shape and epilogue and measures
 // cuBLASLt on the same inputs and buffers with the same protocol (for a
 // fused epilogue: its GELU_BIAS epilogue, and its plain GEMM followed by the
-// bias+GELU kernel). Every contender's output is checked: on a sample for
-// large shapes, whole for small ones (ValidatesEveryVariant). Failures end
-// up in the row (its error, or the contender's), not in exceptions.
-ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilogue);
+// bias+GELU kernel, which is bf16 only: f32 rows have no unfused column).
+// Every contender's output is checked: on a sample for large shapes, whole
+// for small ones (ValidatesEveryVariant). Failures end up in the row (its
+// error, or the contender's), not in exceptions.
+ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilogue,
+                      Precision precision);
 
 }  // namespace tiletune::bench

@@ -27,6 +27,10 @@ int64_t PositiveInteger(const std::string& text, const std::string& entry) {
 
 }  // namespace
 
+std::string PrecisionName(Precision precision) {
+  return precision == Precision::kBf16 ? "bf16" : "f32-tf32";
+}
+
 std::string EpilogueName(Epilogue epilogue) {
   return epilogue == Epilogue::kPlain ? "plain" : "bias+gelu_tanh";
 }
@@ -64,12 +68,14 @@ std::vector<GemmShape> ParseShapeList(const std::string& text) {
   return shapes;
 }
 
-v1::KernelKey GemmKey(const GemmShape& shape, Epilogue epilogue) {
+v1::KernelKey GemmKey(const GemmShape& shape, Epilogue epilogue, Precision precision) {
+  const v1::DType dtype = precision == Precision::kBf16 ? v1::DTYPE_BF16 : v1::DTYPE_F32;
   v1::KernelKey key;
   key.set_op("gemm");
-  key.set_input_dtype(v1::DTYPE_BF16);
-  key.set_output_dtype(v1::DTYPE_BF16);
+  key.set_input_dtype(dtype);
+  key.set_output_dtype(dtype);
   key.set_accumulate_dtype(v1::DTYPE_F32);
+  key.set_allow_tf32(precision == Precision::kF32Tf32);
   for (const auto& [name, size] :
        {std::pair<const char*, int64_t>{"m", shape.m}, {"n", shape.n}, {"k", shape.k}}) {
     auto* dim = key.add_shape();

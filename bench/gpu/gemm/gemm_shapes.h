@@ -15,6 +15,14 @@ struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
 };
 
+// Operands and output: bf16 (the default comparison), or f32 with the
+// key allowing tf32 (tile_gemm's float tiles on mma.sync .tf32 against
+// cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32).
+enum class Precision { kBf16, kF32Tf32 };
+
+// "bf16" or "f32-tf32", as --dtype spells them.
+std::string PrecisionName(Precision precision);
+
 // What follows the product: nothing ("plain"), or + bias[n] then GELU
 // (tanh form) on every element ("fused").
 enum class Epilogue { kPlain, kBiasGeluTanh };
@@ -30,9 +38,9 @@ std::vector<GemmShape> DefaultShapes();
 // std::invalid_argument naming the entry that is not three positive integers.
 std::vector<GemmShape> ParseShapeList(const std::string& text);
 
-// The kernel key of a shape with an epilogue: bf16 in and out, A row-major,
-// B column-major, f32 accumulation; normalized.
-v1::KernelKey GemmKey(const GemmShape& shape, Epilogue epilogue);
+// The kernel key of a shape with an epilogue: `precision` in and out (and
+// the bias), A row-major, B column-major, f32 accumulation; normalized.
+v1::KernelKey GemmKey(const GemmShape& shape, Epilogue epilogue, Precision precision);
 
 // Whether every variant is checked against the full float64 reference: the
 // host computes m*n*k multiply-adds in float64 on one core, so only small

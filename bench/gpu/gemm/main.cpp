@@ -4,8 +4,13 @@
 // variant, times them, keeps the fastest correct one, times cuBLASLt, and
 // prints ratio = cuBLASLt time / tiletune time.
 //
-//   tiletune-bench-gemm [--shapes "m,n,k;..."] [--threads N] [--reps N]
-//                       [--json FILE] [--rtc-binary PATH] [--cache-dir DIR]
+//   tiletune-bench-gemm [--shapes "m,n,k;..."] [--dtype bf16|f32-tf32]
+//                       [--threads N] [--reps N] [--json FILE]
+//                       [--rtc-binary PATH] [--cache-dir DIR]
+//
+// --dtype f32-tf32 compares f32 keys that allow tf32: tile_gemm's float
+// tiles (mma.sync .tf32) against cuBLASLt's FAST_TF32, checked at the
+// daemon's tf32 tolerance.
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
@@ -30,6 +35,11 @@ namespace cu = runtime::cuda;
 
 namespace {
 
+// Relative L2 error allowed: bf16 output's rounding; for tf32 the daemon's
+// tolerance_tf32 (server/daemon_config.h).
+constexpr double kBf16Tolerance = 2e-2;
+constexpr double kTf32Tolerance = 2e-3;
+
 int Fail(const std::string& why) {
   std::cerr << "tiletune-bench-gemm: " << why << "\n";
   return 1;
@@ -42,7 +52,10 @@ int main(int argc, char** argv) {
   std::string shapes_text, json_path, rtc_binary, cache_dir;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int reps = 20;
+  std::string dtype = "bf16";
   app.add_option("--shapes", shapes_text, "\"m,n,k;m,n,k...\" (default: issue 4's shapes)");
+  app.add_option("--dtype", dtype, "operands and output: bf16 (default) or f32-tf32")
+      ->check(CLI::IsMember({"bf16", "f32-tf32"}));
   app.add_option("--threads", threads, "parallel NVRTC compiles (default: hardware threads)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--reps", reps, "timed runs per contender (median reported)")
@@ -86,19 +99,23 @@ int main(int argc, char** argv) {
       return Fail("the bias+GELU kernel did not compile: " + epilogue_cubin.log);
     const bench::BiasGeluKernel bias_gelu(*driver, epilogue_cubin.artifact_path);
     bench::StreamTimer timer(*driver);
+    const bench::Precision precision =
+        dtype == "bf16" ? bench::Precision::kBf16 : bench::Precision::kF32Tf32;
+    const double tolerance = precision == bench::Precision::kBf16 ? kBf16Tolerance : kTf32Tolerance;
     bench::ComparisonRig rig{*executor, *cublaslt, bias_gelu, timer,
-                             bench::TunerSettings{compiler, arch, threads, {3, reps}}};
+                             bench::TunerSettings{compiler, arch, threads, {3, reps}, tolerance}};
+    device["dtype"] = bench::PrecisionName(precision);
 
     std::cerr << device["name"].get<std::string>() << " (" << arch << "), " << nvrtc->version()
               << ", cuBLASLt " << cublaslt->api().cublasLtGetVersion() << ", " << threads
-              << " compile threads\n";
+              << " compile threads, " << dtype << "\n";
     std::vector<bench::ComparisonRow> rows;
     for (const bench::GemmShape& shape : shapes) {
       for (const bench::Epilogue epilogue :
            {bench::Epilogue::kPlain, bench::Epilogue::kBiasGeluTanh}) {
         std::cerr << shape.m << "x" << shape.n << "x" << shape.k << " "
                   << bench::EpilogueName(epilogue) << "..." << std::endl;
-        rows.push_back(bench::Compare(rig, shape, epilogue));
+        rows.push_back(bench::Compare(rig, shape, epilogue, precision));
       }
     }
     bench::PrintTable(rows, std::cout);

@@ -12,18 +12,18 @@
 // fragment geometry, conversions, shared -> register base-tile loads, the
 // base mma step, asynchronous copies.
 //   tt_leaf_sm80.h  NVIDIA sm_80+ (and the H200's sm_90): mma.sync, ldmatrix, cp.async
+//   tt_leaf_sm80_tf32.h  the same for float tiles: mma.sync .tf32 (f32 keys
+//                   that allow tf32)
 //   tt_leaf_cdna.h  AMD CDNA wave64 (gfx90a+): MFMA 16x16x16, LDS, staged copies
-// The sm_90a leaf (next step) goes next to them as tt_leaf_sm90a.h, to be
-// included in the #else branch below, after tt_leaf_sm80.h, under
-// #ifdef __CUDA_ARCH_FEAT_SM90_ALL (NVRTC defines it for
-// --gpu-architecture=sm_90a, which a source requests with the CUDA
-// backend's kArchSpecificOption). It adds warpgroup-wide names on top of the
-// sm80 ones: tt::warpgroup::mma_AB(d, st a, st b) over wgmma descriptors,
-// TMA tile loads (load_async(st, tensor map, coords, mbarrier)) and
-// mbarrier arrive/wait, and setmaxnreg for producer/consumer warp roles.
-// wgmma's accumulator per warp is the m16n8 layout of rt<float, ..., row_l>,
-// so the ops here and every epilogue run unchanged on its results; a GEMM
-// picks it by swapping its main loop only (see kernels/gemm/include/tt_gemm.h).
+//   tt_leaf_sm90a.h NVIDIA sm_90a (H100 / H200 compiled for the arch-specific
+//                   target): warpgroup MMA (wgmma) over shared-memory
+//                   descriptors and its fences, on top of the sm80 leaf. Only a
+//                   compile for sm_90a sees it (NVRTC defines
+//                   __CUDA_ARCH_FEAT_SM90_ALL there; a source asks for that
+//                   target with kernels::kArchSpecificOption). Its names live
+//                   in tt::warpgroup; wgmma's accumulator per warp is the m16n8
+//                   layout of rt<float, 16, N, row_l>, so the ops here and every
+//                   epilogue run unchanged on its results.
 #ifndef TILETUNE_TT_TILE_H
 #define TILETUNE_TT_TILE_H
 
@@ -33,11 +33,16 @@
 #include "tt_leaf_cdna.h"
 #else
 #include "tt_leaf_sm80.h"
+#include "tt_leaf_sm80_tf32.h"
 #endif
 
 #include "tt_tile_memory.h"
 #include "tt_tile_mma.h"
 #include "tt_tile_ops.h"
 #include "tt_tile_types.h"
+
+#if !defined(TT_HIP) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#include "tt_leaf_sm90a.h"
+#endif
 
 #endif

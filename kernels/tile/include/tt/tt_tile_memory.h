@@ -91,11 +91,14 @@ TT_DEVICE void sync() {
 struct a_operand {};
 struct b_operand {};
 
-// dst = the R x C part of src at (row0, col0), one warp. 16-bit elements;
-// row0 a multiple of 8 and col0 of 16.
+// dst = the R x C part of src at (row0, col0), one warp. 16-bit elements,
+// or floats where the leaf has tf32 operands: rounded to tf32, their columns
+// in the order the tensor cores read them (tt_leaf_sm80_tf32.h), so such
+// tiles feed mma_* only. row0 a multiple of 8 and col0 of 16.
 template <class Use = a_operand, class T, int R, int C, class L, int SR, int SC>
 TT_DEVICE void load(rt<T, R, C, L>& dst, const st<T, SR, SC>& src, int row0, int col0) {
-  static_assert(sizeof(T) == 2, "shared -> register loads move 16-bit tiles");
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4,
+                "shared -> register loads move 16-bit tiles or float (tf32) ones");
   constexpr bool b = same_type<Use, b_operand>::value;
 #pragma unroll
   for (int i = 0; i < R / 16; ++i) {
