@@ -111,6 +111,7 @@ std::string Code(const v1::KernelKey& key, const GemmTarget& target, const GemmK
          (variant_text.empty() ? "" : "\n// variant: " + variant_text) + "\n" +
          (target.vendor.backend == gpu::kHip.backend ? "#define TT_HIP 1\n" : "") +
          (chain_dtype ? "#define TT_CHAIN_TENSOR_T " + DeviceType(*chain_dtype) + "\n" : "") +
+         (key.output_dtype() != v1::DTYPE_F32 ? "#define TT_APPROX_TANH 1\n" : "") +
          "#include \"tt_device.h\"\n#include \"tt_kernel_args.h\"\n"
          "#include \"tt_tile_epilogue.h\"\n#include \"" +
          spec.header + "\"\n\nnamespace {\n\nstruct Config {\n" + spec.config + "};\n\n" +

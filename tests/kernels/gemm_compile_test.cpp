@@ -2,6 +2,7 @@
 // compiles with the real run-time compilers: NVRTC for sm_90 (wgmma
 // variants for sm_90a, as the CUDA backend builds them) and hipRTC for
 // gfx90a, no GPU needed. Skips, saying why, where a compiler is missing.
+// One ctest test per key and compiler, so that `ctest -j` spreads them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@ namespace tiletune::kernels {
 namespace {
 
 struct KeyCase {
+  const char* id;  // the test's name
   const char* name;
   v1::KernelKey key;
 };
@@ -59,24 +61,26 @@ v1::KernelKey AllowingTf32(v1::KernelKey key) {
 std::vector<KeyCase> Keys() {
   const auto B = v1::DTYPE_BF16, H = v1::DTYPE_F16, F = v1::DTYPE_F32;
   return {
-      {"tf32 2048^3 f32 row/row", AllowingTf32(Gemm(2048, 2048, 2048, 1, F, F, false, false, {}))},
-      {"tf32 decode 16x4096x4096 f32 row/col bias silu",
+      {"tf32_square_2048", "tf32 2048^3 f32 row/row",
+       AllowingTf32(Gemm(2048, 2048, 2048, 1, F, F, false, false, {}))},
+      {"tf32_decode_16x4096", "tf32 decode 16x4096x4096 f32 row/col bias silu",
        AllowingTf32(Gemm(16, 4096, 4096, 1, F, F, false, true, {"bias", "silu"}))},
-      {"tf32 odd 77x129x65 batch 2 f32 col/col, every chain op",
+      {"tf32_odd_every_chain_op", "tf32 odd 77x129x65 batch 2 f32 col/col, every chain op",
        AllowingTf32(
            Gemm(77, 129, 65, 2, F, F, true, true,
                 {"bias", "scale", "relu", "gelu_tanh", "gelu_erf", "silu", "residual_add"}))},
-      {"tf32 300x200x136 f32 col/row gelu",
+      {"tf32_col_row_300x200x136", "tf32 300x200x136 f32 col/row gelu",
        AllowingTf32(Gemm(300, 200, 136, 1, F, F, true, false, {"gelu_tanh"}))},
-      {"4096^3 bf16 row/col", Gemm(4096, 4096, 4096, 1, B, B, false, true, {})},
-      {"decode 16x14336x4096 f16 row/row bias silu",
+      {"square_4096", "4096^3 bf16 row/col", Gemm(4096, 4096, 4096, 1, B, B, false, true, {})},
+      {"decode_16x14336", "decode 16x14336x4096 f16 row/row bias silu",
        Gemm(16, 14336, 4096, 1, H, H, false, false, {"bias", "silu"})},
-      {"odd 37x53x29 batch 3 bf16 col/col, every chain op",
+      {"odd_every_chain_op", "odd 37x53x29 batch 3 bf16 col/col, every chain op",
        Gemm(37, 53, 29, 3, B, F, true, true,
             {"bias", "scale", "relu", "gelu_tanh", "gelu_erf", "silu", "residual_add", "cast"})},
-      {"200x96x72 f16 col/row", Gemm(200, 96, 72, 1, H, B, true, false, {"gelu_erf"})},
-      {"odd 77x129x65 batch 2 bf16 row/col bias gelu (wgmma edges)",
-       Gemm(77, 129, 65, 2, B, B, false, true, {"bias", "gelu_tanh"})}};
+      {"col_row_200x96x72", "200x96x72 f16 col/row",
+       Gemm(200, 96, 72, 1, H, B, true, false, {"gelu_erf"})},
+      {"wgmma_split_k", "96x64x1024 f16 row/col bias gelu: 64-wide wgmma tiles, split-K clusters",
+       Gemm(96, 64, 1024, 1, H, H, false, true, {"bias", "gelu_tanh"})}};
 }
 
 // What NVRTC sees for a source: the CUDA backend's target (sm_90a when the
@@ -87,20 +91,18 @@ runtime::cuda::CubinTarget TargetFor(const KernelSource& source, const std::stri
   return {arch, source.compile_options};
 }
 
-// Compiles every variant of every key with `compiler` for `arch` on
-// `threads` threads; returns the failures' logs.
-std::vector<std::string> CompileAll(runtime::RtcCompiler& compiler, const std::string& backend,
-                                    const std::string& arch, unsigned threads, int* count) {
+// Compiles every variant of the key (and its baseline) with `compiler` for
+// `arch` on `threads` threads; fails with the logs of those that do not.
+void ExpectAllCompile(runtime::RtcCompiler& compiler, const std::string& backend,
+                      const std::string& arch, unsigned threads, const KeyCase& c) {
+  std::string why;
+  const KernelTemplate* t = FindKernelTemplate(c.key, backend, &why);
+  ASSERT_TRUE(t) << c.name << ": " << why;
   std::vector<KernelSource> sources;
-  for (const KeyCase& c : Keys()) {
-    std::string why;
-    const KernelTemplate* t = FindKernelTemplate(c.key, backend, &why);
-    if (!t) return {std::string(c.name) + ": " + why};
-    for (const Variant& v : t->Space(c.key).ValidVariants()) sources.push_back(t->Source(c.key, v));
-    // HIP's naive GEMM; on cuda the pass after cuBLASLt, where the chain needs one.
-    if (auto baseline = t->BaselineFor(c.key).source) sources.push_back(std::move(*baseline));
-  }
-  *count = static_cast<int>(sources.size());
+  for (const Variant& v : t->Space(c.key).ValidVariants()) sources.push_back(t->Source(c.key, v));
+  // HIP's naive GEMM; on cuda the pass after cuBLASLt, where the chain needs one.
+  if (auto baseline = t->BaselineFor(c.key).source) sources.push_back(std::move(*baseline));
+  const auto start = std::chrono::steady_clock::now();
   std::vector<std::string> failures(sources.size());
   std::atomic<size_t> next{0};
   std::vector<std::thread> pool;
@@ -121,37 +123,43 @@ std::vector<std::string> CompileAll(runtime::RtcCompiler& compiler, const std::s
       }
     });
   }
-  for (auto& t : pool) t.join();
-  std::erase(failures, std::string());
-  return failures;
-}
-
-void ExpectAllCompile(runtime::RtcCompiler& compiler, const std::string& backend,
-                      const std::string& arch, unsigned threads) {
-  int count = 0;
-  const auto start = std::chrono::steady_clock::now();
-  const auto failures = CompileAll(compiler, backend, arch, threads, &count);
+  for (auto& thread : pool) thread.join();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (const auto& f : failures) ADD_FAILURE() << f;
-  EXPECT_GT(count, 0);
-  std::cout << compiler.version() << ": " << count << " tile GEMM sources for " << arch << " in "
-            << seconds << " s on " << threads << " threads\n";
-  ::testing::Test::RecordProperty("sources", count);
+  for (const auto& f : failures) {
+    if (!f.empty()) ADD_FAILURE() << f;
+  }
+  std::cout << compiler.version() << ": " << sources.size() << " tile GEMM sources of " << c.name
+            << " for " << arch << " in " << seconds << " s on " << threads << " threads\n";
+  ::testing::Test::RecordProperty("sources", static_cast<int>(sources.size()));
   ::testing::Test::RecordProperty("seconds", std::to_string(seconds));
 }
 
-TEST(GemmCompile, EveryVariantForSm90WithNvrtc) {
+class GemmCompile : public ::testing::TestWithParam<size_t> {};
+
+INSTANTIATE_TEST_SUITE_P(Keys, GemmCompile, ::testing::Range(size_t{0}, Keys().size()),
+                         [](const auto& test) { return std::string(Keys()[test.param].id); });
+
+TEST_P(GemmCompile, EveryVariantForSm90WithNvrtc) {
   std::string why;
   const auto nvrtc = runtime::OpenNvrtc(&why);
   if (!nvrtc) GTEST_SKIP() << "no NVRTC: " << why;
   // NVRTC programs compile independently on separate threads.
-  ExpectAllCompile(*nvrtc, "cuda", "sm_90", std::max(1u, std::thread::hardware_concurrency()));
+  ExpectAllCompile(*nvrtc, "cuda", "sm_90", std::max(1u, std::thread::hardware_concurrency()),
+                   Keys()[GetParam()]);
+}
+
+TEST_P(GemmCompile, EveryVariantForGfx90aWithHiprtc) {
+  std::string why;
+  const auto hiprtc = runtime::OpenHiprtc(&why);
+  if (!hiprtc) GTEST_SKIP() << "no hipRTC: " << why;
+  // ROCm 5's hipRTC makes no promise about threads: one at a time.
+  ExpectAllCompile(*hiprtc, "hip", "gfx90a", 1, Keys()[GetParam()]);
 }
 
 // The CUDA target ships wgmma variants for the K-major layouts, asking for
 // sm_90a; HIP and the other layouts get none.
-TEST(GemmCompile, WgmmaVariantsAskForSm90a) {
+TEST(GemmSources, WgmmaVariantsAskForSm90a) {
   for (const KeyCase& c : Keys()) {
     for (const char* backend : {"cuda", "hip"}) {
       std::string why;
@@ -180,16 +188,8 @@ TEST(GemmCompile, WgmmaVariantsAskForSm90a) {
 
 // kernels/ cannot include runtime/ (the arrows point the other way), so the
 // option's text is spelled twice; this keeps the two the same.
-TEST(GemmCompile, ArchSpecificOptionMatchesTheCudaBackends) {
+TEST(GemmSources, ArchSpecificOptionMatchesTheCudaBackends) {
   EXPECT_EQ(kArchSpecificOption, runtime::cuda::kArchSpecificOption);
-}
-
-TEST(GemmCompile, EveryVariantForGfx90aWithHiprtc) {
-  std::string why;
-  const auto hiprtc = runtime::OpenHiprtc(&why);
-  if (!hiprtc) GTEST_SKIP() << "no hipRTC: " << why;
-  // ROCm 5's hipRTC makes no promise about threads: one at a time.
-  ExpectAllCompile(*hiprtc, "hip", "gfx90a", 1);
 }
 
 }  // namespace

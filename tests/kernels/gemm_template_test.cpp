@@ -246,6 +246,19 @@ TEST(TileGemmTemplate, WgmmaVariantAsksForSm90a) {
             "mma=wgmma: A row-major and B column-major (K-major operands)");
 }
 
+// GELU(tanh) takes the leaf's one-instruction tanh only where a 16-bit
+// store rounds away its error; f32 outputs keep tanhf.
+TEST(TileGemmTemplate, FastTanhOnlyForSixteenBitOutputs) {
+  for (const v1::DType out : {v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_F32}) {
+    v1::KernelKey key = Gemm(256, 256, 256);
+    key.set_output_dtype(out);
+    AddChain(key, "gelu_tanh");
+    const KernelTemplate& t = TileGemm(key, "cuda");
+    const KernelSource s = t.Source(key, t.Space(key).ValidVariants().front());
+    EXPECT_EQ(Contains(s.code, "#define TT_APPROX_TANH 1"), out != v1::DTYPE_F32) << out;
+  }
+}
+
 TEST(TileGemmTemplate, PlantsFaultsOnRequest) {
   const v1::KernelKey key = Gemm(256, 256, 256);
   const KernelTemplate& t = TileGemm(key, "cuda");

@@ -250,6 +250,14 @@ TT_DEVICE void trap() {
   __trap();
 }
 
+// tanh in one SFU instruction (sm_75+), error about 2^-11: below what a
+// 16-bit store rounds away.
+TT_DEVICE float tanh_approx(float x) {
+  float y;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 }  // namespace tt::arch
 
 #endif

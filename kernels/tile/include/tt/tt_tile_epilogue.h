@@ -34,9 +34,20 @@ struct relu {
   TT_DEVICE float operator()(float v, long long, long long) const { return v > 0.0f ? v : 0.0f; }
 };
 
+// A kernel whose output is 16-bit defines TT_APPROX_TANH: its store rounds
+// away far more than the leaf's one-instruction tanh loses, and tanhf is a
+// software routine of many instructions per output element.
+TT_DEVICE float gelu_tanh_of(float x) {
+#ifdef TT_APPROX_TANH
+  return arch::tanh_approx(x);
+#else
+  return tanhf(x);
+#endif
+}
+
 struct gelu_tanh {
   TT_DEVICE float operator()(float v, long long, long long) const {
-    return 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v)));
+    return 0.5f * v * (1.0f + gelu_tanh_of(0.7978845608f * (v + 0.044715f * v * v * v)));
   }
 };
 
