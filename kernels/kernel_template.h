@@ -15,7 +15,7 @@ namespace tiletune::kernels {
 // A compile option asking the CUDA backend for the arch-specific target of
 // its device (sm_90 -> sm_90a: wgmma, setmaxnreg; such a CUBIN runs on that
 // compute capability only). tiletune's own: the backend removes it before
-// NVRTC sees it (runtime/cuda/cubin_compiler.h spells the same text).
+// NVRTC sees it.
 inline constexpr std::string_view kArchSpecificOption = "--tiletune-arch-specific";
 
 // Everything a backend needs to compile one variant: a self-contained source

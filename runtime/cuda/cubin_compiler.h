@@ -12,10 +12,9 @@
 namespace tiletune::runtime::cuda {
 
 // A KernelSource asks for the arch-specific target of its device (sm_90 →
-// sm_90a: wgmma, setmaxnreg, TMA multicast; such a CUBIN runs on that exact
-// compute capability only) by listing this among its compile_options. It is
-// tiletune's, not NVRTC's: the compiler never sees it.
-inline constexpr std::string_view kArchSpecificOption = "--tiletune-arch-specific";
+// sm_90a) by listing kernels::kArchSpecificOption among its compile_options;
+// the compiler never sees it.
+using kernels::kArchSpecificOption;
 
 // What NVRTC is asked to build for one source on one device.
 struct CubinTarget {

@@ -186,11 +186,5 @@ TEST(GemmSources, WgmmaVariantsAskForSm90a) {
   }
 }
 
-// kernels/ cannot include runtime/ (the arrows point the other way), so the
-// option's text is spelled twice; this keeps the two the same.
-TEST(GemmSources, ArchSpecificOptionMatchesTheCudaBackends) {
-  EXPECT_EQ(kArchSpecificOption, runtime::cuda::kArchSpecificOption);
-}
-
 }  // namespace
 }  // namespace tiletune::kernels
