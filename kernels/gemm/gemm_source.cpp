@@ -34,15 +34,6 @@ std::vector<std::pair<std::string, std::string>> GemmHeaders() {
   return headers;
 }
 
-std::string DeviceType(v1::DType dtype) {
-  switch (dtype) {
-    case v1::DTYPE_BF16: return "tt::bf16";
-    case v1::DTYPE_F16: return "tt::f16";
-    case v1::DTYPE_F32: return "float";
-    default: throw std::invalid_argument("no device type for " + std::string(DTypeName(dtype)));
-  }
-}
-
 bool HasTensor(const v1::ChainOp& op) {
   return op.op() == "bias" || op.op() == "residual_add";
 }
@@ -74,9 +65,9 @@ std::string ConfigFlag(const std::string& name, bool value) {
 }
 
 std::string ConfigTypes(const v1::KernelKey& key, const GemmProblem& p) {
-  return "  using a_type = " + DeviceType(key.input_dtype()) + ";\n" +
-         "  using b_type = " + DeviceType(key.input_dtype()) + ";\n" +
-         "  using out_type = " + DeviceType(key.output_dtype()) + ";\n" +
+  return "  using a_type = " + gpu::DeviceType(key.input_dtype()) + ";\n" +
+         "  using b_type = " + gpu::DeviceType(key.input_dtype()) + ";\n" +
+         "  using out_type = " + gpu::DeviceType(key.output_dtype()) + ";\n" +
          ConfigFlag("a_col_major", p.a_col_major) + ConfigFlag("b_col_major", p.b_col_major);
 }
 
@@ -108,7 +99,7 @@ std::string Code(const v1::KernelKey& key, const GemmTarget& target, const GemmK
          std::string(target.vendor.backend) + "\n// key: " + CanonicalKeyString(key) +
          (variant_text.empty() ? "" : "\n// variant: " + variant_text) + "\n" +
          (target.vendor.backend == gpu::kHip.backend ? "#define TT_HIP 1\n" : "") +
-         (chain_dtype ? "#define TT_CHAIN_TENSOR_T " + DeviceType(*chain_dtype) + "\n" : "") +
+         (chain_dtype ? "#define TT_CHAIN_TENSOR_T " + gpu::DeviceType(*chain_dtype) + "\n" : "") +
          "#include \"tt_device.h\"\n#include \"tt_kernel_args.h\"\n"
          "#include \"tt_tile_epilogue.h\"\n#include \"" +
          spec.header + "\"\n\nnamespace {\n\nstruct Config {\n" + spec.config + "};\n\n" +
