@@ -19,10 +19,12 @@ namespace {
 constexpr int64_t kMaxGridZ = 65535;
 constexpr int64_t kNaiveTile = 16;  // tt_gemm_naive.h: 16 x 16 threads, one per output
 // The epilogue pass strides over the outputs: enough blocks to fill any GPU
-// several times over, few enough that each thread handles several elements
+// several times over, few enough that each thread handles several vectors
 // of a large output.
 constexpr int64_t kEpiloguePassThreads = 256;
 constexpr int64_t kEpiloguePassMaxBlocks = 8192;
+// The epilogue pass's widest load: 16 bytes, as the tile GEMM's.
+constexpr int64_t kEpiloguePassVectorBytes = 16;
 
 std::vector<std::pair<std::string, std::string>> GemmHeaders() {
   auto headers = tile::TileLibraryHeaders();
@@ -217,12 +219,15 @@ KernelSource EpiloguePassSource(const v1::KernelKey& raw, const GemmTarget& targ
   spec.entry = "tiletune_" + std::string(kEpiloguePassName);
   spec.header = "tt_gemm_epilogue.h";
   spec.function = "tt::gemm::epilogue_pass";
-  spec.config = ConfigTypes(key, p);
+  // Outputs per vector: at most 16 bytes' worth, dividing the row length.
+  const int64_t out_bytes = key.output_dtype() == v1::DTYPE_F32 ? 4 : 2;
+  const int64_t vec = std::min(kEpiloguePassVectorBytes / out_bytes, VectorWidth(p.ldc));
+  spec.config = ConfigTypes(key, p) + ConfigLine("vec", vec);
   spec.threads = kEpiloguePassThreads;
   KernelSource source = Assemble(key, target, spec, "", 0);
-  const int64_t outputs = p.batch * p.m * p.n;
+  const int64_t vectors = p.batch * p.m * p.ldc / vec;
   const int64_t blocks =
-      std::min(kEpiloguePassMaxBlocks, (outputs + kEpiloguePassThreads - 1) / kEpiloguePassThreads);
+      std::min(kEpiloguePassMaxBlocks, (vectors + kEpiloguePassThreads - 1) / kEpiloguePassThreads);
   SetLaunch(source, blocks, 1, kEpiloguePassThreads, 1, 0);
   return source;
 }
