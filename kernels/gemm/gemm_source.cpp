@@ -19,10 +19,12 @@ namespace {
 constexpr int64_t kMaxGridZ = 65535;
 constexpr int64_t kNaiveTile = 16;  // tt_gemm_naive.h: 16 x 16 threads, one per output
 // The epilogue pass strides over the outputs: enough blocks to fill any GPU
-// several times over, few enough that each thread handles several elements
+// several times over, few enough that each thread handles several vectors
 // of a large output.
 constexpr int64_t kEpiloguePassThreads = 256;
 constexpr int64_t kEpiloguePassMaxBlocks = 8192;
+// The epilogue pass's widest load: 16 bytes, as the tile GEMM's.
+constexpr int64_t kEpiloguePassVectorBytes = 16;
 
 std::vector<std::pair<std::string, std::string>> GemmHeaders() {
   auto headers = tile::TileLibraryHeaders();
@@ -33,15 +35,6 @@ std::vector<std::pair<std::string, std::string>> GemmHeaders() {
     headers.emplace_back(name, std::string(text));
   }
   return headers;
-}
-
-std::string DeviceType(v1::DType dtype) {
-  switch (dtype) {
-    case v1::DTYPE_BF16: return "tt::bf16";
-    case v1::DTYPE_F16: return "tt::f16";
-    case v1::DTYPE_F32: return "float";
-    default: throw std::invalid_argument("no device type for " + std::string(DTypeName(dtype)));
-  }
 }
 
 bool HasTensor(const v1::ChainOp& op) {
@@ -76,9 +69,9 @@ std::string ConfigFlag(const std::string& name, bool value) {
 }
 
 std::string ConfigTypes(const v1::KernelKey& key, const GemmProblem& p) {
-  return "  using a_type = " + DeviceType(key.input_dtype()) + ";\n" +
-         "  using b_type = " + DeviceType(key.input_dtype()) + ";\n" +
-         "  using out_type = " + DeviceType(key.output_dtype()) + ";\n" +
+  return "  using a_type = " + gpu::DeviceType(key.input_dtype()) + ";\n" +
+         "  using b_type = " + gpu::DeviceType(key.input_dtype()) + ";\n" +
+         "  using out_type = " + gpu::DeviceType(key.output_dtype()) + ";\n" +
          ConfigFlag("a_col_major", p.a_col_major) + ConfigFlag("b_col_major", p.b_col_major);
 }
 
@@ -110,7 +103,7 @@ std::string Code(const v1::KernelKey& key, const GemmTarget& target, const GemmK
          std::string(target.vendor.backend) + "\n// key: " + CanonicalKeyString(key) +
          (variant_text.empty() ? "" : "\n// variant: " + variant_text) + "\n" +
          (target.vendor.backend == gpu::kHip.backend ? "#define TT_HIP 1\n" : "") +
-         (chain_dtype ? "#define TT_CHAIN_TENSOR_T " + DeviceType(*chain_dtype) + "\n" : "") +
+         (chain_dtype ? "#define TT_CHAIN_TENSOR_T " + gpu::DeviceType(*chain_dtype) + "\n" : "") +
          (key.output_dtype() != v1::DTYPE_F32 ? "#define TT_APPROX_TANH 1\n" : "") +
          "#include \"tt_device.h\"\n#include \"tt_kernel_args.h\"\n"
          "#include \"tt_tile_epilogue.h\"\n#include \"" +
@@ -245,12 +238,15 @@ KernelSource EpiloguePassSource(const v1::KernelKey& raw, const GemmTarget& targ
   spec.entry = "tiletune_" + std::string(kEpiloguePassName);
   spec.header = "tt_gemm_epilogue.h";
   spec.function = "tt::gemm::epilogue_pass";
-  spec.config = ConfigTypes(key, p);
+  // Outputs per vector: at most 16 bytes' worth, dividing the row length.
+  const int64_t out_bytes = key.output_dtype() == v1::DTYPE_F32 ? 4 : 2;
+  const int64_t vec = std::min(kEpiloguePassVectorBytes / out_bytes, VectorWidth(p.ldc));
+  spec.config = ConfigTypes(key, p) + ConfigLine("vec", vec);
   spec.threads = kEpiloguePassThreads;
   KernelSource source = Assemble(key, target, spec, "", 0);
-  const int64_t outputs = p.batch * p.m * p.n;
+  const int64_t vectors = p.batch * p.m * p.ldc / vec;
   const int64_t blocks =
-      std::min(kEpiloguePassMaxBlocks, (outputs + kEpiloguePassThreads - 1) / kEpiloguePassThreads);
+      std::min(kEpiloguePassMaxBlocks, (vectors + kEpiloguePassThreads - 1) / kEpiloguePassThreads);
   SetLaunch(source, blocks, 1, kEpiloguePassThreads, 1, 0);
   return source;
 }

@@ -32,7 +32,7 @@ class GpuElementwise final : public KernelTemplate {
   SearchSpace Space(const v1::KernelKey& key) const override {
     const int64_t total = Total(key);
     SearchSpace space;
-    space.Add("threads", {128, 256, 512}).Add("vec", {1, 2, 4}).Add("unroll", {1, 2, 4});
+    space.Add("threads", {128, 256, 512}).Add("vec", VectorWidths(key)).Add("unroll", {1, 2, 4});
     space.Require("one block's first step fits in the tensor (or the smallest block, 128x1x1)",
                   [total](const Variant& v) {
                     const int64_t per_block = v.at("threads") * v.at("vec") * v.at("unroll");

@@ -59,7 +59,15 @@ class GpuGemmTiled final : public KernelTemplate {
 
   std::optional<std::string> Unsupported(const v1::KernelKey& key) const override {
     if (key.op() != "gemm") return std::string(kName) + " serves gemm, not " + key.op();
-    return UnsupportedGpuTypes(key);
+    if (auto why = UnsupportedGpuTypes(key)) return why;
+    // gemm.h computes on f32 tiles; tile_gemm serves bf16 and f16.
+    const v1::KernelKey k = NormalizeKernelKey(key);
+    if (k.input_dtype() != v1::DTYPE_F32 || k.output_dtype() != v1::DTYPE_F32) {
+      return std::string(kName) + " reads and writes f32, not " +
+             std::string(DTypeName(k.input_dtype())) + " -> " +
+             std::string(DTypeName(k.output_dtype())) + " (tile_gemm serves bf16 and f16)";
+    }
+    return std::nullopt;
   }
 
   SearchSpace Space(const v1::KernelKey& key) const override {

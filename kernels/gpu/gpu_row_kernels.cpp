@@ -71,7 +71,7 @@ class GpuRowKernel final : public KernelTemplate {
     SearchSpace space;
     space.Add("threads", {64, 128, 256, 512, 1024})
         .Add("rows_per_block", {1, 2, 4})
-        .Add("vec", {1, 2, 4})
+        .Add("vec", VectorWidths(key))
         .Add("unroll", {1, 2, 4, 8});
     for (const auto& p : def_.algorithm) space.Add(p.name, p.values);
     space.Require("vec divides cols (vector loads stay aligned)",

@@ -5,6 +5,7 @@
 
 #include "kernels/epilogue_source.h"
 #include "kernels/kernel_key.h"
+#include "kernels/tile/tile_headers.h"
 
 namespace tiletune::kernels::gpu {
 
@@ -14,18 +15,19 @@ std::string_view EmbeddedGpuHeader(std::string_view name);
 
 namespace {
 
-// Every GPU kernel is compiled with the whole set, so that the cache key of
-// a kernel covers any header it may include.
-constexpr const char* kHeaders[] = {
-    "tt_device.h", "tt_kernel_args.h", "tt_epilogue.h", "tt_reduce.h", "tt_rows.h",
-    "softmax.h",   "rmsnorm.h",        "layernorm.h",   "gemm.h",      "elementwise.h"};
+// Every GPU kernel is compiled with the whole set (and the tile library's,
+// for its element types, conversions and epilogue ops), so that the cache
+// key of a kernel covers any header it may include.
+constexpr const char* kHeaders[] = {"tt_reduce.h", "tt_typed_memory.h", "tt_rows.h",
+                                    "softmax.h",   "rmsnorm.h",         "layernorm.h",
+                                    "gemm.h",      "elementwise.h"};
 
 // The most blocks a launch may ask for along x (CUDA's limit; HIP's is larger).
 constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
 
 const std::vector<std::pair<std::string, std::string>>& GpuHeaders() {
   static const auto headers = [] {
-    std::vector<std::pair<std::string, std::string>> h;
+    std::vector<std::pair<std::string, std::string>> h = tile::TileLibraryHeaders();
     for (const char* name : kHeaders) {
       const std::string_view text = EmbeddedGpuHeader(std::string("gpu/include/") + name);
       if (text.empty()) throw std::logic_error(std::string("GPU header not embedded: ") + name);
@@ -62,22 +64,78 @@ std::string KernelBody(const GpuKernelSpec& spec, int64_t planted_fault) {
 
 }  // namespace
 
-std::optional<std::string> UnsupportedGpuTypes(const v1::KernelKey& key) {
-  constexpr const char* kLater = " (f16/bf16 GPU kernels arrive with the tile library)";
-  const v1::KernelKey k = NormalizeKernelKey(key);
-  if (k.input_dtype() != v1::DTYPE_F32) {
-    return "GPU kernels take f32 inputs for now, not " + std::string(DTypeName(k.input_dtype())) +
-           kLater;
+namespace {
+
+bool HasTensor(const v1::ChainOp& op) {
+  return op.op() == "bias" || op.op() == "residual_add";
+}
+
+bool IsDeviceType(v1::DType dtype) {
+  return dtype == v1::DTYPE_F32 || dtype == v1::DTYPE_BF16 || dtype == v1::DTYPE_F16;
+}
+
+// The tensors of the prologue, then of the chain, with where they are in
+// the key ("prologue[0]", "chain[2]").
+std::vector<std::pair<std::string, v1::ChainOp>> TensorOps(const v1::KernelKey& key) {
+  std::vector<std::pair<std::string, v1::ChainOp>> ops;
+  for (int i = 0; i < key.prologue_size(); ++i) {
+    if (HasTensor(key.prologue(i))) {
+      ops.emplace_back("prologue[" + std::to_string(i) + "]", key.prologue(i));
+    }
   }
-  if (k.output_dtype() != v1::DTYPE_F32) {
-    return "GPU kernels write f32 outputs for now, not " +
-           std::string(DTypeName(k.output_dtype())) + kLater;
+  for (int i = 0; i < key.chain_size(); ++i) {
+    if (HasTensor(key.chain(i))) ops.emplace_back("chain[" + std::to_string(i) + "]", key.chain(i));
+  }
+  return ops;
+}
+
+}  // namespace
+
+std::string DeviceType(v1::DType dtype) {
+  switch (dtype) {
+    case v1::DTYPE_BF16: return "tt::bf16";
+    case v1::DTYPE_F16: return "tt::f16";
+    case v1::DTYPE_F32: return "float";
+    default: throw std::invalid_argument("no device type for " + std::string(DTypeName(dtype)));
+  }
+}
+
+std::vector<int64_t> VectorWidths(const v1::KernelKey& key) {
+  if (NormalizeKernelKey(key).input_dtype() == v1::DTYPE_F32) return {1, 2, 4};
+  return {1, 2, 4, 8};
+}
+
+std::optional<std::string> UnsupportedGpuTypes(const v1::KernelKey& key) {
+  const v1::KernelKey k = NormalizeKernelKey(key);
+  if (!IsDeviceType(k.input_dtype())) {
+    return "GPU kernels take f32, bf16 or f16 inputs, not " +
+           std::string(DTypeName(k.input_dtype()));
+  }
+  if (!IsDeviceType(k.output_dtype())) {
+    return "GPU kernels write f32, bf16 or f16 outputs, not " +
+           std::string(DTypeName(k.output_dtype()));
+  }
+  const auto tensors = TensorOps(k);
+  for (const auto& [at, op] : tensors) {
+    // One element type for every tensor of the prologue and the chain:
+    // tt_tile_epilogue.h reads them all as TT_CHAIN_TENSOR_T.
+    if (op.dtype() != tensors.front().second.dtype()) {
+      return at + " (" + op.op() + ") has dtype " + std::string(DTypeName(op.dtype())) + " but " +
+             tensors.front().first + " has " +
+             std::string(DTypeName(tensors.front().second.dtype())) +
+             "; a GPU kernel reads every prologue and chain tensor in one dtype";
+    }
+    if (!IsDeviceType(op.dtype())) {
+      return at + " (" + op.op() + ") has dtype " + std::string(DTypeName(op.dtype())) +
+             "; GPU kernels read f32, bf16 or f16 tensors";
+    }
   }
   for (int i = 0; i < k.chain_size(); ++i) {
-    if (k.chain(i).dtype() != v1::DTYPE_F32) {
-      return "chain[" + std::to_string(i) + "] (" + k.chain(i).op() + ") has dtype " +
-             std::string(DTypeName(k.chain(i).dtype())) + "; GPU kernels support f32 only for now" +
-             kLater;
+    if (k.chain(i).op() == "cast" && k.chain(i).dtype() != k.output_dtype()) {
+      return "chain[" + std::to_string(i) + "] (cast) casts to " +
+             std::string(DTypeName(k.chain(i).dtype())) + " but the output is " +
+             std::string(DTypeName(k.output_dtype())) +
+             "; GPU kernels cast only to the output dtype (the store rounds to it)";
     }
   }
   return std::nullopt;
@@ -90,9 +148,12 @@ std::string GpuEntry(std::string_view stem, const Variant& variant) {
   return entry;
 }
 
-KernelSource GenerateGpuSource(const v1::KernelKey& key, const GpuVendor& vendor,
+KernelSource GenerateGpuSource(const v1::KernelKey& raw, const GpuVendor& vendor,
                                const GpuKernelSpec& spec, int64_t planted_fault) {
-  std::string config = "struct Config {\n";
+  const v1::KernelKey key = NormalizeKernelKey(raw);
+  const auto tensors = TensorOps(key);
+  std::string config = "struct Config {\n  using x_type = " + DeviceType(key.input_dtype()) +
+                       ";\n  using y_type = " + DeviceType(key.output_dtype()) + ";\n";
   for (const auto& [name, value] : spec.config) {
     config += "  static constexpr int " + name + " = " + std::to_string(value) + ";\n";
   }
@@ -106,8 +167,11 @@ KernelSource GenerateGpuSource(const v1::KernelKey& key, const GpuVendor& vendor
       "// Generated by tiletune: " + spec.kernel_name + " for " + std::string(vendor.backend) +
       "\n// key: " + CanonicalKeyString(key) + "\n" +
       (vendor.backend == kHip.backend ? "#define TT_HIP 1\n" : "") +
+      (tensors.empty()
+           ? ""
+           : "#define TT_CHAIN_TENSOR_T " + DeviceType(tensors.front().second.dtype()) + "\n") +
       "#include \"tt_device.h\"\n#include \"tt_kernel_args.h\"\n"
-      "#include \"tt_epilogue.h\"\n#include \"" +
+      "#include \"tt_tile_epilogue.h\"\n#include \"" +
       spec.header + "\"\n\nnamespace {\n\n" + config + "\n" +
       (spec.takes_prologue
            ? PrologueFunctor(key, {"tt_kernel_args", "long long", "__device__ "}) + "\n"
@@ -116,6 +180,8 @@ KernelSource GenerateGpuSource(const v1::KernelKey& key, const GpuVendor& vendor
       "\n}  // namespace\n\nTT_KERNEL(" + threads + ") " + source.entry +
       "(tt_kernel_args args) {\n" + KernelBody(spec, planted_fault) + "}\n";
   source.headers = GpuHeaders();
+  // hipRTC defaults to C++14; the tile library is C++17 on both vendors.
+  source.compile_options = {"-std=c++17"};
   source.launch.add_grid(std::clamp<int64_t>(spec.blocks, 1, kMaxGridX));
   source.launch.add_grid(1);
   source.launch.add_grid(1);

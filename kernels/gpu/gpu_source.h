@@ -40,9 +40,18 @@ struct GpuKernelSpec {
   bool takes_prologue = false;
 };
 
-// Why a GPU kernel cannot serve the key's types (f32 only until the tile
-// library brings f16/bf16), or nullopt.
+// Why a GPU kernel cannot serve the key's types, or nullopt. They read and
+// write f32, bf16 or f16 (computing in f32), every prologue and chain tensor
+// in one of those dtypes, and cast only to the output dtype.
 std::optional<std::string> UnsupportedGpuTypes(const v1::KernelKey& key);
+
+// The vector widths, in elements, the row and element-wise templates try:
+// up to 16 bytes of the key's input type (1, 2, 4 floats; 1 to 8 bf16/f16).
+std::vector<int64_t> VectorWidths(const v1::KernelKey& key);
+
+// The device type of a dtype: float, tt::bf16 or tt::f16 (the tile
+// library's). Throws std::invalid_argument for any other.
+std::string DeviceType(v1::DType dtype);
 
 // A symbol for a generated kernel: tiletune_<stem> and every parameter of the
 // variant with its value, so that each variant (planted faults too) has its
@@ -50,7 +59,8 @@ std::optional<std::string> UnsupportedGpuTypes(const v1::KernelKey& key);
 std::string GpuEntry(std::string_view stem, const Variant& variant);
 
 // The complete source of a GPU kernel for the key and vendor: the Config
-// constants, the epilogue chain as a functor and one extern "C" __global__
+// element types (x_type, y_type) and constants, the epilogue chain as a
+// functor and one extern "C" __global__
 // entry taking tt_kernel_args by value; its launch geometry; the embedded
 // device headers. `planted_fault` is 0 for a real kernel, else one of
 // host::kPlantedFault's: 1 never ends, 2 writes far past the output

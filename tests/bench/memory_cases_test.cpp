@@ -12,7 +12,7 @@ namespace {
 
 TEST(MemoryCases, FusedCasesAreOneKernelAndTheirUnfusedSequencesOneKernelPerOp) {
   const auto cases = MemoryCases();
-  ASSERT_EQ(cases.size(), 7u);
+  ASSERT_EQ(cases.size(), 10u);
   EXPECT_EQ(cases[0].fused.at(0).op(), "elementwise");
   EXPECT_EQ(cases[0].fused.at(0).chain_size(), 0);
   EXPECT_EQ(cases[0].bytes, 2 * 16384 * 4096 * 4LL);
@@ -35,6 +35,16 @@ TEST(MemoryCases, FusedCasesAreOneKernelAndTheirUnfusedSequencesOneKernelPerOp) 
   // x, residual and y of 16384 x 4096, and the weight row.
   EXPECT_EQ(residual_norm.bytes, (3 * 16384 * 4096LL + 4096) * 4);
   EXPECT_EQ(cases[6].unfused.size(), 3u);
+
+  // The bf16 cases read and write bf16, their tensors too, and move half the bytes.
+  for (size_t i = 7; i < cases.size(); ++i) {
+    for (const auto& key : cases[i].fused) {
+      EXPECT_EQ(key.input_dtype(), v1::DTYPE_BF16) << cases[i].name;
+      EXPECT_EQ(kernels::NormalizeKernelKey(key).output_dtype(), v1::DTYPE_BF16) << cases[i].name;
+    }
+  }
+  EXPECT_EQ(cases[9].fused[0].prologue_size(), 1);
+  EXPECT_EQ(cases[9].bytes, residual_norm.bytes / 2);
 }
 
 }  // namespace

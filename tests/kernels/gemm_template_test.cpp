@@ -329,6 +329,30 @@ TEST(TileGemmTemplate, CudaBaselineAddsTheEpiloguePassWhereCublasLtCannot) {
   EXPECT_EQ(s.launch.grid(0), (2 * 37 * 53 + 255) / 256);
   EXPECT_EQ(s.launch.grid(2), 1);
   EXPECT_EQ(s.launch.block(0), 256);
+  // 53 columns: one output per load.
+  EXPECT_TRUE(Contains(s.code, "static constexpr int vec = 1;"));
+}
+
+TEST(TileGemmTemplate, EpiloguePassMovesSixteenByteVectorsWhereRowsAllowThem) {
+  struct Case {
+    v1::DType out;
+    int64_t n, vec;
+  };
+  // 16 bytes: 8 bf16 or 4 f32 outputs; fewer where the row length needs it.
+  for (const Case& c : {Case{v1::DTYPE_BF16, 14336, 8}, Case{v1::DTYPE_F32, 14336, 4},
+                        Case{v1::DTYPE_BF16, 36, 4}, Case{v1::DTYPE_BF16, 38, 2}}) {
+    v1::KernelKey key = Gemm(128, c.n, 64);
+    key.set_output_dtype(c.out);
+    AddChain(key, "bias", c.out);
+    AddChain(key, "gelu_erf");
+    const Baseline baseline = TileGemm(key, "cuda").BaselineFor(key);
+    ASSERT_TRUE(baseline.source.has_value());
+    const KernelSource& s = *baseline.source;
+    SCOPED_TRACE(s.code);
+    EXPECT_TRUE(Contains(s.code, "static constexpr int vec = " + std::to_string(c.vec) + ";"));
+    // Capped at 8192 blocks of 256 threads, each striding over vectors.
+    EXPECT_EQ(s.launch.grid(0), std::min<int64_t>(8192, (128 * c.n / c.vec + 255) / 256));
+  }
 }
 
 }  // namespace

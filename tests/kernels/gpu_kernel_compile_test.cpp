@@ -52,9 +52,20 @@ v1::KernelKey WithPrologue(v1::KernelKey key, std::vector<std::string> ops) {
   return key;
 }
 
+// The key reading and writing `dtype` (its tensors default to it too).
+v1::KernelKey In(v1::DType dtype, v1::KernelKey key) {
+  key.set_input_dtype(dtype);
+  key.set_output_dtype(dtype);
+  for (auto& op : *key.mutable_chain()) {
+    if (op.op() == "cast") op.set_dtype(dtype);
+  }
+  return key;
+}
+
 // Between them: both row regimes (held in registers, several passes),
 // rows_per_block > 1, Welford, every gemm tile, both layouts of A and B,
-// batches, edges in every dimension, each chain op and prologues on row ops.
+// batches, edges in every dimension, each chain op, prologues on row ops and
+// bf16/f16 rows.
 const std::vector<Problem>& Problems() {
   static const std::vector<Problem> problems = [] {
     v1::KernelKey col_major =
@@ -79,6 +90,21 @@ const std::vector<Problem>& Problems() {
          WithPrologue(Key("elementwise", {{"rows", 37}, {"cols", 1001}},
                           {"bias", "gelu_tanh", "residual_add"}),
                       {"scale"})},
+        // 16-bit rows: vectors of up to 8 elements, tensors in the row's type.
+        {"softmax_bf16_37x1000_scale_residual", "gpu_softmax_rows",
+         In(v1::DTYPE_BF16,
+            WithPrologue(Key("softmax", {{"rows", 37}, {"cols", 1000}}, {"bias", "scale"}),
+                         {"scale", "residual_add"}))},
+        {"rmsnorm_bf16_33x4097_residual", "gpu_rmsnorm_rows",
+         In(v1::DTYPE_BF16, WithPrologue(Key("rmsnorm", {{"rows", 33}, {"cols", 4097}}, {"cast"}),
+                                         {"residual_add"}))},
+        {"layernorm_f16_3x50000_bias", "gpu_layernorm_rows",
+         In(v1::DTYPE_F16,
+            WithPrologue(Key("layernorm", {{"rows", 3}, {"cols", 50000}}, {"residual_add"}),
+                         {"bias"}))},
+        {"elementwise_bf16_37x1001", "gpu_elementwise",
+         In(v1::DTYPE_BF16, Key("elementwise", {{"rows", 37}, {"cols", 1001}},
+                                {"bias", "gelu_tanh", "residual_add", "cast"}))},
         {"gemm_37x53x29", "gpu_gemm_tiled",
          Key("gemm", {{"m", 37}, {"n", 53}, {"k", 29}}, {"bias", "relu"})},
         {"gemm_3x129x250x77_col_major", "gpu_gemm_tiled", col_major},

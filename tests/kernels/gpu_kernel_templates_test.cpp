@@ -7,6 +7,7 @@
 #include <set>
 
 #include "kernels/host/host_source.h"
+#include "kernels/kernel_key.h"
 #include "kernels/kernel_template.h"
 
 namespace tiletune::kernels {
@@ -71,32 +72,64 @@ TEST_P(GpuTemplates, ServeEveryOp) {
   }
 }
 
-TEST_P(GpuTemplates, ServeF32OnlyAndSayWhy) {
-  v1::KernelKey half = Gemm(64, 64, 64);
-  half.set_input_dtype(v1::DTYPE_F16);
-  EXPECT_EQ(Find(half, GetParam()).Unsupported(half),
-            "GPU kernels take f32 inputs for now, not f16 (f16/bf16 GPU kernels arrive with the "
-            "tile library)");
+TEST_P(GpuTemplates, RowKernelsServeF32Bf16AndF16AndSayWhyNot) {
+  for (const v1::DType dtype : {v1::DTYPE_F32, v1::DTYPE_BF16, v1::DTYPE_F16}) {
+    v1::KernelKey key = Rows("rmsnorm", 4, 4);
+    key.set_input_dtype(dtype);
+    key.set_output_dtype(dtype);
+    key.add_prologue()->set_op("residual_add");
+    key.add_chain()->set_op("bias");
+    EXPECT_EQ(Find(key, GetParam()).Unsupported(key), std::nullopt) << CanonicalKeyString(key);
+  }
 
-  v1::KernelKey bf16_out = Rows("softmax", 4, 4);
-  bf16_out.set_output_dtype(v1::DTYPE_BF16);
-  const auto why_out = Find(bf16_out, GetParam()).Unsupported(bf16_out);
-  ASSERT_TRUE(why_out);
-  EXPECT_NE(why_out->find("f32 outputs for now, not bf16"), std::string::npos) << *why_out;
+  v1::KernelKey f64 = Rows("softmax", 4, 4);
+  f64.set_input_dtype(v1::DTYPE_F64);
+  EXPECT_EQ(Find(f64, GetParam()).Unsupported(f64),
+            "GPU kernels take f32, bf16 or f16 inputs, not f64");
+
+  // Prologue tensors default to the input type, chain tensors to the output
+  // type: bf16 in, f32 out leaves two tensor types, which one kernel cannot read.
+  v1::KernelKey mixed = Rows("rmsnorm", 4, 4);
+  mixed.set_input_dtype(v1::DTYPE_BF16);
+  mixed.set_output_dtype(v1::DTYPE_F32);
+  mixed.add_prologue()->set_op("residual_add");
+  mixed.add_chain()->set_op("residual_add");
+  EXPECT_EQ(Find(mixed, GetParam()).Unsupported(mixed),
+            "chain[0] (residual_add) has dtype f32 but prologue[0] has bf16; a GPU kernel reads "
+            "every prologue and chain tensor in one dtype");
 
   v1::KernelKey cast = Rows("rmsnorm", 4, 4);
   cast.add_chain()->set_op("cast");
   cast.mutable_chain(0)->set_dtype(v1::DTYPE_F16);
   const auto why_cast = Find(cast, GetParam()).Unsupported(cast);
   ASSERT_TRUE(why_cast);
-  EXPECT_NE(why_cast->find("chain[0] (cast) has dtype f16"), std::string::npos) << *why_cast;
-
-  // A cast to f32 is the identity on f32 kernels.
+  EXPECT_NE(why_cast->find("chain[0] (cast) casts to f16 but the output is f32"), std::string::npos)
+      << *why_cast;
+  // A cast to the output type is the store's own rounding.
   cast.mutable_chain(0)->set_dtype(v1::DTYPE_F32);
   EXPECT_FALSE(Find(cast, GetParam()).Unsupported(cast));
 
   EXPECT_EQ(Find(cast, GetParam()).Unsupported(Gemm(4, 4, 4)),
             "gpu_rmsnorm_rows serves rmsnorm, not gemm");
+}
+
+TEST_P(GpuTemplates, TheF32GemmLeaves16BitTypesToTileGemm) {
+  v1::KernelKey half = Gemm(64, 64, 64);
+  half.set_input_dtype(v1::DTYPE_F16);
+  EXPECT_EQ(Gpu("gpu_gemm_tiled", GetParam()).Unsupported(half),
+            "gpu_gemm_tiled reads and writes f32, not f16 -> f16 (tile_gemm serves bf16 and f16)");
+}
+
+TEST_P(GpuTemplates, SixteenBitRowsLoadUpToEightElementsAtOnce) {
+  v1::KernelKey key = Rows("softmax", 37, 1000);
+  key.set_input_dtype(v1::DTYPE_BF16);
+  std::set<int64_t> vecs;
+  for (const auto& v : Find(key, GetParam()).Space(key).ValidVariants()) vecs.insert(v.at("vec"));
+  EXPECT_EQ(vecs, (std::set<int64_t>{1, 2, 4, 8}));
+  const KernelSource source =
+      Find(key, GetParam()).Source(key, Find(key, GetParam()).Space(key).ValidVariants().at(0));
+  EXPECT_NE(source.code.find("using x_type = tt::bf16;"), std::string::npos) << source.code;
+  EXPECT_NE(source.code.find("using y_type = tt::bf16;"), std::string::npos) << source.code;
 }
 
 // rows=37, cols=1000: cols is a multiple of 4, 37 rows leave the last block
@@ -280,7 +313,8 @@ TEST_P(GpuTemplates, SourcesChainTheEpilogueInKeyOrder) {
     EXPECT_FALSE(text.empty()) << name;
     headers.insert(name);
   }
-  for (const char* name : {"tt_device.h", "tt_kernel_args.h", "tt_epilogue.h", "gemm.h"}) {
+  for (const char* name : {"tt_device.h", "tt_kernel_args.h", "tt_tile_epilogue.h", "tt_tile.h",
+                           "tt_typed_memory.h", "gemm.h"}) {
     EXPECT_TRUE(headers.contains(name)) << name;
   }
 }

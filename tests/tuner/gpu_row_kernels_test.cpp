@@ -53,6 +53,11 @@ v1::KernelKey RowKey(const std::string& op, int64_t rows, int64_t cols,
   return key;
 }
 
+// Relative errors allowed against the float64 reference: f32 outputs, and
+// outputs rounded once to bf16 (8 bits of mantissa: 2^-9 relative).
+constexpr double kF32Tolerance = 1e-5;
+constexpr double kBf16Tolerance = 1e-2;
+
 class GpuRowKernelsOnDevice : public ::testing::TestWithParam<int64_t> {
  protected:
   void SetUp() override {
@@ -61,7 +66,7 @@ class GpuRowKernelsOnDevice : public ::testing::TestWithParam<int64_t> {
     if (!cuda_) GTEST_SKIP() << "no CUDA device: " << why;
   }
 
-  void ExpectEveryVariantCorrect(const v1::KernelKey& key) {
+  void ExpectEveryVariantCorrect(const v1::KernelKey& key, double tolerance = kF32Tolerance) {
     std::string why;
     const kernels::KernelTemplate* t = kernels::FindKernelTemplate(key, "cuda", &why);
     ASSERT_NE(t, nullptr) << why;
@@ -93,7 +98,7 @@ class GpuRowKernelsOnDevice : public ::testing::TestWithParam<int64_t> {
       request.mutable_protocol()->set_warmup(0);
       request.mutable_protocol()->set_min_repetitions(1);
       request.mutable_protocol()->set_max_repetitions(1);
-      request.set_tolerance(1e-5);
+      request.set_tolerance(tolerance);
       const auto result = worker.Run(request, 60s);
       EXPECT_EQ(result.outcome, BenchmarkWorker::Outcome::kOk)
           << kernels::CanonicalKeyString(key) << " " << source.entry << ": " << result.error;
@@ -118,6 +123,25 @@ TEST_P(GpuRowKernelsOnDevice, LayernormWithBiasPrologueAndResidualEpilogue) {
 TEST_P(GpuRowKernelsOnDevice, ElementwiseChain) {
   ExpectEveryVariantCorrect(
       RowKey("elementwise", 7, GetParam(), {}, {"bias", "gelu_tanh", "residual_add", "silu"}));
+}
+
+// 16-bit rows: loads of up to 8 elements, f32 accumulation, one rounding
+// at the store (so the tolerance is bf16's, not f32's).
+TEST_P(GpuRowKernelsOnDevice, Bf16SoftmaxRmsnormAndLayernorm) {
+  for (const char* op : {"softmax", "rmsnorm", "layernorm"}) {
+    v1::KernelKey key = RowKey(op, 5, GetParam(), {"residual_add"}, {"scale"});
+    key.set_input_dtype(v1::DTYPE_BF16);
+    key.set_output_dtype(v1::DTYPE_BF16);
+    ExpectEveryVariantCorrect(key, kBf16Tolerance);
+  }
+}
+
+TEST_P(GpuRowKernelsOnDevice, Bf16ElementwiseChain) {
+  v1::KernelKey key =
+      RowKey("elementwise", 7, GetParam(), {}, {"bias", "gelu_tanh", "residual_add"});
+  key.set_input_dtype(v1::DTYPE_BF16);
+  key.set_output_dtype(v1::DTYPE_BF16);
+  ExpectEveryVariantCorrect(key, kBf16Tolerance);
 }
 
 INSTANTIATE_TEST_SUITE_P(OddRowLengths, GpuRowKernelsOnDevice,

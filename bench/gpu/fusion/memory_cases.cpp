@@ -7,10 +7,14 @@ namespace {
 
 constexpr int64_t kF32Bytes = 4;
 
-// A row-op graph over [rows, cols] f32 tensors; `vectors` are [cols].
+int64_t ElementBytes(v1::DType dtype) {
+  return dtype == v1::DTYPE_F32 ? kF32Bytes : 2;
+}
+
+// A row-op graph over [rows, cols] tensors of one dtype; `vectors` are [cols].
 class RowGraph {
  public:
-  RowGraph(int64_t rows, int64_t cols) {
+  RowGraph(int64_t rows, int64_t cols, v1::DType dtype = v1::DTYPE_F32) : dtype_(dtype) {
     for (auto [name, size] : {std::pair{"r", rows}, {"c", cols}}) {
       auto* d = key_.add_shape();
       d->set_name(name);
@@ -35,7 +39,7 @@ class RowGraph {
     for (const auto& t : key_.tensors()) {
       elements += Elements(std::vector<std::string>(t.dims().begin(), t.dims().end()));
     }
-    return elements * kF32Bytes;
+    return elements * ElementBytes(dtype_);
   }
 
   std::vector<v1::KernelKey> Fused() const { return Plan(key_); }
@@ -52,7 +56,7 @@ class RowGraph {
     auto* t = key_.add_tensors();
     t->set_name(name);
     for (auto& d : dims) t->add_dims(d);
-    t->set_dtype(v1::DTYPE_F32);
+    t->set_dtype(dtype_);
     return *this;
   }
 
@@ -73,6 +77,7 @@ class RowGraph {
     return keys;
   }
 
+  v1::DType dtype_;
   v1::KernelKey key_;
 };
 
@@ -88,6 +93,7 @@ MemoryCase Fusion(const std::string& name, const RowGraph& graph) {
 
 std::vector<MemoryCase> MemoryCases() {
   constexpr int64_t kRows = 16384, kCols = 4096;
+  constexpr v1::DType kBf16 = v1::DTYPE_BF16;
   v1::KernelKey copy;
   copy.set_op("elementwise");
   copy.set_input_dtype(v1::DTYPE_F32);
@@ -119,6 +125,16 @@ std::vector<MemoryCase> MemoryCases() {
                                                   .Op("scale", {"x"}, "s", 0.125)
                                                   .Op("add", {"s", "mask"}, "m")
                                                   .Op("softmax", {"m"}, "y")),
+      Single("bf16 softmax 16384x4096",
+             RowGraph(kRows, kCols, kBf16).Matrix("x").Op("softmax", {"x"}, "y")),
+      Single("bf16 rmsnorm 16384x4096",
+             RowGraph(kRows, kCols, kBf16).Matrix("x").Vector("w").Op("rmsnorm", {"x", "w"}, "y")),
+      Fusion("bf16 residual+rmsnorm 16384x4096", RowGraph(kRows, kCols, kBf16)
+                                                     .Matrix("x")
+                                                     .Matrix("res")
+                                                     .Vector("w")
+                                                     .Op("add", {"x", "res"}, "h")
+                                                     .Op("rmsnorm", {"h", "w"}, "y")),
   };
 }
 

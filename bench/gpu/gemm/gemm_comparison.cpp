@@ -3,9 +3,13 @@
 #include <functional>
 #include <limits>
 #include <new>
+#include <stdexcept>
 
 #include "bench/gpu/gemm/device_problem.h"
+#include "bench/gpu/gemm/epilogue_pass_kernel.h"
 #include "bench/gpu/gemm/sampled_check.h"
+#include "kernels/gemm/blas_epilogue.h"
+#include "kernels/gemm/gemm_source.h"
 #include "kernels/kernel_template.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "tuner/worker/problem_inputs.h"
@@ -15,6 +19,8 @@ namespace tiletune::bench {
 namespace {
 
 constexpr uint64_t kInputSeed = 1;
+// Seconds NVRTC may take for the epilogue pass (a few lines of device code).
+constexpr int kPassCompileSeconds = 120;
 
 // Frees the shape's buffers however the comparison ends.
 struct ReleaseScope {
@@ -61,23 +67,32 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
 
     row.tiletune = TuneVariants(rig.tuner, *tile_gemm, problem, rig.executor, args, whole);
 
-    const bool fused = epilogue == Epilogue::kBiasGeluTanh;
-    const void* bias = fused ? args.chain_tensors.at(0).ptr : nullptr;
     const runtime::cuda::CublasLtOperands operands{args.a.ptr,   args.b.ptr, nullptr,
                                                    args.out.ptr, 1.0f,       workspace.ptr};
-    // The key's chain (bias, gelu_tanh) folds into cuBLASLt's GELU_BIAS.
-    const runtime::cuda::CublasLtGemm vendor(rig.cublaslt, runtime::cuda::CublasLtGemmSpecOf(key),
-                                             bias);
-    row.vendor = MeasureVendor(rig, args, problem, max_side, vendor.algorithm(),
-                               [&] { vendor.Enqueue(operands); });
-    if (fused && precision == Precision::kBf16) {
+    const kernels::gemm::BlasEpilogue fold = kernels::gemm::FoldIntoBlasEpilogue(key);
+    if (fold.fused) {
+      // The key's chain (none, or bias + gelu_tanh) folds into cuBLASLt's own epilogue.
+      const void* bias = fold.bias_op ? args.chain_tensors.at(*fold.bias_op).ptr : nullptr;
+      const runtime::cuda::CublasLtGemm vendor(rig.cublaslt, runtime::cuda::CublasLtGemmSpecOf(key),
+                                               bias);
+      row.vendor = MeasureVendor(rig, args, problem, max_side, vendor.algorithm(),
+                                 [&] { vendor.Enqueue(operands); });
+    }
+    if (epilogue != Epilogue::kPlain) {
+      const kernels::KernelSource pass_source =
+          kernels::gemm::EpiloguePassSource(key, kernels::gemm::kSm90Target);
+      const runtime::CompileResult pass_cubin = rig.tuner.compiler.Compile(
+          pass_source, rig.tuner.arch, runtime::CompileLimits{kPassCompileSeconds});
+      if (!pass_cubin.ok)
+        throw std::runtime_error("the epilogue pass did not compile: " + pass_cubin.log);
+      const EpiloguePassKernel pass(rig.driver, pass_source, pass_cubin.artifact_path);
       const runtime::cuda::CublasLtGemm plain(
           rig.cublaslt,
           runtime::cuda::CublasLtGemmSpecOf(GemmKey(shape, Epilogue::kPlain, precision)), nullptr);
       row.unfused = MeasureVendor(rig, args, problem, max_side,
-                                  plain.algorithm() + " + bias_gelu_tanh kernel", [&] {
+                                  plain.algorithm() + " + " + pass_source.entry, [&] {
                                     plain.Enqueue(operands);
-                                    rig.bias_gelu.Enqueue(args.out.ptr, bias, shape.m, shape.n);
+                                    pass.Enqueue(args);
                                   });
     }
   } catch (const std::bad_alloc&) {

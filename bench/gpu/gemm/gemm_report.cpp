@@ -51,7 +51,7 @@ nlohmann::json OptionalJson(std::optional<double> v) {
 }  // namespace
 
 void PrintTable(const std::vector<ComparisonRow>& rows, std::ostream& out) {
-  out << fmt::format("{:<18} {:<15} {:>10} {:>8} {:>10} {:>8} {:>7} {:>10} {:>7} {:>9} {:>9}  {}\n",
+  out << fmt::format("{:<18} {:<23} {:>10} {:>8} {:>10} {:>8} {:>7} {:>10} {:>7} {:>9} {:>9}  {}\n",
                      "shape (MxNxK)", "epilogue", "tt us", "tt TF/s", "cublasLt", "lt TF/s",
                      "ratio", "unfused", "ratio", "tt err", "lt err", "best variant");
   for (const ComparisonRow& row : rows) {
@@ -62,7 +62,7 @@ void PrintTable(const std::vector<ComparisonRow>& rows, std::ostream& out) {
     const auto unf =
         Timed(row.unfused) ? std::optional(row.unfused->timing.median_us()) : std::nullopt;
     out << fmt::format(
-        "{:<18} {:<15} {:>10} {:>8} {:>10} {:>8} {:>7} {:>10} {:>7} {:>9} {:>9}  {}\n",
+        "{:<18} {:<23} {:>10} {:>8} {:>10} {:>8} {:>7} {:>10} {:>7} {:>9} {:>9}  {}\n",
         Shape(row.shape), EpilogueName(row.epilogue), Cell(tt, "{:.1f}"),
         Cell(tt ? std::optional(Teraflops(row.shape, *tt)) : std::nullopt, "{:.1f}"),
         Cell(lt, "{:.1f}"),

@@ -21,9 +21,10 @@ struct VendorResult {
   std::string wrong;  // why its output failed the check; empty when it passed
 };
 
-// One line of the comparison. For a fused epilogue, `vendor` is cuBLASLt's
-// GELU_BIAS epilogue and `unfused` its plain GEMM followed by a separate
-// bias+GELU kernel (what a framework does without the epilogue).
+// One line of the comparison. `vendor` is cuBLASLt with its own epilogue
+// (GELU_BIAS for bias+gelu_tanh), absent where that cannot compute the
+// chain; `unfused`, for any chain, its plain GEMM followed by the epilogue
+// pass (what a framework does without a fused epilogue).
 struct ComparisonRow {
   GemmShape shape;
   Epilogue epilogue = Epilogue::kPlain;

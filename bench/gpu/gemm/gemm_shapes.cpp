@@ -1,5 +1,6 @@
 #include "bench/gpu/gemm/gemm_shapes.h"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
@@ -32,7 +33,37 @@ std::string PrecisionName(Precision precision) {
 }
 
 std::string EpilogueName(Epilogue epilogue) {
-  return epilogue == Epilogue::kPlain ? "plain" : "bias+gelu_tanh";
+  switch (epilogue) {
+    case Epilogue::kPlain: return "plain";
+    case Epilogue::kBiasGeluTanh: return "bias+gelu_tanh";
+    case Epilogue::kBiasGeluTanhResidual: return "bias+gelu_tanh+residual";
+  }
+  throw std::invalid_argument("unknown epilogue");
+}
+
+std::vector<Epilogue> ParseEpilogueList(const std::string& text) {
+  std::vector<Epilogue> epilogues;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string entry = Trimmed(text.substr(start, end - start));
+    start = end + 1;
+    if (entry.empty()) continue;
+    bool known = false;
+    for (const Epilogue e :
+         {Epilogue::kPlain, Epilogue::kBiasGeluTanh, Epilogue::kBiasGeluTanhResidual}) {
+      if (entry == EpilogueName(e)) {
+        epilogues.push_back(e);
+        known = true;
+      }
+    }
+    if (!known) {
+      throw std::invalid_argument("--epilogues: '" + entry +
+                                  "' is not plain, bias+gelu_tanh or bias+gelu_tanh+residual");
+    }
+  }
+  if (epilogues.empty()) throw std::invalid_argument("--epilogues: none in '" + text + "'");
+  return epilogues;
 }
 
 std::vector<GemmShape> DefaultShapes() {
@@ -85,10 +116,11 @@ v1::KernelKey GemmKey(const GemmShape& shape, Epilogue epilogue, Precision preci
   auto* b = key.add_layouts();
   b->set_tensor("b");
   b->set_layout(v1::LAYOUT_COL_MAJOR);
-  if (epilogue == Epilogue::kBiasGeluTanh) {
+  if (epilogue != Epilogue::kPlain) {
     key.add_chain()->set_op("bias");
     key.add_chain()->set_op("gelu_tanh");
   }
+  if (epilogue == Epilogue::kBiasGeluTanhResidual) key.add_chain()->set_op("residual_add");
   return kernels::NormalizeKernelKey(key);
 }
 

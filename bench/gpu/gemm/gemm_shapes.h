@@ -23,11 +23,18 @@ enum class Precision { kBf16, kF32Tf32 };
 // "bf16" or "f32-tf32", as --dtype spells them.
 std::string PrecisionName(Precision precision);
 
-// What follows the product: nothing ("plain"), or + bias[n] then GELU
-// (tanh form) on every element ("fused").
-enum class Epilogue { kPlain, kBiasGeluTanh };
+// What follows the product: nothing ("plain"); + bias[n] then GELU (tanh
+// form) on every element, which cuBLASLt's GELU_BIAS epilogue computes; or
+// that and then + a residual m x n, which its epilogue cannot (the residual
+// would have to come before the activation).
+enum class Epilogue { kPlain, kBiasGeluTanh, kBiasGeluTanhResidual };
 
+// "plain", "bias+gelu_tanh", "bias+gelu_tanh+residual".
 std::string EpilogueName(Epilogue epilogue);
+
+// Names as EpilogueName's, comma-separated (spaces allowed). Throws
+// std::invalid_argument naming the entry that is none of them.
+std::vector<Epilogue> ParseEpilogueList(const std::string& text);
 
 // Issue 4's shapes: m in {16, 128, 4096} x (n, k) in {(4096, 4096),
 // (14336, 4096), (4096, 14336), (6144, 4096)}, then two odd shapes whose

@@ -1,12 +1,13 @@
 // tiletune-bench-gemm: tiletune's tile GEMM against cuBLASLt on one NVIDIA
 // GPU, in one process, on the same inputs and with the same timing protocol
 // (issue 4). For each shape and epilogue it compiles every valid tile_gemm
-// variant, times them, keeps the fastest correct one, times cuBLASLt, and
-// prints ratio = cuBLASLt time / tiletune time.
+// variant, times them, keeps the fastest correct one, times cuBLASLt (with
+// its own epilogue where it has one, and unfused: plain GEMM + the epilogue
+// pass), and prints ratio = cuBLASLt time / tiletune time.
 //
 //   tiletune-bench-gemm [--shapes "m,n,k;..."] [--dtype bf16|f32-tf32]
-//                       [--threads N] [--reps N] [--json FILE]
-//                       [--rtc-binary PATH] [--cache-dir DIR]
+//                       [--epilogues "plain,..."] [--threads N] [--reps N]
+//                       [--json FILE] [--rtc-binary PATH] [--cache-dir DIR]
 //
 // --dtype f32-tf32 compares f32 keys that allow tf32: tile_gemm's float
 // tiles (mma.sync .tf32) against cuBLASLt's FAST_TF32, checked at the
@@ -19,7 +20,6 @@
 #include <iostream>
 #include <thread>
 
-#include "bench/gpu/gemm/bias_gelu_kernel.h"
 #include "bench/gpu/gemm/cuda_device_json.h"
 #include "bench/gpu/gemm/gemm_comparison.h"
 #include "bench/gpu/gemm/gemm_report.h"
@@ -50,12 +50,16 @@ int Fail(const std::string& why) {
 int main(int argc, char** argv) {
   CLI::App app{"tiletune's tile GEMM against cuBLASLt on one NVIDIA GPU"};
   std::string shapes_text, json_path, rtc_binary, cache_dir;
+  std::string epilogues_text = "plain,bias+gelu_tanh";
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int reps = 20;
   std::string dtype = "bf16";
   app.add_option("--shapes", shapes_text, "\"m,n,k;m,n,k...\" (default: issue 4's shapes)");
   app.add_option("--dtype", dtype, "operands and output: bf16 (default) or f32-tf32")
       ->check(CLI::IsMember({"bf16", "f32-tf32"}));
+  app.add_option("--epilogues", epilogues_text,
+                 "comma-separated: plain, bias+gelu_tanh, bias+gelu_tanh+residual")
+      ->capture_default_str();
   app.add_option("--threads", threads, "parallel NVRTC compiles (default: hardware threads)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--reps", reps, "timed runs per contender (median reported)")
@@ -67,8 +71,10 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   std::vector<bench::GemmShape> shapes;
+  std::vector<bench::Epilogue> epilogues;
   try {
     shapes = shapes_text.empty() ? bench::DefaultShapes() : bench::ParseShapeList(shapes_text);
+    epilogues = bench::ParseEpilogueList(epilogues_text);
   } catch (const std::invalid_argument& e) {
     return Fail(e.what());
   }
@@ -93,16 +99,11 @@ int main(int argc, char** argv) {
     device["cublaslt_version"] = cublaslt->api().cublasLtGetVersion();
     cu::CubinCompiler compiler({cache_dir, int64_t{1} << 34, rtc_binary}, nvrtc->version());
 
-    const runtime::CompileResult epilogue_cubin =
-        compiler.Compile(bench::BiasGeluSource(), arch, runtime::CompileLimits{120});
-    if (!epilogue_cubin.ok)
-      return Fail("the bias+GELU kernel did not compile: " + epilogue_cubin.log);
-    const bench::BiasGeluKernel bias_gelu(*driver, epilogue_cubin.artifact_path);
     bench::StreamTimer timer(*driver);
     const bench::Precision precision =
         dtype == "bf16" ? bench::Precision::kBf16 : bench::Precision::kF32Tf32;
     const double tolerance = precision == bench::Precision::kBf16 ? kBf16Tolerance : kTf32Tolerance;
-    bench::ComparisonRig rig{*executor, *cublaslt, bias_gelu, timer,
+    bench::ComparisonRig rig{*executor, *driver, *cublaslt, timer,
                              bench::TunerSettings{compiler, arch, threads, {3, reps}, tolerance}};
     device["dtype"] = bench::PrecisionName(precision);
 
@@ -111,8 +112,7 @@ int main(int argc, char** argv) {
               << " compile threads, " << dtype << "\n";
     std::vector<bench::ComparisonRow> rows;
     for (const bench::GemmShape& shape : shapes) {
-      for (const bench::Epilogue epilogue :
-           {bench::Epilogue::kPlain, bench::Epilogue::kBiasGeluTanh}) {
+      for (const bench::Epilogue epilogue : epilogues) {
         std::cerr << shape.m << "x" << shape.n << "x" << shape.k << " "
                   << bench::EpilogueName(epilogue) << "..." << std::endl;
         rows.push_back(bench::Compare(rig, shape, epilogue, precision));

@@ -5,20 +5,20 @@
 #ifndef TILETUNE_ELEMENTWISE_H
 #define TILETUNE_ELEMENTWISE_H
 
-#include "tt_device.h"
 #include "tt_kernel_args.h"
+#include "tt_typed_memory.h"
 
 namespace tt {
 
-// Cfg: threads, vec (floats per load), unroll (vectors in flight per
-// thread). Blocks stride over the tensor, so any grid covers it; the last
-// partial vector is done one element at a time.
+// Cfg: x_type, y_type (see tt_typed_memory.h), threads, vec (elements per
+// load), unroll (vectors in flight per thread). Blocks stride over the tensor, so any grid covers
+// it; the last partial vector is done one element at a time.
 template <class Cfg, class Pro, class Epi>
 TT_DEVICE void elementwise_rows(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
   constexpr int V = Cfg::vec, U = Cfg::unroll;
   const long long total = args.m * args.n, n = args.n;
-  const float* x = static_cast<const float*>(args.a);
-  float* y = static_cast<float*>(args.out);
+  const auto* x = static_cast<const typename Cfg::x_type*>(args.a);
+  auto* y = static_cast<typename Cfg::y_type*>(args.out);
   const long long step = static_cast<long long>(gridDim.x) * Cfg::threads * V * U;
   for (long long first = (static_cast<long long>(blockIdx.x) * Cfg::threads * U + threadIdx.x) * V;
        first < total; first += step) {
@@ -39,7 +39,9 @@ TT_DEVICE void elementwise_rows(const tt_kernel_args& args, const Pro& pro, cons
         }
         store(y + i, v[u]);
       } else {
-        for (long long j = i; j < total; ++j) y[j] = epi(pro(x[j], j, j % n), j, j % n);
+        for (long long j = i; j < total; ++j) {
+          store_one(y, j, epi(pro(load_one(x, j), j, j % n), j, j % n));
+        }
       }
     }
   }
@@ -49,12 +51,12 @@ TT_DEVICE void elementwise_rows(const tt_kernel_args& args, const Pro& pro, cons
 template <class Cfg, class Pro, class Epi>
 TT_DEVICE void elementwise_naive(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
   const long long total = args.m * args.n;
-  const float* x = static_cast<const float*>(args.a);
-  float* y = static_cast<float*>(args.out);
+  const auto* x = static_cast<const typename Cfg::x_type*>(args.a);
+  auto* y = static_cast<typename Cfg::y_type*>(args.out);
   const long long step = static_cast<long long>(gridDim.x) * Cfg::threads;
   for (long long i = static_cast<long long>(blockIdx.x) * Cfg::threads + threadIdx.x; i < total;
        i += step) {
-    y[i] = epi(pro(x[i], i, i % args.n), i, i % args.n);
+    store_one(y, i, epi(pro(load_one(x, i), i, i % args.n), i, i % args.n));
   }
 }
 

@@ -7,7 +7,7 @@
 
 namespace tt {
 
-// Cfg: threads, rows_per_block, vec, unroll (see tt_rows.h) and welford.
+// Cfg: x_type, y_type, threads, rows_per_block, vec, unroll (see tt_rows.h) and welford.
 // welford = 0: a sum pass for the mean, a pass summing squared deviations
 // from it, a write pass. welford = 1: each thread keeps the count, mean and
 // sum of squared deviations of its own elements (Welford's update), merged
@@ -17,13 +17,12 @@ template <class Cfg, class Pro, class Epi>
 TT_DEVICE void layernorm_rows(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
   typedef row_tile<Cfg> tile_t;
   __shared__ float scratch[Cfg::rows_per_block][tile_t::warps];
-  const float* gamma = static_cast<const float*>(args.weight);
-  const float* beta = static_cast<const float*>(args.shift);
+  const auto* gamma = static_cast<const typename Cfg::x_type*>(args.weight);
+  const auto* beta = static_cast<const typename Cfg::x_type*>(args.shift);
   const float n = static_cast<float>(args.n);
   for_each_row<Cfg>(args, [&](long long row, long long len, int t, int group) {
-    const row_source<Pro> x{static_cast<const float*>(args.a) + row * args.lda, row * args.lda,
-                            pro};
-    float* y = static_cast<float*>(args.out) + row * args.ldc;
+    const auto x = input_row<Cfg>(args, row, pro);
+    const auto y = output_row<Cfg>(args, row);
     float* red = scratch[group];
     tile_t tile;
     float mean = 0.0f, deviations = 0.0f;
@@ -37,20 +36,20 @@ TT_DEVICE void layernorm_rows(const tt_kernel_args& args, const Pro& pro, const 
           m2 += delta * (v - mu);
         });
       });
-      mean = group_reduce<tile_t::G>(count * mu, sum_op(), red) / n;
+      mean = group_reduce<tile_t::G>(count * mu, sum_reduce(), red) / n;
       const float shift = mu - mean;
-      deviations = group_reduce<tile_t::G>(m2 + count * shift * shift, sum_op(), red);
+      deviations = group_reduce<tile_t::G>(m2 + count * shift * shift, sum_reduce(), red);
     } else {
       float sum = 0.0f;
       row_pass(tile, x, len, t, false, [&](long long c0) {
         tile.for_each(c0, len, t, [&](float v, long long) { sum += v; });
       });
-      mean = group_reduce<tile_t::G>(sum, sum_op(), red) / n;
+      mean = group_reduce<tile_t::G>(sum, sum_reduce(), red) / n;
       float squares = 0.0f;
       row_pass(tile, x, len, t, true, [&](long long c0) {
         tile.for_each(c0, len, t, [&](float v, long long) { squares += (v - mean) * (v - mean); });
       });
-      deviations = group_reduce<tile_t::G>(squares, sum_op(), red);
+      deviations = group_reduce<tile_t::G>(squares, sum_reduce(), red);
     }
     const float inv = rsqrtf(deviations / n + args.eps);
     const long long base = row * args.ldc;
@@ -73,24 +72,26 @@ TT_DEVICE void layernorm_rows(const tt_kernel_args& args, const Pro& pro, const 
 template <class Cfg, class Pro, class Epi>
 TT_DEVICE void layernorm_naive(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
   __shared__ float scratch[Cfg::threads / TT_WARP_SIZE];
-  const float* gamma = static_cast<const float*>(args.weight);
-  const float* beta = static_cast<const float*>(args.shift);
+  const auto* gamma = static_cast<const typename Cfg::x_type*>(args.weight);
+  const auto* beta = static_cast<const typename Cfg::x_type*>(args.shift);
   const long long n = args.n;
   for (long long row = blockIdx.x; row < args.m; row += gridDim.x) {
-    const row_source<Pro> x{static_cast<const float*>(args.a) + row * args.lda, row * args.lda,
-                            pro};
-    float* y = static_cast<float*>(args.out) + row * args.ldc;
+    const auto x = input_row<Cfg>(args, row, pro);
+    const auto y = output_row<Cfg>(args, row);
     float sum = 0.0f;
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) sum += x[c];
-    const float mean = group_reduce<Cfg::threads>(sum, sum_op(), scratch) / static_cast<float>(n);
+    const float mean =
+        group_reduce<Cfg::threads>(sum, sum_reduce(), scratch) / static_cast<float>(n);
     float squares = 0.0f;
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) {
       squares += (x[c] - mean) * (x[c] - mean);
     }
-    squares = group_reduce<Cfg::threads>(squares, sum_op(), scratch);
+    squares = group_reduce<Cfg::threads>(squares, sum_reduce(), scratch);
     const float stddev = sqrtf(squares / static_cast<float>(n) + args.eps);
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) {
-      y[c] = epi((x[c] - mean) / stddev * gamma[c] + beta[c], row * args.ldc + c, c);
+      store_one(y, c,
+                epi((x[c] - mean) / stddev * load_one(gamma, c) + load_one(beta, c),
+                    row * args.ldc + c, c));
     }
   }
 }

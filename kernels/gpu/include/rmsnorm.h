@@ -7,23 +7,22 @@
 
 namespace tt {
 
-// Cfg: threads, rows_per_block, vec, unroll (see tt_rows.h). A sum-of-squares
+// Cfg: x_type, y_type, threads, rows_per_block, vec, unroll (see tt_rows.h). A sum-of-squares
 // pass, then a pass that scales and writes.
 template <class Cfg, class Pro, class Epi>
 TT_DEVICE void rmsnorm_rows(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
   typedef row_tile<Cfg> tile_t;
   __shared__ float scratch[Cfg::rows_per_block][tile_t::warps];
-  const float* weight = static_cast<const float*>(args.weight);
+  const auto* weight = static_cast<const typename Cfg::x_type*>(args.weight);
   for_each_row<Cfg>(args, [&](long long row, long long len, int t, int group) {
-    const row_source<Pro> x{static_cast<const float*>(args.a) + row * args.lda, row * args.lda,
-                            pro};
-    float* y = static_cast<float*>(args.out) + row * args.ldc;
+    const auto x = input_row<Cfg>(args, row, pro);
+    const auto y = output_row<Cfg>(args, row);
     tile_t tile;
     float squares = 0.0f;
     row_pass(tile, x, len, t, false, [&](long long c0) {
       tile.for_each(c0, len, t, [&](float v, long long) { squares += v * v; });
     });
-    squares = group_reduce<tile_t::G>(squares, sum_op(), scratch[group]);
+    squares = group_reduce<tile_t::G>(squares, sum_reduce(), scratch[group]);
     const float inv = rsqrtf(squares / static_cast<float>(args.n) + args.eps);
     const long long base = row * args.ldc;
     row_pass(tile, x, len, t, true, [&](long long c0) {
@@ -44,18 +43,17 @@ TT_DEVICE void rmsnorm_rows(const tt_kernel_args& args, const Pro& pro, const Ep
 template <class Cfg, class Pro, class Epi>
 TT_DEVICE void rmsnorm_naive(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
   __shared__ float scratch[Cfg::threads / TT_WARP_SIZE];
-  const float* weight = static_cast<const float*>(args.weight);
+  const auto* weight = static_cast<const typename Cfg::x_type*>(args.weight);
   const long long n = args.n;
   for (long long row = blockIdx.x; row < args.m; row += gridDim.x) {
-    const row_source<Pro> x{static_cast<const float*>(args.a) + row * args.lda, row * args.lda,
-                            pro};
-    float* y = static_cast<float*>(args.out) + row * args.ldc;
+    const auto x = input_row<Cfg>(args, row, pro);
+    const auto y = output_row<Cfg>(args, row);
     float squares = 0.0f;
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) squares += x[c] * x[c];
-    squares = group_reduce<Cfg::threads>(squares, sum_op(), scratch);
+    squares = group_reduce<Cfg::threads>(squares, sum_reduce(), scratch);
     const float rms = sqrtf(squares / static_cast<float>(n) + args.eps);
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) {
-      y[c] = epi(x[c] / rms * weight[c], row * args.ldc + c, c);
+      store_one(y, c, epi(x[c] / rms * load_one(weight, c), row * args.ldc + c, c));
     }
   }
 }

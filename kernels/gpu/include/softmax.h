@@ -7,7 +7,7 @@
 
 namespace tt {
 
-// Cfg: threads, rows_per_block, vec, unroll (see tt_rows.h). The first pass
+// Cfg: x_type, y_type, threads, rows_per_block, vec, unroll (see tt_rows.h). The first pass
 // keeps, per thread, a running max m and the sum s of exp(x - m), rescaled
 // as m grows (online softmax), so a long row is read twice, not three times;
 // the second pass writes.
@@ -16,9 +16,8 @@ TT_DEVICE void softmax_rows(const tt_kernel_args& args, const Pro& pro, const Ep
   typedef row_tile<Cfg> tile_t;
   __shared__ float scratch[Cfg::rows_per_block][tile_t::warps];
   for_each_row<Cfg>(args, [&](long long row, long long len, int t, int group) {
-    const row_source<Pro> x{static_cast<const float*>(args.a) + row * args.lda, row * args.lda,
-                            pro};
-    float* y = static_cast<float*>(args.out) + row * args.ldc;
+    const auto x = input_row<Cfg>(args, row, pro);
+    const auto y = output_row<Cfg>(args, row);
     tile_t tile;
     float m = TT_LOWEST, s = 0.0f;
     row_pass(tile, x, len, t, false, [&](long long c0) {
@@ -28,8 +27,9 @@ TT_DEVICE void softmax_rows(const tt_kernel_args& args, const Pro& pro, const Ep
       tile.for_each(c0, len, t, [&](float v, long long) { s += fast_exp(v - next); });
       m = next;
     });
-    const float row_max = group_reduce<tile_t::G>(m, max_op(), scratch[group]);
-    const float sum = group_reduce<tile_t::G>(s * fast_exp(m - row_max), sum_op(), scratch[group]);
+    const float row_max = group_reduce<tile_t::G>(m, max_reduce(), scratch[group]);
+    const float sum =
+        group_reduce<tile_t::G>(s * fast_exp(m - row_max), sum_reduce(), scratch[group]);
     const float inv = 1.0f / sum;
     const long long base = row * args.ldc;
     row_pass(tile, x, len, t, true, [&](long long c0) {
@@ -50,17 +50,16 @@ TT_DEVICE void softmax_naive(const tt_kernel_args& args, const Pro& pro, const E
   __shared__ float scratch[Cfg::threads / TT_WARP_SIZE];
   const long long n = args.n;
   for (long long row = blockIdx.x; row < args.m; row += gridDim.x) {
-    const row_source<Pro> x{static_cast<const float*>(args.a) + row * args.lda, row * args.lda,
-                            pro};
-    float* y = static_cast<float*>(args.out) + row * args.ldc;
+    const auto x = input_row<Cfg>(args, row, pro);
+    const auto y = output_row<Cfg>(args, row);
     float m = TT_LOWEST;
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) m = fmaxf(m, x[c]);
-    m = group_reduce<Cfg::threads>(m, max_op(), scratch);
+    m = group_reduce<Cfg::threads>(m, max_reduce(), scratch);
     float s = 0.0f;
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) s += expf(x[c] - m);
-    s = group_reduce<Cfg::threads>(s, sum_op(), scratch);
+    s = group_reduce<Cfg::threads>(s, sum_reduce(), scratch);
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) {
-      y[c] = epi(expf(x[c] - m) / s, row * args.ldc + c, c);
+      store_one(y, c, epi(expf(x[c] - m) / s, row * args.ldc + c, c));
     }
   }
 }

@@ -8,12 +8,12 @@
 
 namespace tt {
 
-struct sum_op {
+struct sum_reduce {
   TT_DEVICE static float identity() { return 0.0f; }
   TT_DEVICE float operator()(float a, float b) const { return a + b; }
 };
 
-struct max_op {
+struct max_reduce {
   TT_DEVICE static float identity() { return TT_LOWEST; }
   TT_DEVICE float operator()(float a, float b) const { return fmaxf(a, b); }
 };

@@ -2,21 +2,24 @@
 // A block of Cfg::threads threads works on Cfg::rows_per_block rows at a
 // time, one group of G = threads / rows_per_block threads (whole warps) per
 // row. A group walks its row in chunks of G * vec * unroll columns: each
-// thread holds `unroll` vectors of `vec` floats of a chunk, consecutive
+// thread holds `unroll` vectors of `vec` elements of a chunk, consecutive
 // threads holding consecutive vectors so that a warp's loads coalesce. A row
 // that fits in one chunk is read once and stays in registers for the later
-// passes of the op; a longer row is read again by each pass.
+// passes of the op; a longer row is read again by each pass. Rows are
+// Cfg::x_type (float, bf16, f16) in memory and f32 in registers; outputs are
+// Cfg::y_type.
 #ifndef TILETUNE_TT_ROWS_H
 #define TILETUNE_TT_ROWS_H
 
 #include "tt_device.h"
 #include "tt_kernel_args.h"
 #include "tt_reduce.h"
+#include "tt_typed_memory.h"
 
 namespace tt {
 
 // One thread's share of one chunk of a row. vec > 1 needs every row start
-// aligned to vec floats (cols a multiple of vec, aligned buffers).
+// aligned to vec elements (cols a multiple of vec, aligned buffers).
 template <class Cfg>
 struct row_tile {
   static constexpr int G = Cfg::threads / Cfg::rows_per_block;
@@ -59,8 +62,8 @@ struct row_tile {
 
   // dst at each vector of the chunk at c0 inside the row = f(out, in, column
   // of its first element), one vector store each.
-  template <class F>
-  TT_DEVICE void write(float* dst, long long c0, long long len, int t, F f) const {
+  template <class T, class F>
+  TT_DEVICE void write(T* dst, long long c0, long long len, int t, F f) const {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const long long c = col(c0, u, t);
@@ -76,13 +79,13 @@ struct row_tile {
 // A row of the op's input as the op sees it: x mapped through the key's
 // prologue (scale, mask, residual add...) as it is loaded, so the prologue
 // costs no pass of its own. `base` is the row's first linear index.
-template <class Pro>
+template <class T, class Pro>
 struct row_source {
-  const float* x;
+  const T* x;
   long long base;
   Pro pro;
 
-  TT_DEVICE float operator[](long long c) const { return pro(x[c], base + c, c); }
+  TT_DEVICE float operator[](long long c) const { return pro(load_one(x, c), base + c, c); }
 
   template <int V>
   TT_DEVICE void load(fvec<V>& v, long long c) const {
@@ -91,6 +94,19 @@ struct row_source {
     for (int l = 0; l < V; ++l) v.x[l] = pro(v.x[l], base + c + l, c + l);
   }
 };
+
+// Row `row` of the op's input (args.a), seen through the prologue.
+template <class Cfg, class Pro>
+TT_DEVICE row_source<typename Cfg::x_type, Pro> input_row(const tt_kernel_args& args, long long row,
+                                                          const Pro& pro) {
+  return {static_cast<const typename Cfg::x_type*>(args.a) + row * args.lda, row * args.lda, pro};
+}
+
+// The first element of row `row` of the output (args.out).
+template <class Cfg>
+TT_DEVICE typename Cfg::y_type* output_row(const tt_kernel_args& args, long long row) {
+  return static_cast<typename Cfg::y_type*>(args.out) + row * args.ldc;
+}
 
 // Calls fn(row, len, t, group) for each row of this block's groups: `len`
 // is the row's length, or 0 for a group past the last row (which still takes

@@ -1,10 +1,11 @@
 // Element-wise epilogue ops for tile kernels, the functors that the shared
 // chain generator (kernels/epilogue_source.h) names: each maps an output
 // value `v` at linear output index `idx` and column `col` to a new value, in
-// registers, before the kernel's single store. Unlike the f32 row kernels'
-// tt_epilogue.h, tensors (bias, residual) hold chain_tensor_t elements: the
-// generated source defines TT_CHAIN_TENSOR_T (tt::bf16, tt::f16 or float)
-// before including this file, as the key's one chain-tensor dtype.
+// registers, before the kernel's single store. Tensors (bias, residual)
+// hold chain_tensor_t elements: the generated source defines
+// TT_CHAIN_TENSOR_T (tt::bf16, tt::f16 or float) before including this
+// file, as the key's one chain-tensor dtype. The GPU row and element-wise
+// kernels (kernels/gpu) take their prologues and epilogues from here too.
 #ifndef TILETUNE_TT_TILE_EPILOGUE_H
 #define TILETUNE_TT_TILE_EPILOGUE_H
 
