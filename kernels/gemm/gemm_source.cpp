@@ -24,7 +24,6 @@ constexpr int64_t kNaiveTile = 16;  // tt_gemm_naive.h: 16 x 16 threads, one per
 constexpr int64_t kEpiloguePassThreads = 256;
 constexpr int64_t kEpiloguePassMaxBlocks = 8192;
 // The epilogue pass's widest load: 16 bytes, as the tile GEMM's.
-constexpr int64_t kEpiloguePassVectorBytes = 16;
 
 std::vector<std::pair<std::string, std::string>> GemmHeaders() {
   auto headers = tile::TileLibraryHeaders();
@@ -239,8 +238,7 @@ KernelSource EpiloguePassSource(const v1::KernelKey& raw, const GemmTarget& targ
   spec.header = "tt_gemm_epilogue.h";
   spec.function = "tt::gemm::epilogue_pass";
   // Outputs per vector: at most 16 bytes' worth, dividing the row length.
-  const int64_t out_bytes = key.output_dtype() == v1::DTYPE_F32 ? 4 : 2;
-  const int64_t vec = std::min(kEpiloguePassVectorBytes / out_bytes, VectorWidth(p.ldc));
+  const int64_t vec = VectorWidth(p.ldc, key.output_dtype() == v1::DTYPE_F32 ? 4 : 2);
   spec.config = ConfigTypes(key, p) + ConfigLine("vec", vec);
   spec.threads = kEpiloguePassThreads;
   KernelSource source = Assemble(key, target, spec, "", 0);

@@ -38,11 +38,11 @@ TEST(GemmShapes, RejectsAnUnknownEpilogueNamingIt) {
 
 TEST(GemmShapes, ResidualAfterGeluIsBeyondCublasLtsEpilogue) {
   const GemmShape shape{128, 14336, 4096};
-  const v1::KernelKey fused = GemmKey(shape, Epilogue::kBiasGeluTanh);
+  const v1::KernelKey fused = GemmKey(shape, Epilogue::kBiasGeluTanh, Precision::kBf16);
   EXPECT_EQ(ChainOps(fused), (std::vector<std::string>{"bias", "gelu_tanh"}));
   EXPECT_TRUE(kernels::gemm::FoldIntoBlasEpilogue(fused).fused);
 
-  const v1::KernelKey residual = GemmKey(shape, Epilogue::kBiasGeluTanhResidual);
+  const v1::KernelKey residual = GemmKey(shape, Epilogue::kBiasGeluTanhResidual, Precision::kBf16);
   EXPECT_EQ(ChainOps(residual), (std::vector<std::string>{"bias", "gelu_tanh", "residual_add"}));
   // cuBLASLt adds C before its activation, so only the unfused sequence
   // (plain GEMM + epilogue pass) can compute this chain.
