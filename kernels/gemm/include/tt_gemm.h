@@ -204,10 +204,15 @@ TT_DEVICE void reduce_groups(typename plan<C>::acc_tile& acc, float* scratch) {
   }
 }
 
-// The whole kernel body. Leading dimensions must be multiples of vec_a /
-// vec_b (and ldc of the store run when out_aligned): the source was built
-// for them, and a launch that breaks the promise traps rather than read
-// misaligned vectors.
+// Leading dimensions must be multiples of vec_a / vec_b (and ldc of the
+// store run when out_aligned): the source was built for them, and a launch
+// that breaks the promise traps rather than read misaligned vectors.
+template <class C>
+TT_DEVICE void check_launch_promise(const tt_kernel_args& args) {
+  check_launch_promise<C>(args);
+}
+
+// The whole kernel body; the launch keeps check_launch_promise's promise.
 template <class C, class Epilogue>
 TT_DEVICE void tile_gemm(const tt_kernel_args& args, const Epilogue& epilogue) {
   using P = plan<C>;
@@ -216,11 +221,7 @@ TT_DEVICE void tile_gemm(const tt_kernel_args& args, const Epilogue& epilogue) {
   using TO = typename C::out_type;
   static_assert(P::shared_bytes <= C::shared_bytes,
                 "the launch reserves less shared memory than the kernel uses");
-  constexpr int run = geom<row_l>::col_run;
-  if (args.lda % C::vec_a != 0 || args.ldb % C::vec_b != 0 ||
-      (C::out_aligned && args.ldc % run != 0)) {
-    arch::trap();
-  }
+  check_launch_promise<C>(args);
   extern __shared__ __align__(128) char tt_gemm_shared[];
   shared_allocator alloc{tt_gemm_shared};
   auto* sa = &alloc.take<typename P::a_tile>();

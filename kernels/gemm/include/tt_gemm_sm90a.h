@@ -156,11 +156,7 @@ TT_DEVICE void wgmma_gemm(const tt_kernel_args& args, const Epilogue& epilogue) 
   using TO = typename C::out_type;
   static_assert(P::shared_bytes <= C::shared_bytes,
                 "the launch reserves less shared memory than the kernel uses");
-  constexpr int run = geom<row_l>::col_run;
-  if (args.lda % C::vec_a != 0 || args.ldb % C::vec_b != 0 ||
-      (C::out_aligned && args.ldc % run != 0)) {
-    arch::trap();
-  }
+  check_launch_promise<C>(args);
   extern __shared__ __align__(1024) char tt_gemm_shared[];
   const unsigned misalign = arch::shared_address(tt_gemm_shared) % warpgroup::atom_bytes;
   shared_allocator alloc{tt_gemm_shared + (misalign ? warpgroup::atom_bytes - misalign : 0)};
