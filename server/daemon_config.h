@@ -36,7 +36,7 @@ struct DaemonConfig {
   int max_kernels_per_job = 64;
   int max_queued_jobs = 1000;
   // Jobs one client (token name, certificate CN or peer address) may have
-  // queued or running among those submitted since this daemon started.
+  // queued or running; counted from the job queue, so restarts keep it.
   int max_queued_jobs_per_client = 100;
   int max_page_size = 1000;
   int lookup_cache_entries = 100000;

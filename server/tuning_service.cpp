@@ -196,7 +196,7 @@ std::optional<std::string> TuningServiceImpl::QueueTuning(const v1::KernelKey& k
     *spec.add_kernels() = kernels::NormalizeKernelKey(key);
     spec.set_priority(ctx_.config.tune_on_miss_priority);
     spec.mutable_device()->set_device(device_id);
-    job = CreateJob(std::move(spec), device_id);
+    job = CreateJob(std::move(spec), device_id, /*submitted_by=*/"");
   }
   ctx_.misses.SetJob(device_id, canonical, *job);
   return job;
@@ -260,11 +260,13 @@ grpc::ServerUnaryReactor* TuningServiceImpl::BatchLookup(grpc::CallbackServerCon
   return reactor;
 }
 
-std::string TuningServiceImpl::CreateJob(v1::JobSpec spec, const std::string& device_id) {
+std::string TuningServiceImpl::CreateJob(v1::JobSpec spec, const std::string& device_id,
+                                         const std::string& submitted_by) {
   v1::Job job;
   job.set_id(NewJobId());
   job.set_state(v1::JOB_QUEUED);
   job.set_device(device_id);
+  job.set_submitted_by(submitted_by);
   *job.mutable_created_at() = TimeUtil::GetCurrentTime();
   std::vector<std::string> canonical;
   // Op graphs run as the kernels of their plans: those are the job's items.
@@ -310,7 +312,7 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* ctx,
   auto device = std::get<ResolvedDevice>(
       ResolveDevice(request->spec().device(), ctx_.devices, "spec.device"));
   std::string id;
-  auto create = [&] { return id = CreateJob(request->spec(), device.device->info.id); };
+  auto create = [&] { id = CreateJob(request->spec(), device.device->info.id, caller.identity); };
   if (!ctx_.quota) {
     create();
   } else if (auto mine = ctx_.quota->CreateWithin(caller.identity, create)) {
