@@ -10,11 +10,11 @@
 namespace tiletune::server {
 
 // When a call must end: the client's deadline, bounded by the daemon's
-// ceiling for its kind of call (max_request_seconds for unary calls,
-// max_stream_seconds for server streams), so that a client with no deadline
-// or a distant one cannot hold a handler thread for ever. gRPC cancels a
-// call at the client's deadline but knows nothing of ours; long handlers ask
-// Passed() between steps.
+// ceiling for its kind of call (max_request_seconds for the unary calls
+// whose work grows with the request, max_stream_seconds for server
+// streams), so that a client with no deadline or a distant one cannot hold
+// a handler thread for ever. gRPC cancels a call at the client's deadline
+// but knows nothing of ours; long handlers ask Passed() between steps.
 class CallDeadline {
  public:
   // `ceiling_setting` names the config value, for the status message.
