@@ -12,7 +12,7 @@ namespace {
 
 constexpr const char* kJobColumns =
     "id, state, device, created_at_us, started_at_us, finished_at_us, error, spec, rowid,"
-    " miss_count";
+    " miss_count, submitted_by";
 
 // A job from a row selected with kJobColumns, without its items.
 v1::Job JobFromRow(const Statement& row) {
@@ -26,6 +26,7 @@ v1::Job JobFromRow(const Statement& row) {
   if (auto finished = ReadTimestamp(row, 5)) *job.mutable_finished_at() = *finished;
   job.set_error(row.Text(6));
   job.set_miss_count(row.Int64(9));
+  job.set_submitted_by(row.Text(10));
   return job;
 }
 
@@ -81,10 +82,10 @@ void SqliteTuningStore::CreateJob(const v1::Job& job,
   writer_->Run([&](Connection& connection) {
     connection
         .Prepare(
-            "INSERT INTO jobs (id, name, state, priority, device, created_at_us, error, spec)"
-            " VALUES (?, ?, ?, ?, ?, ?, '', ?)")
+            "INSERT INTO jobs (id, name, state, priority, device, created_at_us, error, spec,"
+            " submitted_by) VALUES (?, ?, ?, ?, ?, ?, '', ?, ?)")
         .Bind(job.id(), spec.name(), v1::JOB_QUEUED, spec.priority(), job.device(), created,
-              Blob{spec.SerializeAsString()})
+              Blob{spec.SerializeAsString()}, job.submitted_by())
         .Run();
     for (int i = 0; i < spec.kernels_size(); ++i) {
       v1::JobItemProgress progress;
@@ -263,6 +264,14 @@ int64_t SqliteTuningStore::CountActiveJobsNamed(const std::string& name) {
   auto reader = readers_->Acquire();
   auto row = reader->Prepare("SELECT COUNT(*) FROM jobs WHERE name = ? AND state IN (?, ?)");
   row.Bind(name, v1::JOB_QUEUED, v1::JOB_RUNNING).Step();
+  return row.Int64(0);
+}
+
+int64_t SqliteTuningStore::CountActiveJobsSubmittedBy(const std::string& submitter) {
+  auto reader = readers_->Acquire();
+  auto row =
+      reader->Prepare("SELECT COUNT(*) FROM jobs WHERE submitted_by = ? AND state IN (?, ?)");
+  row.Bind(submitter, v1::JOB_QUEUED, v1::JOB_RUNNING).Step();
   return row.Int64(0);
 }
 

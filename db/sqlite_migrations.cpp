@@ -124,6 +124,12 @@ ALTER TABLE jobs ADD COLUMN miss_count INTEGER NOT NULL DEFAULT 0;
 DROP INDEX jobs_by_state;
 CREATE INDEX jobs_by_state ON jobs (state, device, priority DESC, miss_count DESC, created_at_us);
 )sql"},
+    // Who submitted each job, so that the per-client quota counts from the
+    // queue itself and holds across restarts.
+    Migration{3, R"sql(
+ALTER TABLE jobs ADD COLUMN submitted_by TEXT NOT NULL DEFAULT '';
+CREATE INDEX jobs_by_submitter ON jobs (submitted_by, state);
+)sql"},
 };
 
 }  // namespace

@@ -60,6 +60,7 @@ class SqliteTuningStore final : public TuningStore {
   std::map<v1::JobState, int64_t> CountJobsByState() override;
   void SetMissCounts(const std::map<std::string, int64_t>& counts) override;
   int64_t CountActiveJobsNamed(const std::string& name) override;
+  int64_t CountActiveJobsSubmittedBy(const std::string& submitter) override;
 
   std::string IntegrityCheck() override;
 

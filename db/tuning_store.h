@@ -105,8 +105,9 @@ class TuningStore {
                                                                const std::string& device_class,
                                                                const std::string& toolchain) = 0;
 
-  // Jobs. CreateJob stores the job (state QUEUED, `device` set) and one item
-  // per spec kernel, with its canonical key.
+  // Jobs. CreateJob stores the job (state QUEUED, `device` and
+  // `submitted_by` as given) and one item per spec kernel, with its
+  // canonical key.
   virtual void CreateJob(const v1::Job& job, const std::vector<std::string>& canonical_keys) = 0;
   virtual std::optional<v1::Job> GetJob(const std::string& job_id) = 0;
   // Newest first; empty `states` means every state.
@@ -138,6 +139,11 @@ class TuningStore {
   virtual void SetMissCounts(const std::map<std::string, int64_t>& counts) = 0;
   // QUEUED or RUNNING jobs with this spec name (e.g. "tune-on-miss").
   virtual int64_t CountActiveJobsNamed(const std::string& name) = 0;
+  // QUEUED or RUNNING jobs whose Job.submitted_by is `submitter`: the
+  // per-client quota (max_queued_jobs_per_client) counts from the store so
+  // that it holds across daemon restarts. An implementation keeps the
+  // submitter beside the job and answers this from an index on it.
+  virtual int64_t CountActiveJobsSubmittedBy(const std::string& submitter) = 0;
 
   // "ok" when PRAGMA integrity_check (or the engine's equivalent) passes.
   virtual std::string IntegrityCheck() = 0;

@@ -1,20 +1,17 @@
 #include "server/client_job_quota.h"
 
-#include <algorithm>
-
 namespace tiletune::server {
 
 ClientJobQuota::ClientJobQuota(int max_per_client,
-                               std::function<bool(const std::string&)> is_active)
-    : max_per_client_(max_per_client), is_active_(std::move(is_active)) {}
+                               std::function<int64_t(const std::string&)> count_active)
+    : max_per_client_(max_per_client), count_active_(std::move(count_active)) {}
 
-std::optional<int> ClientJobQuota::CreateWithin(const std::string& client,
-                                                const std::function<std::string()>& create) {
+std::optional<int64_t> ClientJobQuota::CreateWithin(const std::string& client,
+                                                    const std::function<void()>& create) {
   std::lock_guard lock(mu_);
-  auto& jobs = jobs_[client];
-  std::erase_if(jobs, [this](const std::string& id) { return !is_active_(id); });
-  if (static_cast<int>(jobs.size()) >= max_per_client_) return static_cast<int>(jobs.size());
-  jobs.push_back(create());
+  const int64_t active = count_active_(client);
+  if (active >= max_per_client_) return active;
+  create();
   return std::nullopt;
 }
 

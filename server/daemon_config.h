@@ -36,9 +36,15 @@ struct DaemonConfig {
   int max_kernels_per_job = 64;
   int max_queued_jobs = 1000;
   // Jobs one client (token name, certificate CN or peer address) may have
-  // queued or running among those submitted since this daemon started.
+  // queued or running; counted from the job queue, so restarts keep it.
   int max_queued_jobs_per_client = 100;
   int max_page_size = 1000;
+  // How long a call may run whatever deadline the client set, or none: the
+  // unary calls whose work grows with the request (BatchLookup, ListJobs,
+  // ListRecords), and the server streams (WatchJob, ExportRecords). A watch
+  // cut off here can be started again; the CLI does so by itself.
+  double max_request_seconds = 60;
+  double max_stream_seconds = 3600;
   int lookup_cache_entries = 100000;
   int tune_on_miss_priority = -10;
   // Jobs the lookup path may have queued at once (per kind: tune-on-miss,

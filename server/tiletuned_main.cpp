@@ -154,11 +154,10 @@ int Run(server::DaemonConfig config) {
   server::ServiceContext context{config, *devices, cache, events, metrics};
   context.started_at = google::protobuf::util::TimeUtil::GetCurrentTime();
   context.authorizer = authorizer.get();
-  server::ClientJobQuota quota(
-      config.max_queued_jobs_per_client, [&context](const std::string& id) {
-        auto job = context.store->GetJob(id);
-        return job && (job->state() == v1::JOB_QUEUED || job->state() == v1::JOB_RUNNING);
-      });
+  server::ClientJobQuota quota(config.max_queued_jobs_per_client,
+                               [&context](const std::string& client) {
+                                 return context.store->CountActiveJobsSubmittedBy(client);
+                               });
   context.quota = &quota;
   server::TuningServiceImpl service(context);
 

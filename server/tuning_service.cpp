@@ -8,6 +8,7 @@
 
 #include "kernels/fusion/fusion_planner.h"
 #include "kernels/kernel_key.h"
+#include "server/call_deadline.h"
 #include "server/planned_kernels.h"
 #include "server/record_import.h"
 #include "server/request_validation.h"
@@ -196,7 +197,7 @@ std::optional<std::string> TuningServiceImpl::QueueTuning(const v1::KernelKey& k
     *spec.add_kernels() = kernels::NormalizeKernelKey(key);
     spec.set_priority(ctx_.config.tune_on_miss_priority);
     spec.mutable_device()->set_device(device_id);
-    job = CreateJob(std::move(spec), device_id);
+    job = CreateJob(std::move(spec), device_id, /*submitted_by=*/"");
   }
   ctx_.misses.SetJob(device_id, canonical, *job);
   return job;
@@ -238,6 +239,8 @@ grpc::ServerUnaryReactor* TuningServiceImpl::BatchLookup(grpc::CallbackServerCon
                                                          const v1::BatchLookupRequest* request,
                                                          v1::BatchLookupResponse* response) {
   auto* reactor = ctx->DefaultReactor();
+  const CallDeadline deadline(*ctx, "BatchLookup", ctx_.config.max_request_seconds,
+                              "max_request_seconds");
   grpc::Status status = Admit(*ctx, Access::kRead, "BatchLookup");
   if (status.ok() && request->requests_size() > ctx_.config.max_batch_lookup) {
     status = Invalid({"requests", "has " + std::to_string(request->requests_size()) +
@@ -246,6 +249,10 @@ grpc::ServerUnaryReactor* TuningServiceImpl::BatchLookup(grpc::CallbackServerCon
   }
   try {
     for (int i = 0; status.ok() && i < request->requests_size(); ++i) {
+      if (deadline.Passed()) {
+        status = deadline.Exceeded();
+        break;
+      }
       const auto started = std::chrono::steady_clock::now();
       status = AnswerLookup(request->requests(i), *response->add_responses(),
                             "requests[" + std::to_string(i) + "].");
@@ -260,11 +267,13 @@ grpc::ServerUnaryReactor* TuningServiceImpl::BatchLookup(grpc::CallbackServerCon
   return reactor;
 }
 
-std::string TuningServiceImpl::CreateJob(v1::JobSpec spec, const std::string& device_id) {
+std::string TuningServiceImpl::CreateJob(v1::JobSpec spec, const std::string& device_id,
+                                         const std::string& submitted_by) {
   v1::Job job;
   job.set_id(NewJobId());
   job.set_state(v1::JOB_QUEUED);
   job.set_device(device_id);
+  job.set_submitted_by(submitted_by);
   *job.mutable_created_at() = TimeUtil::GetCurrentTime();
   std::vector<std::string> canonical;
   // Op graphs run as the kernels of their plans: those are the job's items.
@@ -310,7 +319,7 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* ctx,
   auto device = std::get<ResolvedDevice>(
       ResolveDevice(request->spec().device(), ctx_.devices, "spec.device"));
   std::string id;
-  auto create = [&] { return id = CreateJob(request->spec(), device.device->info.id); };
+  auto create = [&] { id = CreateJob(request->spec(), device.device->info.id, caller.identity); };
   if (!ctx_.quota) {
     create();
   } else if (auto mine = ctx_.quota->CreateWithin(caller.identity, create)) {
@@ -342,6 +351,8 @@ grpc::Status TuningServiceImpl::GetJob(grpc::ServerContext* ctx, const v1::GetJo
 grpc::Status TuningServiceImpl::ListJobs(grpc::ServerContext* ctx,
                                          const v1::ListJobsRequest* request,
                                          v1::ListJobsResponse* response) {
+  const CallDeadline deadline(*ctx, "ListJobs", ctx_.config.max_request_seconds,
+                              "max_request_seconds");
   if (auto s = Admit(*ctx, Access::kRead, "ListJobs"); !s.ok()) return s;
   auto size = PageSize(request->page_size(), ctx_.config.max_page_size);
   if (auto* e = std::get_if<kernels::FieldError>(&size)) return Invalid(*e);
@@ -354,6 +365,7 @@ grpc::Status TuningServiceImpl::ListJobs(grpc::ServerContext* ctx,
     states.push_back(state);
   }
   auto page = ctx_.store->ListJobs(states, std::get<int>(size), request->page_token());
+  if (deadline.Passed()) return deadline.Exceeded();
   for (auto& job : page.jobs) *response->add_jobs() = std::move(job);
   response->set_next_page_token(page.next_page_token);
   return grpc::Status::OK;
@@ -385,6 +397,8 @@ grpc::Status TuningServiceImpl::CancelJob(grpc::ServerContext* ctx,
 grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* ctx,
                                          const v1::WatchJobRequest* request,
                                          grpc::ServerWriter<v1::JobEvent>* writer) {
+  const CallDeadline deadline(*ctx, "WatchJob", ctx_.config.max_stream_seconds,
+                              "max_stream_seconds");
   if (auto s = Admit(*ctx, Access::kRead, "WatchJob"); !s.ok()) return s;
   // Subscribe before the snapshot so no event falls between the two.
   auto sub = ctx_.events.Subscribe(request->job_id());
@@ -409,7 +423,8 @@ grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* ctx,
     return grpc::Status::OK;
   }
   while (!ctx->IsCancelled()) {
-    auto event = sub->Next(std::chrono::milliseconds(200));
+    if (deadline.Passed()) return deadline.Exceeded();
+    auto event = sub->Next(std::min(std::chrono::milliseconds(200), deadline.Remaining()));
     if (!event) {
       if (sub->closed()) {
         return {grpc::StatusCode::UNAVAILABLE, "tiletuned is shutting down; watch again later"};
@@ -425,6 +440,8 @@ grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* ctx,
 grpc::Status TuningServiceImpl::ListRecords(grpc::ServerContext* ctx,
                                             const v1::ListRecordsRequest* request,
                                             v1::ListRecordsResponse* response) {
+  const CallDeadline deadline(*ctx, "ListRecords", ctx_.config.max_request_seconds,
+                              "max_request_seconds");
   if (auto s = Admit(*ctx, Access::kRead, "ListRecords"); !s.ok()) return s;
   auto size = PageSize(request->page_size(), ctx_.config.max_page_size);
   if (auto* e = std::get_if<kernels::FieldError>(&size)) return Invalid(*e);
@@ -433,6 +450,7 @@ grpc::Status TuningServiceImpl::ListRecords(grpc::ServerContext* ctx,
   }
   auto page = ctx_.store->ListRecords(request->op(), request->device_class(), std::get<int>(size),
                                       request->page_token());
+  if (deadline.Passed()) return deadline.Exceeded();
   for (auto& r : page.records) {
     // Judged against a device of the record's class here, if there is one.
     const ManagedDevice* device = nullptr;
@@ -449,19 +467,25 @@ grpc::Status TuningServiceImpl::ListRecords(grpc::ServerContext* ctx,
 grpc::Status TuningServiceImpl::ExportRecords(grpc::ServerContext* ctx,
                                               const v1::ExportRecordsRequest* request,
                                               grpc::ServerWriter<v1::ExportLine>* writer) {
+  const CallDeadline deadline(*ctx, "ExportRecords", ctx_.config.max_stream_seconds,
+                              "max_stream_seconds");
   if (auto s = Admit(*ctx, Access::kRead, "ExportRecords"); !s.ok()) return s;
   if (!request->op().empty() && !kernels::IsKnownOp(request->op())) {
     return Invalid({"op", "unknown op '" + request->op() + "'"});
   }
   bool stopped = false;
+  bool out_of_time = false;
   ctx_.store->ExportRecords(request->op(), request->device_class(), [&](const v1::Record& r) {
-    if (stopped || ctx->IsCancelled()) {
+    if (!stopped && deadline.Passed()) out_of_time = true;
+    if (stopped || out_of_time || ctx->IsCancelled()) {
       stopped = true;
       return;
     }
     if (!writer->Write(ToExportLine(r))) stopped = true;
   });
   if (ctx->IsCancelled()) return {grpc::StatusCode::CANCELLED, "export cancelled"};
+  // A cut-off export must not end OK: the client would take it for whole.
+  if (out_of_time) return deadline.Exceeded();
   return grpc::Status::OK;
 }
 

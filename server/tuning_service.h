@@ -82,8 +82,10 @@ class TuningServiceImpl final : public TuningServiceBase {
   // A lookup of an op graph: its fusion plan, one answer per kernel.
   grpc::Status AnswerGraphLookup(const v1::LookupRequest& request, v1::LookupResponse& response,
                                  const std::string& prefix);
-  // Creates a job from a validated spec; returns its id.
-  std::string CreateJob(v1::JobSpec spec, const std::string& device_id);
+  // Creates a job from a validated spec; returns its id. `submitted_by` is
+  // the caller's identity, empty for jobs the daemon queues itself.
+  std::string CreateJob(v1::JobSpec spec, const std::string& device_id,
+                        const std::string& submitted_by);
   // Queues a job named `job_name` that tunes `key` on `device` unless one is
   // queued or running for it already; its id, or nullopt with `why` when the
   // cap on such jobs (max_queued_tune_on_miss) is reached.

@@ -51,13 +51,13 @@ bool IsFinished(v1::JobState state) {
 }
 
 void PrintJobsTable(const google::protobuf::RepeatedPtrField<v1::Job>& jobs, std::ostream& out) {
-  TextTable table({"ID", "STATE", "NAME", "ITEMS", "DEVICE", "CREATED"});
+  TextTable table({"ID", "STATE", "NAME", "ITEMS", "DEVICE", "SUBMITTED BY", "CREATED"});
   for (const auto& job : jobs) {
     int finished = 0;
     for (const auto& item : job.items()) finished += IsFinished(item.state()) ? 1 : 0;
     table.AddRow({job.id(), JobStateName(job.state()), OrDash(job.spec().name()),
                   fmt::format("{}/{}", finished, job.items_size()), OrDash(job.device()),
-                  FormatTimestamp(job.created_at())});
+                  OrDash(job.submitted_by()), FormatTimestamp(job.created_at())});
   }
   table.Print(out);
 }
@@ -68,6 +68,7 @@ void PrintJob(const v1::Job& job, std::ostream& out) {
   fields.AddRow({"name", OrDash(spec.name())});
   fields.AddRow({"state", JobStateName(job.state())});
   fields.AddRow({"device", OrDash(job.device())});
+  fields.AddRow({"submitted by", OrDash(job.submitted_by())});
   fields.AddRow({"strategy", ShortEnumName(client::kStrategyNaming, spec.strategy())});
   fields.AddRow({"priority", std::to_string(spec.priority())});
   fields.AddRow({"budget", fmt::format("{} variants, {} s (0: the daemon's default)",

@@ -52,18 +52,25 @@ class ProgressDisplay {
 }  // namespace
 
 ExitCode WatchJob(CliContext& context, const std::string& job_id) {
-  grpc::ClientContext call;
   v1::WatchJobRequest request;
   request.set_job_id(job_id);
-  auto stream = context.tuning().WatchJob(&call, request);
   ProgressDisplay display(context.json());
   v1::JobEvent event;
   v1::Job job;
-  while (stream->Read(&event)) {
-    if (event.has_job()) job = event.job();
-    display.Show(event, job);
-  }
-  grpc::Status status = stream->Finish();
+  grpc::Status status;
+  // The watch sets no deadline, so DEADLINE_EXCEEDED is the daemon's
+  // max_stream_seconds ending it: watch on while the job is unfinished. Each
+  // watch starts with a snapshot, so no progress is lost in between.
+  do {
+    grpc::ClientContext call;
+    auto stream = context.tuning().WatchJob(&call, request);
+    while (stream->Read(&event)) {
+      if (event.has_job()) job = event.job();
+      display.Show(event, job);
+    }
+    status = stream->Finish();
+  } while (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && !IsFinished(job.state()) &&
+           job.state() != v1::JOB_STATE_UNSPECIFIED);
   display.End();
   context.Check(status);
   if (!IsFinished(job.state())) {

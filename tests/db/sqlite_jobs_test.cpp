@@ -134,6 +134,31 @@ TEST_F(SqliteJobs, CountsActiveJobsByName) {
   EXPECT_EQ(store->CountActiveJobsNamed("job b"), 1);
 }
 
+TEST_F(SqliteJobs, CountsActiveJobsBySubmitterAcrossReopening) {
+  {
+    auto store = Open();
+    for (const char* id : {"a1", "a2", "a3"}) {
+      auto job = Job(id, "cpu:0", 0, 100, 1);
+      job.set_submitted_by("alice");
+      Create(*store, job);
+    }
+    auto bobs = Job("b1", "cpu:0", 0, 100, 1);
+    bobs.set_submitted_by("bob");
+    Create(*store, bobs);
+    Create(*store, Job("daemon", "cpu:0", 0, 100, 1));
+    EXPECT_EQ(Claim(*store, "cpu:0"), "a1/0");  // RUNNING still counts
+    store->FinishJob("a2", v1::JOB_SUCCEEDED, "");
+  }
+  auto store = Open();
+  EXPECT_EQ(store->CountActiveJobsSubmittedBy("alice"), 2);
+  EXPECT_EQ(store->CountActiveJobsSubmittedBy("bob"), 1);
+  EXPECT_EQ(store->CountActiveJobsSubmittedBy("carol"), 0);
+  EXPECT_EQ(store->GetJob("a1")->submitted_by(), "alice");
+  EXPECT_EQ(store->GetJob("daemon")->submitted_by(), "");
+  ASSERT_TRUE(store->CancelJob("a3"));
+  EXPECT_EQ(store->CountActiveJobsSubmittedBy("alice"), 1);
+}
+
 TEST_F(SqliteJobs, ClaimCarriesTheKeyAndSpec) {
   auto store = Open();
   auto job = Job("j1", "cpu:0", 0, 1, 2);

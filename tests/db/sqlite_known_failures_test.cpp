@@ -56,8 +56,8 @@ TEST_F(SqliteKnownFailures, AVersionOneDatabaseIsMigratedKeepingItsJobs) {
   ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
   const int rc = sqlite3_exec(
       db,
-      "DROP TABLE known_failures; DROP INDEX jobs_by_state;"
-      " ALTER TABLE jobs DROP COLUMN miss_count;"
+      "DROP TABLE known_failures; DROP INDEX jobs_by_state; DROP INDEX jobs_by_submitter;"
+      " ALTER TABLE jobs DROP COLUMN miss_count; ALTER TABLE jobs DROP COLUMN submitted_by;"
       " CREATE INDEX jobs_by_state ON jobs (state, device, priority DESC, created_at_us);"
       " PRAGMA user_version = 1;",
       nullptr, nullptr, nullptr);
@@ -70,6 +70,7 @@ TEST_F(SqliteKnownFailures, AVersionOneDatabaseIsMigratedKeepingItsJobs) {
   auto job = store->GetJob("old-job");
   ASSERT_TRUE(job);
   EXPECT_EQ(job->miss_count(), 0);
+  EXPECT_EQ(job->submitted_by(), "");
   store->RememberFailure(Failure("tile_m=32", v1::TRIAL_CRASH));
   EXPECT_EQ(store->KnownFailures("host_gemm", "cpu-abc", "tc1").size(), 1u);
 }

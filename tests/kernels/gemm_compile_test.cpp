@@ -15,45 +15,19 @@
 #include "kernels/kernel_template.h"
 #include "runtime/cuda/cubin_compiler.h"
 #include "runtime/rtc/rtc_compiler.h"
+#include "tests/support/gemm_test_key.h"
 
 namespace tiletune::kernels {
 namespace {
+
+using tiletune::testing::AllowingTf32;
+using tiletune::testing::GemmTestKey;
 
 struct KeyCase {
   const char* id;  // the test's name
   const char* name;
   v1::KernelKey key;
 };
-
-v1::KernelKey Gemm(int64_t m, int64_t n, int64_t k, int64_t batch, v1::DType in, v1::DType out,
-                   bool a_col, bool b_col, std::vector<const char*> chain) {
-  v1::KernelKey key;
-  key.set_op("gemm");
-  key.set_input_dtype(in);
-  key.set_output_dtype(out);
-  for (const auto& [name, size] :
-       {std::pair<const char*, int64_t>{"m", m}, {"n", n}, {"k", k}, {"batch", batch}}) {
-    auto* d = key.add_shape();
-    d->set_name(name);
-    d->set_size(size);
-  }
-  for (const auto& [tensor, col] : {std::pair<const char*, bool>{"a", a_col}, {"b", b_col}}) {
-    auto* l = key.add_layouts();
-    l->set_tensor(tensor);
-    l->set_layout(col ? v1::LAYOUT_COL_MAJOR : v1::LAYOUT_ROW_MAJOR);
-  }
-  for (const char* op : chain) {
-    auto* c = key.add_chain();
-    c->set_op(op);
-    if (std::string(op) == "cast") c->set_dtype(out);
-  }
-  return key;
-}
-
-v1::KernelKey AllowingTf32(v1::KernelKey key) {
-  key.set_allow_tf32(true);
-  return key;
-}
 
 // bf16 and f16, every layout pair, odd and standard shapes, both regimes
 // (split-K small-M tiles and large tiles) and every chain op; f32 allowing
@@ -62,25 +36,27 @@ std::vector<KeyCase> Keys() {
   const auto B = v1::DTYPE_BF16, H = v1::DTYPE_F16, F = v1::DTYPE_F32;
   return {
       {"tf32_square_2048", "tf32 2048^3 f32 row/row",
-       AllowingTf32(Gemm(2048, 2048, 2048, 1, F, F, false, false, {}))},
+       AllowingTf32(GemmTestKey(2048, 2048, 2048, 1, F, F, false, false, {}))},
       {"tf32_decode_16x4096", "tf32 decode 16x4096x4096 f32 row/col bias silu",
-       AllowingTf32(Gemm(16, 4096, 4096, 1, F, F, false, true, {"bias", "silu"}))},
+       AllowingTf32(GemmTestKey(16, 4096, 4096, 1, F, F, false, true, {"bias", "silu"}))},
       {"tf32_odd_every_chain_op", "tf32 odd 77x129x65 batch 2 f32 col/col, every chain op",
-       AllowingTf32(
-           Gemm(77, 129, 65, 2, F, F, true, true,
-                {"bias", "scale", "relu", "gelu_tanh", "gelu_erf", "silu", "residual_add"}))},
+       AllowingTf32(GemmTestKey(
+           77, 129, 65, 2, F, F, true, true,
+           {"bias", "scale", "relu", "gelu_tanh", "gelu_erf", "silu", "residual_add"}))},
       {"tf32_col_row_300x200x136", "tf32 300x200x136 f32 col/row gelu",
-       AllowingTf32(Gemm(300, 200, 136, 1, F, F, true, false, {"gelu_tanh"}))},
-      {"square_4096", "4096^3 bf16 row/col", Gemm(4096, 4096, 4096, 1, B, B, false, true, {})},
+       AllowingTf32(GemmTestKey(300, 200, 136, 1, F, F, true, false, {"gelu_tanh"}))},
+      {"square_4096", "4096^3 bf16 row/col",
+       GemmTestKey(4096, 4096, 4096, 1, B, B, false, true, {})},
       {"decode_16x14336", "decode 16x14336x4096 f16 row/row bias silu",
-       Gemm(16, 14336, 4096, 1, H, H, false, false, {"bias", "silu"})},
+       GemmTestKey(16, 14336, 4096, 1, H, H, false, false, {"bias", "silu"})},
       {"odd_every_chain_op", "odd 37x53x29 batch 3 bf16 col/col, every chain op",
-       Gemm(37, 53, 29, 3, B, F, true, true,
-            {"bias", "scale", "relu", "gelu_tanh", "gelu_erf", "silu", "residual_add", "cast"})},
+       GemmTestKey(
+           37, 53, 29, 3, B, F, true, true,
+           {"bias", "scale", "relu", "gelu_tanh", "gelu_erf", "silu", "residual_add", "cast"})},
       {"col_row_200x96x72", "200x96x72 f16 col/row",
-       Gemm(200, 96, 72, 1, H, B, true, false, {"gelu_erf"})},
+       GemmTestKey(200, 96, 72, 1, H, B, true, false, {"gelu_erf"})},
       {"wgmma_split_k", "96x64x1024 f16 row/col bias gelu: 64-wide wgmma tiles, split-K clusters",
-       Gemm(96, 64, 1024, 1, H, H, false, true, {"bias", "gelu_tanh"})}};
+       GemmTestKey(96, 64, 1024, 1, H, H, false, true, {"bias", "gelu_tanh"})}};
 }
 
 // What NVRTC sees for a source: the CUDA backend's target (sm_90a when the

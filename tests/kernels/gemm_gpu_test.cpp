@@ -1,114 +1,109 @@
 // Every tile GEMM variant (and the naive GEMM) of a set of odd shapes,
-// layouts, dtypes and epilogue chains, run on a CUDA device against a
-// float64 reference. Skips without a CUDA driver and device.
+// layouts, dtypes and epilogue chains, run on a CUDA device against the
+// benchmark worker's float64 reference (tuner::HostReference) of the inputs
+// the worker draws. Skips without a CUDA driver and device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <thread>
 
 #include "kernels/gemm/gemm_source.h"
 #include "kernels/gemm/gemm_space.h"
 #include "kernels/kernel_key.h"
+#include "tests/support/gemm_test_key.h"
 #include "tile_gpu_test_support.h"
+#include "tuner/worker/element_codec.h"
+#include "tuner/worker/host_reference.h"
+#include "tuner/worker/output_validation.h"
+#include "tuner/worker/problem_inputs.h"
+#include "tuner/worker/problem_upload.h"
 
 namespace tiletune::kernels {
 namespace {
 
-using testing::HostTensor;
+using tiletune::testing::AllowingTf32;
+using tiletune::testing::GemmTestKey;
 
-constexpr double kScale = 0.75;
-
-v1::KernelKey Gemm(int64_t m, int64_t n, int64_t k, int64_t batch, v1::DType in, v1::DType out,
-                   bool a_col, bool b_col, std::vector<std::pair<const char*, v1::DType>> chain) {
-  v1::KernelKey key;
-  key.set_op("gemm");
-  key.set_input_dtype(in);
-  key.set_output_dtype(out);
-  for (const auto& [name, size] :
-       {std::pair<const char*, int64_t>{"m", m}, {"n", n}, {"k", k}, {"batch", batch}}) {
-    auto* d = key.add_shape();
-    d->set_name(name);
-    d->set_size(size);
+// `p` cut down to `rows` of every batch entry (A's rows, stored row-major,
+// and the residual's), so that the reference of a large shape costs only
+// the rows it is checked on.
+tuner::ProblemInputs RowsOf(const tuner::ProblemInputs& p, const std::vector<int64_t>& rows) {
+  const int64_t r = static_cast<int64_t>(rows.size());
+  tuner::ProblemInputs cut = p;
+  cut.m = r;
+  cut.a_col_major = false;
+  cut.lda = p.k;
+  cut.ldc = p.n;
+  cut.output_elements = p.batch * r * p.n;
+  cut.a.assign(static_cast<size_t>(p.batch * r * p.k), 0.0f);
+  for (int64_t t = 0; t < p.batch; ++t) {
+    const float* a = p.a.data() + t * p.m * p.k;
+    for (int64_t ri = 0; ri < r; ++ri) {
+      const int64_t i = rows[ri];
+      for (int64_t q = 0; q < p.k; ++q) {
+        cut.a[(t * r + ri) * p.k + q] = p.a_col_major ? a[q * p.lda + i] : a[i * p.lda + q];
+      }
+    }
   }
-  for (const auto& [tensor, col] : {std::pair<const char*, bool>{"a", a_col}, {"b", b_col}}) {
-    auto* l = key.add_layouts();
-    l->set_tensor(tensor);
-    l->set_layout(col ? v1::LAYOUT_COL_MAJOR : v1::LAYOUT_ROW_MAJOR);
+  const int first = p.key.prologue_size();
+  for (int c = 0; c < p.key.chain_size(); ++c) {
+    if (p.key.chain(c).op() != "residual_add") continue;
+    const std::vector<float>& full = p.chain_tensors[first + c];
+    std::vector<float>& rows_only = cut.chain_tensors[first + c];
+    rows_only.assign(static_cast<size_t>(cut.output_elements), 0.0f);
+    for (int64_t t = 0; t < p.batch; ++t) {
+      for (int64_t ri = 0; ri < r; ++ri) {
+        for (int64_t j = 0; j < p.n; ++j) {
+          rows_only[(t * r + ri) * p.n + j] = full[(t * p.m + rows[ri]) * p.ldc + j];
+        }
+      }
+    }
   }
-  for (const auto& [op, dtype] : chain) {
-    auto* c = key.add_chain();
-    c->set_op(op);
-    c->set_dtype(dtype);
-    if (std::string(op) == "scale") c->set_scalar(kScale);
-  }
-  return NormalizeKernelKey(key);
+  return cut;
 }
 
-// A key's inputs and its float64 reference on `rows` of every batch entry
-// (all rows by default), computed from the values the device reads (inputs
-// already rounded to their dtype).
+// A key's inputs, drawn as the worker draws them, and their float64
+// reference on `rows` of every batch entry (all rows by default).
 struct Problem {
-  v1::KernelKey key;
-  gemm::GemmProblem dims;
-  HostTensor a, b;
-  std::vector<HostTensor> chain;  // empty where an op takes no tensor
+  tuner::ProblemInputs inputs;
   std::vector<int64_t> rows;
   std::vector<double> reference;  // batch x rows x n
 };
 
 Problem MakeProblem(const v1::KernelKey& key, uint64_t seed, std::vector<int64_t> rows = {}) {
   Problem p;
-  p.key = key;
-  p.dims = gemm::ProblemOf(key);
-  const auto& d = p.dims;
+  p.inputs = tuner::MakeProblemInputs(key, seed);
   if (rows.empty()) {
-    for (int64_t i = 0; i < d.m; ++i) rows.push_back(i);
+    for (int64_t i = 0; i < p.inputs.m; ++i) rows.push_back(i);
   }
   p.rows = std::move(rows);
-  const int64_t r = static_cast<int64_t>(p.rows.size());
-  p.a = testing::RandomTensor(d.batch * d.m * d.k, key.input_dtype(), seed);
-  p.b = testing::RandomTensor(d.batch * d.k * d.n, key.input_dtype(), seed + 1);
-  for (int i = 0; i < key.chain_size(); ++i) {
-    const std::string& op = key.chain(i).op();
-    const int64_t count = op == "bias" ? d.n : op == "residual_add" ? d.batch * d.m * d.n : 0;
-    p.chain.push_back(count ? testing::RandomTensor(count, key.chain(i).dtype(), seed + 2 + i)
-                            : HostTensor{});
-  }
-  p.reference.assign(d.batch * r * d.n, 0.0);
-  for (int64_t t = 0; t < d.batch; ++t) {
-    const double* a = p.a.values.data() + t * d.m * d.k;
-    const double* b = p.b.values.data() + t * d.k * d.n;
-    for (int64_t ri = 0; ri < r; ++ri) {
-      const int64_t i = p.rows[ri];
-      double* c = p.reference.data() + (t * r + ri) * d.n;
-      for (int64_t q = 0; q < d.k; ++q) {
-        const double aiq = d.a_col_major ? a[q * d.lda + i] : a[i * d.lda + q];
-        for (int64_t j = 0; j < d.n; ++j) {
-          c[j] += aiq * (d.b_col_major ? b[j * d.ldb + q] : b[q * d.ldb + j]);
-        }
-      }
-      for (int64_t j = 0; j < d.n; ++j) {
-        double& v = c[j];
-        const int64_t idx = (t * d.m + i) * d.ldc + j;
-        for (int op_index = 0; op_index < key.chain_size(); ++op_index) {
-          const std::string& op = key.chain(op_index).op();
-          if (op == "bias") v += p.chain[op_index].values[j];
-          if (op == "scale") v *= kScale;
-          if (op == "relu") v = std::max(v, 0.0);
-          if (op == "gelu_tanh") {
-            v = 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
-          }
-          if (op == "gelu_erf") v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
-          if (op == "silu") v = v / (1 + std::exp(-v));
-          if (op == "residual_add") v += p.chain[op_index].values[idx];
-        }
+  p.reference = tuner::HostReference(RowsOf(p.inputs, p.rows));
+  return p;
+}
+
+// The sampled-rows reference is the full one's rows (no GPU needed), for
+// column-major A, batches and a residual.
+TEST(GemmReference, SampledRowsAreTheFullReferencesRows) {
+  const auto H = v1::DTYPE_F16;
+  const v1::KernelKey key = GemmTestKey(70, 33, 19, 2, H, H, true, false,
+                                        {{"bias", H}, {"gelu_tanh", H}, {"residual_add", H}});
+  const std::vector<int64_t> rows = {0, 5, 63, 64, 69};
+  const Problem full = MakeProblem(key, 3);
+  const Problem sampled = MakeProblem(key, 3, rows);
+  ASSERT_EQ(sampled.reference.size(), 2 * rows.size() * 33);
+  for (int64_t t = 0; t < 2; ++t) {
+    for (size_t ri = 0; ri < rows.size(); ++ri) {
+      for (int64_t j = 0; j < 33; ++j) {
+        EXPECT_EQ(sampled.reference[(t * rows.size() + ri) * 33 + j],
+                  full.reference[(t * 70 + rows[ri]) * 33 + j])
+            << "batch " << t << " row " << rows[ri] << " col " << j;
       }
     }
   }
-  return p;
 }
 
 // How far a correct kernel may land from the reference, as a relative
@@ -128,11 +123,6 @@ double Tf32Tolerance(const v1::KernelKey& key, int64_t k) {
 // Below this, a tf32 key's result would be exact f32: the tensor cores did
 // not round the inputs, so the test would not be testing the tf32 path.
 constexpr double kTf32Shows = 2e-5;
-
-v1::KernelKey AllowingTf32(v1::KernelKey key) {
-  key.set_allow_tf32(true);
-  return key;
-}
 
 // The first, last and a spread of rows, both sides of every 64-row tile
 // boundary up to the spread: what large shapes are checked on.
@@ -166,26 +156,13 @@ class GemmOnGpu : public ::testing::Test {
       ADD_FAILURE() << source.entry << ": " << *failed;
       return NAN;
     }
-    runtime::KernelArguments args;
-    args.a = testing::Upload(ex, p.a);
-    args.b = testing::Upload(ex, p.b);
-    const auto& d = p.dims;
-    const size_t out_bytes = d.batch * d.m * d.n * testing::DTypeBytes(p.key.output_dtype());
-    args.out = ex.Allocate(out_bytes);
-    const std::vector<unsigned char> poison(out_bytes, 0xff);
-    ex.CopyIn(args.out, poison.data(), out_bytes);
-    for (int i = 0; i < p.key.chain_size(); ++i) {
-      args.chain_tensors.push_back(p.chain[i].bytes.empty() ? runtime::DeviceBuffer{}
-                                                            : testing::Upload(ex, p.chain[i]));
-      args.chain_scalars.push_back(p.key.chain(i).op() == "scale" ? kScale : 0.0);
-    }
-    args.m = d.m;
-    args.n = d.n;
-    args.k = d.k;
-    args.batch = d.batch;
-    args.lda = d.lda;
-    args.ldb = d.ldb;
-    args.ldc = d.ldc;
+    const tuner::ProblemInputs& in = p.inputs;
+    const v1::DType out_dtype = in.key.output_dtype();
+    runtime::KernelArguments args = tuner::UploadProblem(ex, in);
+    std::vector<std::byte> out = tuner::EncodeElements(
+        std::vector<float>(static_cast<size_t>(in.output_elements), tuner::PoisonValue()),
+        out_dtype);
+    ex.CopyIn(args.out, out.data(), out.size());
     for (int i = 0; i < 3; ++i) {
       args.grid[i] = static_cast<uint32_t>(source.launch.grid(i));
       args.block[i] = static_cast<uint32_t>(source.launch.block(i));
@@ -196,24 +173,21 @@ class GemmOnGpu : public ::testing::Test {
       ex.ReleaseAll();
       return NAN;
     }
-    std::vector<unsigned char> out(out_bytes);
-    ex.CopyOut(out.data(), args.out, out_bytes);
+    ex.CopyOut(out.data(), args.out, out.size());
     ex.ReleaseAll();
-    const std::vector<double> got = testing::Decode(out, p.key.output_dtype());
-    if (!std::ranges::all_of(got, [](double v) { return std::isfinite(v); })) return NAN;
-    const int64_t r = static_cast<int64_t>(p.rows.size());
-    double diff = 0, norm = 0;
-    for (int64_t t = 0; t < d.batch; ++t) {
-      for (int64_t ri = 0; ri < r; ++ri) {
-        for (int64_t j = 0; j < d.n; ++j) {
-          const double want = p.reference[(t * r + ri) * d.n + j];
-          const double have = got[(t * d.m + p.rows[ri]) * d.ldc + j];
-          diff += (have - want) * (have - want);
-          norm += want * want;
-        }
+    const std::vector<float> got = tuner::DecodeElements(out, out_dtype);
+    std::vector<float> on_rows;
+    on_rows.reserve(p.reference.size());
+    for (int64_t t = 0; t < in.batch; ++t) {
+      for (const int64_t i : p.rows) {
+        const float* row = got.data() + (t * in.m + i) * in.ldc;
+        on_rows.insert(on_rows.end(), row, row + in.n);
       }
     }
-    return std::sqrt(diff / norm);
+    // Each test holds the error to its own tolerance.
+    const tuner::OutputCheck check =
+        tuner::CheckOutput(on_rows, p.reference, std::numeric_limits<double>::infinity());
+    return check.unwritten > 0 || check.non_finite > 0 ? NAN : check.rel_error;
   }
 
   // Compiles every source (NVRTC runs its programs in parallel).
@@ -243,17 +217,17 @@ class GemmOnGpu : public ::testing::Test {
 TEST_F(GemmOnGpu, EveryVariantMatchesTheReference) {
   const auto B = v1::DTYPE_BF16, H = v1::DTYPE_F16, F = v1::DTYPE_F32;
   const v1::KernelKey keys[] = {
-      Gemm(37, 53, 29, 3, B, B, false, true,
-           {{"bias", B}, {"scale", B}, {"gelu_tanh", B}, {"residual_add", B}, {"cast", B}}),
-      Gemm(37, 53, 29, 1, H, F, true, true, {{"bias", H}, {"relu", H}}),
-      Gemm(300, 200, 136, 2, B, B, false, false, {{"bias", B}}),
-      Gemm(300, 200, 136, 1, H, H, true, false, {}),
-      Gemm(130, 260, 1000, 1, B, B, true, true, {{"gelu_erf", B}}),
-      Gemm(16, 1000, 4096, 1, B, B, false, true, {{"bias", B}, {"silu", B}}),
-      Gemm(640, 768, 520, 1, B, F, false, true, {{"residual_add", F}}),
-      Gemm(77, 129, 65, 2, B, B, false, true, {{"bias", B}, {"gelu_tanh", B}}),
-      Gemm(200, 136, 1000, 1, H, H, false, true, {{"silu", H}}),
-      Gemm(1, 1, 1, 1, B, B, false, false, {})};
+      GemmTestKey(37, 53, 29, 3, B, B, false, true,
+                  {{"bias", B}, {"scale", B}, {"gelu_tanh", B}, {"residual_add", B}, {"cast", B}}),
+      GemmTestKey(37, 53, 29, 1, H, F, true, true, {{"bias", H}, {"relu", H}}),
+      GemmTestKey(300, 200, 136, 2, B, B, false, false, {{"bias", B}}),
+      GemmTestKey(300, 200, 136, 1, H, H, true, false, {}),
+      GemmTestKey(130, 260, 1000, 1, B, B, true, true, {{"gelu_erf", B}}),
+      GemmTestKey(16, 1000, 4096, 1, B, B, false, true, {{"bias", B}, {"silu", B}}),
+      GemmTestKey(640, 768, 520, 1, B, F, false, true, {{"residual_add", F}}),
+      GemmTestKey(77, 129, 65, 2, B, B, false, true, {{"bias", B}, {"gelu_tanh", B}}),
+      GemmTestKey(200, 136, 1000, 1, H, H, false, true, {{"silu", H}}),
+      GemmTestKey(1, 1, 1, 1, B, B, false, false, {})};
   uint64_t seed = 100;
   for (const v1::KernelKey& key : keys) {
     std::string why;
@@ -280,8 +254,8 @@ TEST_F(GemmOnGpu, EveryVariantMatchesTheReference) {
 TEST_F(GemmOnGpu, WgmmaVariantsOfLargeShapesMatchTheReference) {
   const auto B = v1::DTYPE_BF16;
   const v1::KernelKey keys[] = {
-      Gemm(4096, 4096, 4096, 1, B, B, false, true, {{"bias", B}, {"gelu_tanh", B}}),
-      Gemm(128, 14336, 4096, 1, B, B, false, true, {{"bias", B}, {"gelu_tanh", B}})};
+      GemmTestKey(4096, 4096, 4096, 1, B, B, false, true, {{"bias", B}, {"gelu_tanh", B}}),
+      GemmTestKey(128, 14336, 4096, 1, B, B, false, true, {{"bias", B}, {"gelu_tanh", B}})};
   uint64_t seed = 500;
   for (const v1::KernelKey& key : keys) {
     std::string why;
@@ -310,13 +284,13 @@ TEST_F(GemmOnGpu, WgmmaVariantsOfLargeShapesMatchTheReference) {
 TEST_F(GemmOnGpu, Tf32VariantsMatchTheReference) {
   const auto F = v1::DTYPE_F32, B = v1::DTYPE_BF16;
   const v1::KernelKey keys[] = {
-      Gemm(77, 129, 65, 2, F, F, false, true, {{"bias", F}, {"gelu_tanh", F}}),
-      Gemm(77, 129, 65, 1, F, F, true, false, {}),
-      Gemm(37, 53, 29, 3, F, F, true, true,
-           {{"bias", F}, {"scale", F}, {"silu", F}, {"residual_add", F}}),
-      Gemm(300, 200, 136, 2, F, B, false, false, {{"bias", F}, {"relu", F}, {"cast", B}}),
-      Gemm(16, 1000, 4096, 1, F, F, false, true, {{"bias", F}, {"silu", F}}),
-      Gemm(2048, 2048, 2048, 1, F, F, false, false, {{"bias", F}, {"gelu_tanh", F}})};
+      GemmTestKey(77, 129, 65, 2, F, F, false, true, {{"bias", F}, {"gelu_tanh", F}}),
+      GemmTestKey(77, 129, 65, 1, F, F, true, false, {}),
+      GemmTestKey(37, 53, 29, 3, F, F, true, true,
+                  {{"bias", F}, {"scale", F}, {"silu", F}, {"residual_add", F}}),
+      GemmTestKey(300, 200, 136, 2, F, B, false, false, {{"bias", F}, {"relu", F}, {"cast", B}}),
+      GemmTestKey(16, 1000, 4096, 1, F, F, false, true, {{"bias", F}, {"silu", F}}),
+      GemmTestKey(2048, 2048, 2048, 1, F, F, false, false, {{"bias", F}, {"gelu_tanh", F}})};
   uint64_t seed = 900;
   for (const v1::KernelKey& raw : keys) {
     const v1::KernelKey key = AllowingTf32(raw);
@@ -346,7 +320,7 @@ TEST_F(GemmOnGpu, Tf32VariantsMatchTheReference) {
 
 TEST_F(GemmOnGpu, PlantedWrongResultIsCaught) {
   const auto B = v1::DTYPE_BF16;
-  const v1::KernelKey key = Gemm(300, 200, 136, 1, B, B, false, true, {{"bias", B}});
+  const v1::KernelKey key = GemmTestKey(300, 200, 136, 1, B, B, false, true, {{"bias", B}});
   std::string why;
   const KernelTemplate* t = FindKernelTemplate(key, "cuda", &why);
   ASSERT_TRUE(t) << why;
@@ -369,7 +343,8 @@ TEST_F(GemmOnGpu, PlantedWrongResultIsCaught) {
 
 TEST_F(GemmOnGpu, PlantedWrongResultIsCaughtOnTf32) {
   const auto F = v1::DTYPE_F32;
-  const v1::KernelKey key = AllowingTf32(Gemm(300, 200, 136, 1, F, F, false, true, {{"bias", F}}));
+  const v1::KernelKey key =
+      AllowingTf32(GemmTestKey(300, 200, 136, 1, F, F, false, true, {{"bias", F}}));
   std::string why;
   const KernelTemplate* t = FindKernelTemplate(key, "cuda", &why);
   ASSERT_TRUE(t) << why;

@@ -58,6 +58,21 @@ TEST(DaemonConfig, UnknownKeysAndBadValuesNameTheSetting) {
   EXPECT_TRUE(Parse({"--config", (dir.path() / "missing.yaml").string()}).error);
 }
 
+TEST(DaemonConfig, CallCeilingsHaveDefaultsAndMustBePositive) {
+  EXPECT_DOUBLE_EQ(DaemonConfig{}.max_request_seconds, 60);
+  EXPECT_DOUBLE_EQ(DaemonConfig{}.max_stream_seconds, 3600);
+  testing::TempDir dir;
+  const auto path = dir.path() / "tiletuned.yaml";
+  std::ofstream(path) << "max_stream_seconds: 90\n";
+  auto parsed = Parse({"--config", path.string(), "--max-request-seconds", "2.5"});
+  ASSERT_TRUE(parsed.config) << parsed.error->message;
+  EXPECT_DOUBLE_EQ(parsed.config->max_request_seconds, 2.5);
+  EXPECT_DOUBLE_EQ(parsed.config->max_stream_seconds, 90);
+  parsed = Parse({"--max-stream-seconds", "0"});
+  ASSERT_TRUE(parsed.error);
+  EXPECT_EQ(parsed.error->message, "max_stream_seconds must be positive");
+}
+
 TEST(DaemonConfig, TlsAndAuthSettingsMustFitTogether) {
   auto error = [](std::vector<std::string> args) {
     auto parsed = Parse(std::move(args));

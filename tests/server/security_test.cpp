@@ -1,6 +1,7 @@
 // TLS, mutual TLS and bearer tokens on the real daemon, driven by the real
 // CLI: who may look up, who may change things, and what each refusal says.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include <fstream>
@@ -32,6 +33,19 @@ std::string TinyJob(const std::filesystem::path& dir, int cols = 100) {
                    "name: tiny\nbudget: {max_variants: 1}\nkernels:\n"
                    "  - {op: softmax, dtype: f32, shape: {rows: 8, cols: " +
                        std::to_string(cols) + "}}\n");
+}
+
+// A job big enough to keep the device busy while others queue.
+std::string BusyJob(const std::filesystem::path& dir, int cols = 4096) {
+  return WriteFile(dir / ("busy-" + std::to_string(cols) + ".yaml"),
+                   "name: busy\nbudget: {max_variants: 200, max_seconds: 60}\n"
+                   "kernels:\n  - {op: softmax, dtype: f32, shape: {rows: 4096, cols: " +
+                       std::to_string(cols) + "}}\n");
+}
+
+// The job id a successful `tiletune submit` printed first.
+std::string SubmittedId(const CommandResult& submit) {
+  return submit.out.substr(0, submit.out.find('\n'));
 }
 
 // The CLI against `daemon` with extra global flags before the command.
@@ -136,11 +150,7 @@ TEST_F(TokenAuth, EachClientHasItsOwnQueueQuota) {
   TiletunedProcess daemon(DataDir(dir_),
                           {"--auth-tokens-file", tokens_, "--max-queued-jobs-per-client", "2"});
   daemon.Start();
-  // A job big enough to keep the device busy while the others queue.
-  const std::string busy = WriteFile(dir_.path() / "busy.yaml",
-                                     "name: busy\nbudget: {max_variants: 200, max_seconds: 60}\n"
-                                     "kernels:\n  - {op: softmax, dtype: f32, shape: {rows: "
-                                     "4096, cols: 4096}}\n");
+  const std::string busy = BusyJob(dir_.path());
   auto submit = [&](const std::string& token, const std::string& file) {
     return Cli(daemon, {"--token-file", token}, {"submit", file});
   };
@@ -160,6 +170,37 @@ TEST_F(TokenAuth, EachClientHasItsOwnQueueQuota) {
   }
   EXPECT_EQ(submit(alice_, TinyJob(dir_.path(), 104)).exit_code, 0)
       << "cancelled jobs leave the quota";
+}
+
+TEST_F(TokenAuth, QueueQuotaHoldsAcrossARestart) {
+  TiletunedProcess daemon(DataDir(dir_),
+                          {"--auth-tokens-file", tokens_, "--max-queued-jobs-per-client", "2",
+                           "--drain-timeout-seconds", "0.1"});
+  daemon.Start();
+  auto submit = [&](const std::string& file) {
+    return Cli(daemon, {"--token-file", alice_}, {"submit", file});
+  };
+  // Both stay active across the restart: one resumes, the other waits.
+  const auto first = submit(BusyJob(dir_.path(), 4096));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const auto second = submit(BusyJob(dir_.path(), 4095));
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+
+  ASSERT_EQ(daemon.Stop(SIGTERM), 0);
+  daemon.Start();
+  auto refused = submit(TinyJob(dir_.path(), 105));
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_NE(refused.err.find("RESOURCE_EXHAUSTED: 'alice' already has 2 jobs queued or running; "
+                             "max_queued_jobs_per_client=2"),
+            std::string::npos)
+      << refused.err;
+  auto shown = Cli(daemon, {}, {"jobs", "show", SubmittedId(first)});
+  EXPECT_NE(shown.out.find("submitted by  alice"), std::string::npos) << shown.out;
+
+  ASSERT_EQ(Cli(daemon, {"--token-file", alice_}, {"jobs", "cancel", SubmittedId(first)}).exit_code,
+            0);
+  EXPECT_EQ(submit(TinyJob(dir_.path(), 106)).exit_code, 0) << "a cancelled job frees its place";
+  Cli(daemon, {"--token-file", alice_}, {"jobs", "cancel", SubmittedId(second)});
 }
 
 class MutualTls : public ::testing::Test {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -49,6 +50,30 @@ std::vector<v1::JobEvent> WatchToEnd(v1::TuningService::Stub& stub, const std::s
   auto status = reader->Finish();
   EXPECT_TRUE(status.ok()) << status.error_message();
   return events;
+}
+
+// Asks `done` every `interval` until it holds or `until` passes; whether it
+// held.
+bool PollUntil(const std::function<bool()>& done, std::chrono::steady_clock::time_point until,
+               std::chrono::milliseconds interval = 20ms) {
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(interval);
+  }
+  return true;
+}
+
+std::chrono::steady_clock::time_point In(std::chrono::seconds seconds) {
+  return std::chrono::steady_clock::now() + seconds;
+}
+
+// The state of the daemon's first device.
+v1::Device::State DeviceState(v1::TuningService::Stub& stub) {
+  grpc::ClientContext ctx;
+  v1::ListDevicesResponse devices;
+  const auto status = stub.ListDevices(&ctx, {}, &devices);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return devices.devices_size() > 0 ? devices.devices(0).state() : v1::Device::STATE_UNSPECIFIED;
 }
 
 v1::LookupResponse Lookup(v1::TuningService::Stub& stub, const v1::KernelKey& key,
@@ -236,15 +261,8 @@ TEST(TuningFlow, RepeatedWorkerCrashesQuarantineTheDevice) {
   spec.mutable_budget()->set_max_variants(2);
   *spec.add_kernels() = RowKey("rmsnorm", 16, 64);
   const std::string id = Submit(*stub, spec);
-  v1::Device::State state = v1::Device::STATE_UNSPECIFIED;
-  for (int i = 0; i < 300 && state != v1::Device::STATE_QUARANTINED; ++i) {
-    std::this_thread::sleep_for(50ms);
-    grpc::ClientContext ctx;
-    v1::ListDevicesResponse devices;
-    ASSERT_TRUE(stub->ListDevices(&ctx, {}, &devices).ok());
-    state = devices.devices(0).state();
-  }
-  ASSERT_EQ(state, v1::Device::STATE_QUARANTINED);
+  ASSERT_TRUE(PollUntil([&] { return DeviceState(*stub) == v1::Device::STATE_QUARANTINED; },
+                        In(15s), 50ms));
   // The item is left to resume after a restart, not failed.
   EXPECT_EQ(Get(*stub, id).state(), v1::JOB_RUNNING);
   auto metrics = HttpGet(daemon.metrics_address(), "/metrics");
@@ -290,9 +308,7 @@ TEST(TuningFlow, CancelStopsARunningJobWithinASecond) {
   spec.mutable_budget()->set_max_variants(200);
   *spec.add_kernels() = GemmKey(512, 512, 512);
   const std::string id = Submit(*stub, spec);
-  for (int i = 0; i < 600 && Get(*stub, id).items(0).compiled() == 0; ++i) {
-    std::this_thread::sleep_for(50ms);
-  }
+  PollUntil([&] { return Get(*stub, id).items(0).compiled() > 0; }, In(30s), 50ms);
   ASSERT_EQ(Get(*stub, id).state(), v1::JOB_RUNNING);
 
   const auto started = std::chrono::steady_clock::now();
@@ -304,18 +320,8 @@ TEST(TuningFlow, CancelStopsARunningJobWithinASecond) {
     ASSERT_TRUE(stub->CancelJob(&ctx, req, &cancelled).ok());
     EXPECT_EQ(cancelled.state(), v1::JOB_CANCELLED);
   }
-  bool idle = false;
-  while (std::chrono::steady_clock::now() - started < 1s) {
-    grpc::ClientContext ctx;
-    v1::ListDevicesResponse devices;
-    ASSERT_TRUE(stub->ListDevices(&ctx, {}, &devices).ok());
-    if (devices.devices(0).state() == v1::Device::STATE_IDLE) {
-      idle = true;
-      break;
-    }
-    std::this_thread::sleep_for(20ms);
-  }
-  EXPECT_TRUE(idle) << "device still busy a second after CancelJob";
+  EXPECT_TRUE(PollUntil([&] { return DeviceState(*stub) == v1::Device::STATE_IDLE; }, started + 1s))
+      << "device still busy a second after CancelJob";
   EXPECT_EQ(Get(*stub, id).state(), v1::JOB_CANCELLED);
   grpc::ClientContext ctx;
   v1::CancelJobRequest again;
@@ -354,12 +360,8 @@ TEST(TuningFlow, TuneOnMissFloodMakesOneJobAndNeverWaits) {
   EXPECT_EQ(jobs.jobs_size(), 1);
   // Every miss was counted; the count reaches the job's row within a flush
   // interval (1 s) even while the device is busy tuning it.
-  int64_t misses = 0;
-  for (int i = 0; i < 100 && misses < 100; ++i) {
-    std::this_thread::sleep_for(50ms);
-    misses = Get(*stub, *job_ids.begin()).miss_count();
-  }
-  EXPECT_EQ(misses, 100);
+  PollUntil([&] { return Get(*stub, *job_ids.begin()).miss_count() >= 100; }, In(5s), 50ms);
+  EXPECT_EQ(Get(*stub, *job_ids.begin()).miss_count(), 100);
 }
 
 TEST(TuningFlow, QueuedJobsRunInPriorityOrder) {
@@ -447,9 +449,7 @@ std::string OccupyDevice(v1::TuningService::Stub& stub) {
   spec.mutable_budget()->set_max_variants(200);
   *spec.add_kernels() = GemmKey(512, 512, 512);
   const std::string id = Submit(stub, spec);
-  for (int i = 0; i < 600 && Get(stub, id).state() != v1::JOB_RUNNING; ++i) {
-    std::this_thread::sleep_for(20ms);
-  }
+  PollUntil([&] { return Get(stub, id).state() == v1::JOB_RUNNING; }, In(12s));
   return id;
 }
 

@@ -7,29 +7,16 @@
 
 #include <stdexcept>
 
+#include "tests/support/gemm_test_key.h"
+
 namespace tiletune::runtime::cuda {
 namespace {
 
 using kernels::gemm::BlasActivation;
 using kernels::gemm::BlasEpilogue;
+using tiletune::testing::GemmTestKey;
 
-v1::KernelKey Gemm(int64_t m, int64_t n, int64_t k, bool a_col, bool b_col,
-                   v1::DType in = v1::DTYPE_BF16) {
-  v1::KernelKey key;
-  key.set_op("gemm");
-  key.set_input_dtype(in);
-  for (const auto& [name, size] : {std::pair<const char*, int64_t>{"m", m}, {"n", n}, {"k", k}}) {
-    auto* d = key.add_shape();
-    d->set_name(name);
-    d->set_size(size);
-  }
-  for (const auto& [tensor, col] : {std::pair<const char*, bool>{"a", a_col}, {"b", b_col}}) {
-    auto* l = key.add_layouts();
-    l->set_tensor(tensor);
-    l->set_layout(col ? v1::LAYOUT_COL_MAJOR : v1::LAYOUT_ROW_MAJOR);
-  }
-  return key;
-}
+constexpr auto B = v1::DTYPE_BF16, H = v1::DTYPE_F16, F = v1::DTYPE_F32;
 
 void ExpectMatrix(const CublasLtMatrix& got, int type, uint64_t rows, uint64_t cols, int64_t ld) {
   EXPECT_EQ(got.type, type);
@@ -40,7 +27,7 @@ void ExpectMatrix(const CublasLtMatrix& got, int type, uint64_t rows, uint64_t c
 
 TEST(CublasLtGemmSpec, RowMajorOperandsNeedNoTranspose) {
   // C (77 x 129) = A (77 x 65) * B (65 x 129): C^T = B^T * A^T.
-  const CublasLtGemmSpec s = CublasLtGemmSpecOf(Gemm(77, 129, 65, false, false));
+  const CublasLtGemmSpec s = CublasLtGemmSpecOf(GemmTestKey(77, 129, 65, 1, B, B, false, false));
   EXPECT_EQ(s.trans_a, CUBLAS_OP_N);
   ExpectMatrix(s.a, CUDA_R_16BF, 129, 65, 129);  // our B read as B^T
   EXPECT_EQ(s.trans_b, CUBLAS_OP_N);
@@ -53,7 +40,7 @@ TEST(CublasLtGemmSpec, RowMajorOperandsNeedNoTranspose) {
 }
 
 TEST(CublasLtGemmSpec, ColumnMajorOperandsAreTransposed) {
-  const CublasLtGemmSpec s = CublasLtGemmSpecOf(Gemm(77, 129, 65, true, true));
+  const CublasLtGemmSpec s = CublasLtGemmSpecOf(GemmTestKey(77, 129, 65, 1, B, B, true, true));
   EXPECT_EQ(s.trans_a, CUBLAS_OP_T);
   ExpectMatrix(s.a, CUDA_R_16BF, 65, 129, 65);  // our B as stored, k x n
   EXPECT_EQ(s.trans_b, CUBLAS_OP_T);
@@ -62,12 +49,7 @@ TEST(CublasLtGemmSpec, ColumnMajorOperandsAreTransposed) {
 }
 
 TEST(CublasLtGemmSpec, BatchesAreStridedByTheDenseOperands) {
-  v1::KernelKey key = Gemm(16, 32, 8, false, true, v1::DTYPE_F16);
-  key.set_output_dtype(v1::DTYPE_F32);
-  auto* batch = key.add_shape();
-  batch->set_name("batch");
-  batch->set_size(3);
-  const CublasLtGemmSpec s = CublasLtGemmSpecOf(key);
+  const CublasLtGemmSpec s = CublasLtGemmSpecOf(GemmTestKey(16, 32, 8, 3, H, F, false, true));
   EXPECT_EQ(s.batch, 3);
   EXPECT_EQ(s.a.batch_stride, 8 * 32);
   EXPECT_EQ(s.b.batch_stride, 16 * 8);
@@ -77,7 +59,7 @@ TEST(CublasLtGemmSpec, BatchesAreStridedByTheDenseOperands) {
 }
 
 TEST(CublasLtGemmSpec, F32ComputesExactlyUnlessTheKeyAllowsTf32) {
-  v1::KernelKey key = Gemm(64, 64, 64, false, false, v1::DTYPE_F32);
+  v1::KernelKey key = GemmTestKey(64, 64, 64, 1, F, F, false, false);
   EXPECT_EQ(CublasLtGemmSpecOf(key).compute_type, CUBLAS_COMPUTE_32F);
   key.set_allow_tf32(true);
   EXPECT_EQ(CublasLtGemmSpecOf(key).compute_type, CUBLAS_COMPUTE_32F_FAST_TF32);
@@ -85,8 +67,7 @@ TEST(CublasLtGemmSpec, F32ComputesExactlyUnlessTheKeyAllowsTf32) {
 }
 
 TEST(CublasLtGemmSpec, UnsupportedDtypesNameTheField) {
-  v1::KernelKey key = Gemm(8, 8, 8, false, false, v1::DTYPE_F32);
-  key.set_output_dtype(v1::DTYPE_BF16);
+  v1::KernelKey key = GemmTestKey(8, 8, 8, 1, F, B, false, false);
   try {
     CublasLtGemmSpecOf(key);
     FAIL() << "f32 -> bf16 accepted";
@@ -114,9 +95,7 @@ TEST(CublasLtGemmSpec, ChainsMapToCublasLtEpilogues) {
   // An unfused chain leaves cuBLASLt the plain product.
   EXPECT_EQ(CublasLtEpilogueOf(BlasEpilogue{}), CUBLASLT_EPILOGUE_DEFAULT);
 
-  v1::KernelKey key = Gemm(8, 8, 8, false, false);
-  key.add_chain()->set_op("bias");
-  key.add_chain()->set_op("gelu_tanh");
+  v1::KernelKey key = GemmTestKey(8, 8, 8, 1, B, B, false, false, {"bias", "gelu_tanh"});
   EXPECT_EQ(CublasLtGemmSpecOf(key).epilogue, CUBLASLT_EPILOGUE_GELU_BIAS);
   key.add_chain()->set_op("residual_add");  // after the activation: not expressible
   const CublasLtGemmSpec unfused = CublasLtGemmSpecOf(key);
