@@ -530,6 +530,16 @@ TEST(TrustedTuning, LargeProblemsAreValidatedOnSampledRowsAndSaySo) {
   const std::string id = Submit(*stub, spec);
   WatchToEnd(*stub, id);
   ASSERT_EQ(Get(*stub, id).state(), v1::JOB_SUCCEEDED) << Get(*stub, id).ShortDebugString();
+  const bool tuned = Get(*stub, id).items(0).winner() == v1::WINNER_TUNED;
+  const auto lookup =
+      RunCommand({BinaryPath("tiletune"), "--server", daemon.address(), "lookup", "--op", "gemm",
+                  "--dtype", "f32", "--shape", "m=301,n=67,k=45", "--chain", "bias"});
+  if (tuned) {
+    EXPECT_NE(lookup.out.find("validated"), std::string::npos) << lookup.out;
+    EXPECT_NE(lookup.out.find("sampled rows: "), std::string::npos) << lookup.out;
+    EXPECT_NE(lookup.out.find(" of 20167 elements vs float64 reference"), std::string::npos)
+        << lookup.out;
+  }
   EXPECT_EQ(daemon.Stop(SIGTERM), 0);
 
   auto store = db::OpenSqliteStore({daemon.db_path().string()});
@@ -546,7 +556,7 @@ TEST(TrustedTuning, LargeProblemsAreValidatedOnSampledRowsAndSaySo) {
   }
   auto records = store->ListRecords("gemm", "", 10, "");
   ASSERT_EQ(records.records.size(), 1u);
-  if (records.records[0].winner() == v1::WINNER_TUNED) {
+  if (tuned) {
     EXPECT_EQ(records.records[0].validation().checked_elements(),
               trials[0].validation().checked_elements());
   }
