@@ -146,6 +146,15 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.tuning.decision_rounds; }},
       {"noise_factor", "the winner must beat the baseline by this many times the noise",
        [](auto& c) { return &c.tuning.noise_factor; }},
+      {"reference_full_max_flops",
+       "above this estimate of the float64 reference's operations, outputs are compared on "
+       "sampled rows only (every element is still checked to be written and finite)",
+       [](auto& c) { return &c.tuning.reference_full_max_flops; }},
+      {"reference_sample_rows",
+       "random rows of a sampled reference (first, last and partial-tile rows come on top)",
+       [](auto& c) { return &c.tuning.reference_sample_rows; }},
+      {"reference_threads", "threads the worker computes the reference on (0: every core)",
+       [](auto& c) { return &c.tuning.reference_threads; }},
       {"plant_faults", "TESTING ONLY: add a hanging, a crashing and a wrong variant to every item",
        [](auto& c) { return &c.tuning.plant_faults; }},
   };
@@ -303,6 +312,8 @@ std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
       {"max_missed_keys", c.max_missed_keys},
       {"miss_count_flush_seconds", c.miss_count_flush_seconds},
       {"decision_rounds", c.tuning.decision_rounds},
+      {"reference_full_max_flops", c.tuning.reference_full_max_flops},
+      {"reference_sample_rows", c.tuning.reference_sample_rows},
   };
   for (const auto& [key, value] : checks) {
     if (auto e = positive(key, value)) return e;
@@ -312,6 +323,9 @@ std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
     return ConfigError{"max_throttle_retries must not be negative"};
   }
   if (c.tuning.noise_factor < 0) return ConfigError{"noise_factor must not be negative"};
+  if (c.tuning.reference_threads < 0) {
+    return ConfigError{"reference_threads must not be negative"};
+  }
   if (c.tuning.run_limit_min_seconds > c.tuning.run_limit_max_seconds) {
     return ConfigError{"run_limit_min_seconds must not exceed run_limit_max_seconds"};
   }

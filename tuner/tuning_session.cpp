@@ -258,6 +258,9 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
   request.mutable_protocol()->set_min_seconds(limits_.min_timing_seconds);
   request.mutable_protocol()->set_max_throttle_retries(limits_.max_throttle_retries);
   request.set_tolerance(tolerance);
+  request.mutable_reference()->set_max_full_flops(limits_.reference_full_max_flops);
+  request.mutable_reference()->set_sample_rows(limits_.reference_sample_rows);
+  request.mutable_reference()->set_threads(limits_.reference_threads);
 
   request.set_vendor_baseline(baseline.vendor_library);
   if (baseline.source) {
@@ -381,6 +384,7 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
       if (result.outcome == BenchmarkWorker::Outcome::kCancelled) return cancelled();
       trial.set_status(StatusOf(result.outcome));
       trial.set_rel_error(result.response.rel_error());
+      *trial.mutable_validation() = result.response.validation();
       if (result.outcome == BenchmarkWorker::Outcome::kOk) {
         *trial.mutable_timing() = result.response.timing();
         if (trial.timing().median_us() >= base_timing.median_us()) {
@@ -516,6 +520,7 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
     *config->mutable_launch() = chosen->source.launch;
     *record.mutable_tuned() = chosen->timing();
     record.set_max_rel_error(best_trial.rel_error());
+    *record.mutable_validation() = best_trial.validation();
     record.set_speedup(decided_baseline.median_us() / record.tuned().median_us());
     progress.set_best_us(record.tuned().median_us());
     progress.mutable_best_params()->clear();

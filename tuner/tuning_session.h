@@ -51,6 +51,15 @@ struct TuningLimits {
   // measured noise (p90 - p10 of its per-round time ratio to the baseline),
   // and by min_speedup.
   double noise_factor = 1;
+  // The worker compares outputs with the whole float64 reference up to this
+  // estimate of its cost (~1-5 s on one core; a 4096^3 GEMM is ~1.4e11),
+  // above it only sampled whole rows: reference_sample_rows drawn at
+  // random plus the first, last and partial-tile rows. Every element is
+  // still checked to be written and finite.
+  double reference_full_max_flops = 1e10;
+  int reference_sample_rows = 64;
+  // Threads the worker computes the reference on; 0: every hardware thread.
+  int reference_threads = 0;
   // Testing aid: add a hanging, a crashing and a wrong variant to every item.
   bool plant_faults = false;
 };

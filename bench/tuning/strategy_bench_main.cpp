@@ -14,6 +14,7 @@
 //
 //   tiletune-bench-strategy --backend host --seeds 20 --json OUT.json
 //   tiletune-bench-strategy --backend cuda --gemm 4096,4096,4096 --gemm-dtype bf16
+//       --gemm-layout a=row,b=col
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
@@ -29,6 +30,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "client/input_error.h"
+#include "client/key_text.h"
 #include "kernels/kernel_key.h"
 #include "kernels/kernel_template.h"
 #include "runtime/backend_registry.h"
@@ -158,7 +161,8 @@ Summary Summarize(std::vector<int> counts) {
           counts[counts.size() / 2], counts.back()};
 }
 
-v1::KernelKey Key(const std::string& op, v1::DType dtype, const std::vector<int64_t>& dims) {
+v1::KernelKey Key(const std::string& op, v1::DType dtype, const std::vector<int64_t>& dims,
+                  const std::vector<v1::TensorLayout>& layouts = {}) {
   v1::KernelKey key;
   key.set_op(op);
   key.set_input_dtype(dtype);
@@ -169,6 +173,7 @@ v1::KernelKey Key(const std::string& op, v1::DType dtype, const std::vector<int6
     d->set_name(names[i]);
     d->set_size(dims.at(i));
   }
+  for (const auto& layout : layouts) *key.add_layouts() = layout;
   return kernels::NormalizeKernelKey(key);
 }
 
@@ -178,8 +183,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "Evaluations per search strategy to reach 2% of the exhaustive optimum; cold and "
       "warm tuning time of one GEMM shape"};
-  std::string backend_name = "host", gemm_dtype_name = "f32", softmax_dtype_name = "f32", json_path,
-              label;
+  std::string backend_name = "host", gemm_dtype_name = "f32", softmax_dtype_name = "f32",
+              gemm_layout_text, json_path, label;
   std::vector<int64_t> gemm = {256, 256, 256}, softmax = {2048, 1024};
   int seeds = 20, compile_threads = 2, tune_variants = 24, table_variants = 0;
   double tolerance = 0.02;
@@ -187,6 +192,9 @@ int main(int argc, char** argv) {
   app.add_option("--gemm-dtype", gemm_dtype_name, "GEMM element type (f32, f16, bf16)");
   app.add_option("--softmax-dtype", softmax_dtype_name, "softmax element type (f32, f16, bf16)");
   app.add_option("--gemm", gemm, "GEMM shape m,n,k")->delimiter(',')->expected(3);
+  app.add_option("--gemm-layout", gemm_layout_text,
+                 "GEMM operand layouts, e.g. a=row,b=col (the wgmma variants need B column-major; "
+                 "default: both row-major)");
   app.add_option("--softmax", softmax, "softmax shape rows,cols")->delimiter(',')->expected(2);
   app.add_option("--seeds", seeds, "replays per strategy")->check(CLI::Range(1, 10000));
   app.add_option("--tolerance", tolerance, "how close to the optimum counts (0.02: 2%)");
@@ -204,6 +212,19 @@ int main(int argc, char** argv) {
   if (!gemm_dtype || !softmax_dtype) {
     std::cerr << (gemm_dtype ? "--softmax-dtype" : "--gemm-dtype") << ": unknown element type '"
               << (gemm_dtype ? softmax_dtype_name : gemm_dtype_name) << "'\n";
+    return 2;
+  }
+  std::vector<v1::TensorLayout> gemm_layouts;
+  try {
+    if (!gemm_layout_text.empty())
+      gemm_layouts = client::ParseLayoutsText(gemm_layout_text, "--gemm-layout");
+  } catch (const client::InputError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+  const v1::KernelKey gemm_key = Key("gemm", *gemm_dtype, gemm, gemm_layouts);
+  if (const auto error = kernels::ValidateKernelKey(gemm_key, kernels::KeyLimits{})) {
+    std::cerr << "--gemm, --gemm-dtype, --gemm-layout: " << error->ToString() << "\n";
     return 2;
   }
 
@@ -240,8 +261,7 @@ int main(int argc, char** argv) {
                            tolerance * 100);
   std::cout << "| space | variants | optimum µs | strategy | mean evals | median | worst |\n"
                "| --- | --- | --- | --- | --- | --- | --- |\n";
-  for (const auto& key :
-       {Key("gemm", *gemm_dtype, gemm), Key("softmax", *softmax_dtype, softmax)}) {
+  for (const auto& key : {gemm_key, Key("softmax", *softmax_dtype, softmax)}) {
     std::string why;
     const auto* t = kernels::FindKernelTemplate(key, backend_name, &why);
     if (!t) {
@@ -285,7 +305,6 @@ int main(int argc, char** argv) {
   // Cold: an empty compiled-code cache; warm: the same tuning again.
   auto tuning_backends = open("tuning-cache");
   Bench tuning_bench(*tuning_backends.backends.front(), worker, compile_threads);
-  const auto gemm_key = Key("gemm", *gemm_dtype, gemm);
   std::cout << fmt::format("\nTuning {} with annealing, {} variants:\n",
                            kernels::CanonicalKeyString(gemm_key), tune_variants);
   for (const char* pass : {"cold", "warm"}) {

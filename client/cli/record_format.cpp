@@ -43,6 +43,19 @@ std::string TimingText(const v1::Timing& timing) {
   return text;
 }
 
+// Whether the winner's output was compared whole with the float64
+// reference or, for a large problem, on sampled rows only.
+std::string ValidationText(const v1::ValidationCoverage& coverage) {
+  if (coverage.checked_elements() == coverage.output_elements()) {
+    return fmt::format("whole output ({} elements) vs float64 reference",
+                       coverage.output_elements());
+  }
+  return fmt::format(
+      "sampled rows: {} of {} elements vs float64 reference (every element checked written and "
+      "finite)",
+      coverage.checked_elements(), coverage.output_elements());
+}
+
 std::string StaleText(const v1::Staleness& staleness) {
   return "stale: " + staleness.reason();
 }
@@ -68,6 +81,10 @@ void AddRecordFields(const v1::Record& record, TextTable& fields) {
                                            record.decision().rounds())});
   }
   fields.AddRow({"max error", fmt::format("{:.3g} (relative)", record.max_rel_error())});
+  // Records measured before coverage was kept have none.
+  if (record.validation().output_elements() > 0) {
+    fields.AddRow({"validated", ValidationText(record.validation())});
+  }
   const auto& device = record.device();
   fields.AddRow({"device", fmt::format("class {}: {} {} {} ({} units)", record.device_class(),
                                        device.vendor(), device.arch(), device.name(),

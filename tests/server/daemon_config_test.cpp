@@ -73,6 +73,30 @@ TEST(DaemonConfig, CallCeilingsHaveDefaultsAndMustBePositive) {
   EXPECT_EQ(parsed.error->message, "max_stream_seconds must be positive");
 }
 
+TEST(DaemonConfig, ReferenceSamplingSettings) {
+  const tuner::TuningLimits defaults;
+  EXPECT_DOUBLE_EQ(defaults.reference_full_max_flops, 1e10);
+  EXPECT_EQ(defaults.reference_sample_rows, 64);
+  EXPECT_EQ(defaults.reference_threads, 0);
+  testing::TempDir dir;
+  const auto path = dir.path() / "tiletuned.yaml";
+  std::ofstream(path) << "reference_full_max_flops: 2.5e9\nreference_sample_rows: 16\n";
+  auto parsed = Parse({"--config", path.string(), "--reference-threads", "4"});
+  ASSERT_TRUE(parsed.config) << parsed.error->message;
+  EXPECT_DOUBLE_EQ(parsed.config->tuning.reference_full_max_flops, 2.5e9);
+  EXPECT_EQ(parsed.config->tuning.reference_sample_rows, 16);
+  EXPECT_EQ(parsed.config->tuning.reference_threads, 4);
+
+  auto error = [](std::vector<std::string> args) {
+    auto result = Parse(std::move(args));
+    return result.error ? result.error->message : std::string("no error");
+  };
+  EXPECT_EQ(error({"--reference-full-max-flops", "0"}),
+            "reference_full_max_flops must be positive");
+  EXPECT_EQ(error({"--reference-sample-rows", "0"}), "reference_sample_rows must be positive");
+  EXPECT_EQ(error({"--reference-threads", "-1"}), "reference_threads must not be negative");
+}
+
 TEST(DaemonConfig, TlsAndAuthSettingsMustFitTogether) {
   auto error = [](std::vector<std::string> args) {
     auto parsed = Parse(std::move(args));

@@ -503,10 +503,62 @@ TEST(TrustedTuning, DecisionRetimesWinnerRunnerUpAndBaselineInterleaved) {
     EXPECT_TRUE(record.tuned().median_us() == decision.winner().median_us() ||
                 record.tuned().median_us() == decision.runner_up().median_us());
   }
-  // Every timed trial says under which device state it was measured.
+  // Every timed trial says under which device state it was measured, and
+  // that its whole output was compared: 96 x 80 x 64 is far below
+  // reference_full_max_flops.
   for (const auto& t : store->TrialsForItem(id, 0)) {
     EXPECT_EQ(t.timing().device_state().source(), "unknown") << t.ShortDebugString();
     EXPECT_EQ(t.timing().throttled_discards(), 0);
+    EXPECT_EQ(t.validation().checked_elements(), 96 * 80) << t.ShortDebugString();
+    EXPECT_EQ(t.validation().output_elements(), 96 * 80);
+  }
+  EXPECT_EQ(record.validation().checked_elements(), 96 * 80);
+}
+
+// Above reference_full_max_flops the worker compares sampled rows only, and
+// trials and record say how many elements that was.
+TEST(TrustedTuning, LargeProblemsAreValidatedOnSampledRowsAndSaySo) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path(),
+                          {"--reference-full-max-flops", "1e5", "--reference-sample-rows", "4"});
+  daemon.Start();
+  auto stub = daemon.Stub();
+  v1::JobSpec spec;
+  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
+  spec.mutable_budget()->set_max_variants(2);
+  *spec.add_kernels() = GemmKey(301, 67, 45, {"bias"});  // 1.8e6 operations
+  const std::string id = Submit(*stub, spec);
+  WatchToEnd(*stub, id);
+  ASSERT_EQ(Get(*stub, id).state(), v1::JOB_SUCCEEDED) << Get(*stub, id).ShortDebugString();
+  const bool tuned = Get(*stub, id).items(0).winner() == v1::WINNER_TUNED;
+  const auto lookup =
+      RunCommand({BinaryPath("tiletune"), "--server", daemon.address(), "lookup", "--op", "gemm",
+                  "--dtype", "f32", "--shape", "m=301,n=67,k=45", "--chain", "bias"});
+  if (tuned) {
+    EXPECT_NE(lookup.out.find("validated"), std::string::npos) << lookup.out;
+    EXPECT_NE(lookup.out.find("sampled rows: "), std::string::npos) << lookup.out;
+    EXPECT_NE(lookup.out.find(" of 20167 elements vs float64 reference"), std::string::npos)
+        << lookup.out;
+  }
+  EXPECT_EQ(daemon.Stop(SIGTERM), 0);
+
+  auto store = db::OpenSqliteStore({daemon.db_path().string()});
+  const auto trials = store->TrialsForItem(id, 0);
+  ASSERT_FALSE(trials.empty());
+  for (const auto& t : trials) {
+    ASSERT_TRUE(t.status() == v1::TRIAL_OK || t.status() == v1::TRIAL_SLOWER)
+        << t.ShortDebugString();
+    // Whole rows: 4 drawn, the first and last, partial-tile rows.
+    EXPECT_EQ(t.validation().checked_elements() % 67, 0) << t.ShortDebugString();
+    EXPECT_GE(t.validation().checked_elements(), 6 * 67);
+    EXPECT_LT(t.validation().checked_elements(), 301 * 67 / 4);
+    EXPECT_EQ(t.validation().output_elements(), 301 * 67);
+  }
+  auto records = store->ListRecords("gemm", "", 10, "");
+  ASSERT_EQ(records.records.size(), 1u);
+  if (tuned) {
+    EXPECT_EQ(records.records[0].validation().checked_elements(),
+              trials[0].validation().checked_elements());
   }
 }
 

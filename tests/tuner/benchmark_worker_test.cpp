@@ -7,7 +7,9 @@
 #include <thread>
 
 #include "kernels/host/host_source.h"
+#include "kernels/kernel_key.h"
 #include "tests/tuner/host_kernel_fixture.h"
+#include "tuner/worker/output_validation.h"
 
 namespace tiletune::tuner {
 namespace {
@@ -123,6 +125,93 @@ TEST(BenchmarkWorker, LayernormOnOddColumns) {
   BenchmarkWorker worker(WorkerOptions());
   for (int64_t welford : {0, 1}) {
     ExpectValidated(worker.Run(VariantRequest(key, {{"vec", 8}, {"welford", welford}}), 30s));
+  }
+}
+
+// An odd GEMM (301 rows: a partial last tile for every tile height of 16
+// and up; 67 columns) and a reference policy that samples it: its whole
+// reference would be ~1.8e6 operations, the limit is 1e4.
+constexpr int64_t kOddM = 301, kOddN = 67;
+
+v1::KernelKey OddGemm() {
+  return MakeKey("gemm", {{"m", kOddM}, {"n", kOddN}, {"k", 45}}, {"bias", "residual_add"});
+}
+
+worker::v1::BenchRequest Sampled(worker::v1::BenchRequest request) {
+  request.mutable_reference()->set_max_full_flops(1e4);
+  request.mutable_reference()->set_sample_rows(8);
+  request.mutable_reference()->set_threads(2);
+  return request;
+}
+
+// A real host kernel of the key followed by `statements` over its `args`:
+// a fault planted in one element.
+worker::v1::BenchRequest FaultyRequest(const v1::KernelKey& key, const kernels::Variant& wanted,
+                                       const std::string& statements) {
+  kernels::KernelSource source = HostTemplate(key).Source(key, PickVariant(key, wanted));
+  const size_t end = source.code.rfind("  return status;\n");
+  EXPECT_NE(end, std::string::npos) << source.code;
+  source.code.insert(end, statements);
+  return CompileRequest(key, source);
+}
+
+// Puts the poison back into output element `index`: as if never written.
+std::string Unwrite(int64_t index) {
+  return "  { const unsigned bits = " + std::to_string(kPoisonBits) +
+         "u; __builtin_memcpy(&args->out[" + std::to_string(index) + "], &bits, 4); }\n";
+}
+
+TEST(BenchmarkWorker, AboveTheReferenceLimitOutputsAreComparedOnSampledRows) {
+  const v1::KernelKey softmax = MakeKey("softmax", {{"rows", 333}, {"cols", 45}}, {"scale"});
+  const std::pair<v1::KernelKey, kernels::Variant> cases[] = {
+      {OddGemm(), {{"tile_m", 32}, {"threads", 2}}},
+      {softmax, {{"rows_per_task", 32}, {"threads", 2}}}};
+  BenchmarkWorker worker(WorkerOptions());
+  for (const auto& [key, wanted] : cases) {
+    const int64_t rows = kernels::DimSize(key, key.op() == "gemm" ? "m" : "rows").value();
+    const int64_t cols = kernels::DimSize(key, key.op() == "gemm" ? "n" : "cols").value();
+    auto request = Sampled(VariantRequest(key, wanted));
+    auto r = worker.Run(request, 30s);
+    ExpectValidated(r);
+    const auto& coverage = r.response.validation();
+    EXPECT_EQ(coverage.output_elements(), rows * cols);
+    EXPECT_EQ(coverage.checked_elements() % cols, 0);
+    // 8 drawn rows, the first and last, and a few partial-tile rows.
+    EXPECT_GE(coverage.checked_elements(), 10 * cols) << key.op();
+    EXPECT_LE(coverage.checked_elements(), 26 * cols) << key.op();
+    // Below the limit the whole output is compared.
+    request.mutable_reference()->set_max_full_flops(1e9);
+    r = worker.Run(request, 30s);
+    ExpectValidated(r);
+    EXPECT_EQ(r.response.validation().checked_elements(), rows * cols) << key.op();
+  }
+}
+
+TEST(BenchmarkWorker, SampledValidationCatchesAWrongValueInThePartialLastTile) {
+  // Row 288 begins the last 32-row tile (13 rows), column 66 is the last.
+  const int64_t index = 288 * kOddN + 66;
+  const auto request = Sampled(FaultyRequest(
+      OddGemm(), {{"tile_m", 32}, {"threads", 2}},
+      "  args->out[" + std::to_string(index) + "] += 64.0f;  // one wrong element\n"));
+  BenchmarkWorker worker(WorkerOptions());
+  const auto r = worker.Run(request, 30s);
+  EXPECT_EQ(r.outcome, Outcome::kWrongResult) << r.error;
+  EXPECT_NE(r.error.find("sampled rows exceeds tolerance"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("at element " + std::to_string(index)), std::string::npos) << r.error;
+  EXPECT_LT(r.response.validation().checked_elements(), kOddM * kOddN);
+}
+
+TEST(BenchmarkWorker, SampledValidationCatchesAnUnwrittenElementAnywhere) {
+  BenchmarkWorker worker(WorkerOptions());
+  // Rows the sample may or may not hold: every element is scanned.
+  for (const int64_t row : {int64_t{1}, int64_t{150}, int64_t{287}}) {
+    const auto request = Sampled(
+        FaultyRequest(OddGemm(), {{"tile_m", 32}, {"threads", 2}}, Unwrite(row * kOddN + 7)));
+    const auto r = worker.Run(request, 30s);
+    EXPECT_EQ(r.outcome, Outcome::kWrongResult) << r.error;
+    EXPECT_EQ(r.response.unwritten_elements(), 1);
+    EXPECT_NE(r.error.find("1 of 20167 output elements were never written"), std::string::npos)
+        << r.error;
   }
 }
 

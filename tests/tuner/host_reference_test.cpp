@@ -22,7 +22,7 @@ TEST(HostReference, GemmWithBiasAndRelu) {
   p.b = {5, 6, 7, -8};  // [[5, 6], [7, -8]]
   p.chain_tensors[0] = {0.5f, 1.0f};
   // A*B = [[19, -10], [43, -14]]; + bias; relu.
-  EXPECT_EQ(HostReference(p), (std::vector<double>{19.5, 0, 43.5, 0}));
+  EXPECT_EQ(HostReference(p).values, (std::vector<double>{19.5, 0, 43.5, 0}));
 }
 
 TEST(HostReference, ColumnMajorOperandsReadTransposed) {
@@ -35,7 +35,7 @@ TEST(HostReference, ColumnMajorOperandsReadTransposed) {
   EXPECT_EQ(p.lda, 2);
   p.a = {1, 3, 2, 4};  // [[1, 2], [3, 4]] stored by columns
   p.b = {5, 6, 7, -8};
-  EXPECT_EQ(HostReference(p), (std::vector<double>{19, -10, 43, -14}));
+  EXPECT_EQ(HostReference(p).values, (std::vector<double>{19, -10, 43, -14}));
 }
 
 TEST(HostReference, BatchedGemmAndResidualAdd) {
@@ -45,13 +45,13 @@ TEST(HostReference, BatchedGemmAndResidualAdd) {
   p.b = {1, 1, 2, 3};
   p.chain_tensors[0] = {10, 20};
   // batch 0: 1+2 = 3; batch 1: 6+12 = 18; + residual; * 0.75.
-  EXPECT_EQ(HostReference(p), (std::vector<double>{13 * 0.75, 38 * 0.75}));
+  EXPECT_EQ(HostReference(p).values, (std::vector<double>{13 * 0.75, 38 * 0.75}));
 }
 
 TEST(HostReference, SoftmaxRowsSumToOne) {
   ProblemInputs p = Problem(MakeKey("softmax", {{"rows", 2}, {"cols", 3}}));
   p.a = {0, 0, 0, 1000, 0, 0};  // max subtraction keeps exp finite
-  const auto y = HostReference(p);
+  const auto y = HostReference(p).values;
   for (int i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(y[i], 1.0 / 3);
   EXPECT_DOUBLE_EQ(y[3], 1.0);
   EXPECT_EQ(y[4], 0.0);
@@ -63,24 +63,100 @@ TEST(HostReference, Norms) {
   rms.weight = {1, 2};
   rms.eps = 0;
   const double r = std::sqrt(12.5);
-  EXPECT_EQ(HostReference(rms), (std::vector<double>{3 / r, 8 / r}));
+  EXPECT_EQ(HostReference(rms).values, (std::vector<double>{3 / r, 8 / r}));
 
   ProblemInputs ln = Problem(MakeKey("layernorm", {{"rows", 1}, {"cols", 2}}));
   ln.a = {1, 3};
   ln.weight = {1, 2};
   ln.shift = {0.5f, 0};
   ln.eps = 0;
-  EXPECT_EQ(HostReference(ln), (std::vector<double>{-0.5, 2}));
+  EXPECT_EQ(HostReference(ln).values, (std::vector<double>{-0.5, 2}));
 }
 
 TEST(HostReference, ActivationValues) {
   ProblemInputs p = Problem(MakeKey("softmax", {{"rows", 1}, {"cols", 1}}, {"gelu_tanh"}));
   p.a = {0.25f};  // softmax of one element is 1
-  EXPECT_NEAR(HostReference(p)[0], 0.8411919906, 1e-9);
+  EXPECT_NEAR(HostReference(p).values[0], 0.8411919906, 1e-9);
   p.key.mutable_chain(0)->set_op("gelu_erf");
-  EXPECT_NEAR(HostReference(p)[0], 0.8413447461, 1e-9);
+  EXPECT_NEAR(HostReference(p).values[0], 0.8413447461, 1e-9);
   p.key.mutable_chain(0)->set_op("silu");
-  EXPECT_NEAR(HostReference(p)[0], 0.7310585786, 1e-9);
+  EXPECT_NEAR(HostReference(p).values[0], 0.7310585786, 1e-9);
+}
+
+// Rows of C computed by hand, one multiply-add at a time.
+std::vector<double> NaiveGemmRow(const ProblemInputs& p, int64_t row) {
+  const int64_t entry = row / p.m, i = row % p.m;
+  const float* a = p.a.data() + entry * p.m * p.k;
+  const float* b = p.b.data() + entry * p.k * p.n;
+  std::vector<double> c(static_cast<size_t>(p.n), 0.0);
+  for (int64_t j = 0; j < p.n; ++j) {
+    for (int64_t q = 0; q < p.k; ++q) {
+      c[j] += static_cast<double>(p.a_col_major ? a[q * p.lda + i] : a[i * p.lda + q]) *
+              (p.b_col_major ? b[j * p.ldb + q] : b[q * p.ldb + j]);
+    }
+  }
+  return c;
+}
+
+TEST(HostReference, GemmRowsOfEveryLayoutAcrossColumnBlocksAndBatches) {
+  for (const bool a_col : {false, true}) {
+    for (const bool b_col : {false, true}) {
+      // n = 600 spans two of the row-major pass's 512-column blocks.
+      v1::KernelKey key = MakeKey("gemm", {{"m", 11}, {"n", 600}, {"k", 7}, {"batch", 2}});
+      for (const auto& [tensor, col] : {std::pair{"a", a_col}, std::pair{"b", b_col}}) {
+        auto* l = key.add_layouts();
+        l->set_tensor(tensor);
+        l->set_layout(col ? v1::LAYOUT_COL_MAJOR : v1::LAYOUT_ROW_MAJOR);
+      }
+      const ProblemInputs p = Problem(key);
+      const Reference ref = HostReference(p, 3);
+      ASSERT_EQ(ref.rows.size(), 22u);
+      EXPECT_FALSE(ref.sampled());
+      for (const int64_t row : {0, 10, 11, 21}) {
+        const std::vector<double> want = NaiveGemmRow(p, row);
+        for (int64_t j = 0; j < p.n; ++j) {
+          ASSERT_NEAR(ref.values[row * p.n + j], want[j], 1e-12)
+              << "a_col " << a_col << " b_col " << b_col << " row " << row << " col " << j;
+        }
+      }
+    }
+  }
+}
+
+// A subset of rows, on any number of threads, is exactly those rows of the
+// whole reference: prologue, op and chain see the row's own tensors.
+TEST(HostReference, RowSubsetsEqualTheWholeReference) {
+  v1::KernelKey softmax = MakeKey("softmax", {{"rows", 40}, {"cols", 33}}, {"residual_add"});
+  auto* pre = softmax.add_prologue();
+  pre->set_op("residual_add");
+  const v1::KernelKey keys[] = {MakeKey("gemm", {{"m", 37}, {"n", 29}, {"k", 19}, {"batch", 2}},
+                                        {"bias", "gelu_tanh", "residual_add", "scale"}),
+                                softmax,
+                                MakeKey("layernorm", {{"rows", 23}, {"cols", 9}}, {"silu"})};
+  for (const v1::KernelKey& key : keys) {
+    const ProblemInputs p = Problem(key);
+    const Reference whole = HostReference(p);
+    const std::vector<int64_t> rows = {0, 1, 9, 20, OutputRows(p) - 1};
+    for (const int threads : {1, 2, 5}) {
+      const Reference part = HostReference(p, rows, threads);
+      EXPECT_TRUE(part.sampled());
+      EXPECT_EQ(part.checked_elements(), 5 * p.n);
+      for (size_t r = 0; r < rows.size(); ++r) {
+        for (int64_t c = 0; c < p.n; ++c) {
+          ASSERT_EQ(part.values[r * p.n + c], whole.values[rows[r] * p.n + c])
+              << key.op() << " row " << rows[r] << " threads " << threads;
+        }
+      }
+    }
+  }
+}
+
+TEST(HostReference, RowsMustBeAscendingDistinctAndInRange) {
+  const ProblemInputs p = Problem(MakeKey("softmax", {{"rows", 4}, {"cols", 3}}));
+  EXPECT_THROW(HostReference(p, {2, 1}, 1), std::invalid_argument);
+  EXPECT_THROW(HostReference(p, {1, 1}, 1), std::invalid_argument);
+  EXPECT_THROW(HostReference(p, {4}, 1), std::invalid_argument);
+  EXPECT_EQ(HostReference(p, {}, 2).values.size(), 0u);
 }
 
 TEST(ProblemInputs, DrawnFromTheSeedAwayFromZero) {

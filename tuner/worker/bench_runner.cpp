@@ -8,12 +8,17 @@
 #include "tuner/worker/host_reference.h"
 #include "tuner/worker/output_validation.h"
 #include "tuner/worker/problem_upload.h"
+#include "tuner/worker/reference_rows.h"
 #include "tuner/worker/timing_summary.h"
 
 namespace tiletune::tuner {
 namespace {
 
 using worker::v1::BenchResponse;
+
+// Mixed into the request's seed to draw a sampled reference's rows: fixed
+// per problem, yet a stream apart from the inputs drawn from the seed itself.
+constexpr uint64_t kSampleSeedMix = 0x5a3d1e0c2b4f6a79;
 
 // Raised inside a run to answer with a status and a message.
 struct RunFailure {
@@ -44,14 +49,15 @@ void SetLaunchGeometry(const v1::LaunchGeometry& launch, runtime::KernelArgument
 }
 
 void Validate(runtime::DeviceExecutor& executor, const runtime::KernelArguments& args,
-              v1::DType out_dtype, const std::vector<double>& reference, double tolerance,
+              v1::DType out_dtype, const Reference& reference, double tolerance,
               BenchResponse* response) {
   if (!(tolerance > 0)) {
     throw RunFailure{BenchResponse::STATUS_RUN_ERROR,
                      "tolerance must be > 0 unless "
                      "skip_validation is set"};
   }
-  const std::vector<float> poison(reference.size(), PoisonValue());
+  const std::vector<float> poison(
+      static_cast<size_t>(reference.output_rows * reference.row_elements), PoisonValue());
   std::vector<std::byte> bytes = EncodeElements(poison, out_dtype);
   executor.CopyIn(args.out, bytes.data(), bytes.size());
   Check(executor.Launch(args), "validation run");
@@ -59,6 +65,8 @@ void Validate(runtime::DeviceExecutor& executor, const runtime::KernelArguments&
   const OutputCheck check = CheckOutput(DecodeElements(bytes, out_dtype), reference, tolerance);
   response->set_rel_error(check.rel_error);
   response->set_unwritten_elements(check.unwritten);
+  response->mutable_validation()->set_checked_elements(check.checked);
+  response->mutable_validation()->set_output_elements(static_cast<int64_t>(poison.size()));
   if (!check.ok) throw RunFailure{BenchResponse::STATUS_WRONG_RESULT, check.error};
 }
 
@@ -110,7 +118,7 @@ BenchRunner::Problem& BenchRunner::ProblemFor(const worker::v1::BenchRequest& re
   if (!problem_ || problem_->key != key + scalars || problem_->seed != request.seed()) {
     problem_.reset();
     problem_ = Problem{key + scalars, request.seed(),
-                       MakeProblemInputs(request.key(), request.seed()), std::nullopt};
+                       MakeProblemInputs(request.key(), request.seed()), "", std::nullopt};
   }
   return *problem_;
 }
@@ -139,7 +147,15 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
     runtime::KernelArguments args = UploadProblem(executor, problem.inputs);
     SetLaunchGeometry(request.launch(), args);
     if (!request.skip_validation()) {
-      if (!problem.reference) problem.reference = HostReference(problem.inputs);
+      const std::string policy = request.reference().SerializeAsString();
+      if (!problem.reference || problem.reference_policy != policy) {
+        problem.reference.reset();  // freed before the next one is computed
+        problem.reference = HostReference(
+            problem.inputs,
+            ReferenceRows(problem.inputs, request.reference(), request.seed() ^ kSampleSeedMix),
+            ReferenceThreads(request.reference()));
+        problem.reference_policy = policy;
+      }
       Validate(executor, args, problem.inputs.key.output_dtype(), *problem.reference,
                request.tolerance(), &response);
     }

@@ -10,13 +10,15 @@
 #include "runtime/device_executor.h"
 #include "tiletune/worker/v1/worker.pb.h"
 #include "tuner/worker/device_telemetry.h"
+#include "tuner/worker/host_reference.h"
 #include "tuner/worker/problem_inputs.h"
 
 namespace tiletune::tuner {
 
 // What the benchmark worker does with one request, on any backend: load the
 // artifact (or the vendor library call of a baseline), draw the inputs, check
-// one run against the float64 reference, then time it per the measurement
+// one run against the float64 reference (whole, or sampled rows of a large
+// problem: the request's ReferencePolicy), then time it per the measurement
 // protocol (warm-up, then repetitions with cold caches until both the
 // repetition and the time minimums are met; a measurement taken while the
 // device throttled is taken again, bounded).
@@ -32,7 +34,8 @@ class BenchRunner {
     std::string key;
     uint64_t seed = 0;
     ProblemInputs inputs;
-    std::optional<std::vector<double>> reference;
+    std::string reference_policy;  // serialized: what `reference` was computed under
+    std::optional<Reference> reference;
   };
   Problem& ProblemFor(const worker::v1::BenchRequest& request);
   DeviceTelemetry& TelemetryFor(const std::string& backend);

@@ -19,34 +19,44 @@ float PoisonValue() {
   return std::bit_cast<float>(kPoisonBits);
 }
 
-OutputCheck CheckOutput(std::span<const float> out, std::span<const double> ref, double tolerance) {
+OutputCheck CheckOutput(std::span<const float> out, const Reference& ref, double tolerance) {
   OutputCheck check;
-  if (out.size() != ref.size()) {
+  const auto n = static_cast<size_t>(ref.row_elements);
+  if (out.size() != static_cast<size_t>(ref.output_rows) * n) {
     check.error = "output has " + std::to_string(out.size()) + " elements, the reference " +
-                  std::to_string(ref.size());
+                  std::to_string(ref.output_rows * ref.row_elements);
     return check;
   }
-  double diff2 = 0, ref2 = 0, worst = -1;
-  size_t worst_at = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (std::bit_cast<uint32_t>(out[i]) == kPoisonBits) {
+  for (const float v : out) {
+    if (std::bit_cast<uint32_t>(v) == kPoisonBits) {
       ++check.unwritten;
-      continue;
-    }
-    if (!std::isfinite(out[i])) {
+    } else if (!std::isfinite(v)) {
       ++check.non_finite;
-      continue;
     }
-    const double d = out[i] - ref[i];
-    diff2 += d * d;
-    ref2 += ref[i] * ref[i];
-    if (std::abs(d) > worst) {
-      worst = std::abs(d);
-      worst_at = i;
+  }
+  double diff2 = 0, ref2 = 0, worst = -1;
+  size_t worst_at = 0, worst_ref = 0;
+  for (size_t ri = 0; ri < ref.rows.size(); ++ri) {
+    const size_t first = static_cast<size_t>(ref.rows[ri]) * n;
+    for (size_t c = 0; c < n; ++c) {
+      const float got = out[first + c];
+      if (!std::isfinite(got)) continue;  // counted above
+      const double want = ref.values[ri * n + c];
+      const double d = got - want;
+      diff2 += d * d;
+      ref2 += want * want;
+      ++check.checked;
+      if (std::abs(d) > worst) {
+        worst = std::abs(d);
+        worst_at = first + c;
+        worst_ref = ri * n + c;
+      }
     }
   }
   check.rel_error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
   const std::string total = std::to_string(out.size());
+  const std::string sample =
+      ref.sampled() ? " on " + std::to_string(ref.rows.size()) + " sampled rows" : "";
   if (check.unwritten > 0) {
     check.error =
         std::to_string(check.unwritten) + " of " + total + " output elements were never written";
@@ -54,10 +64,10 @@ OutputCheck CheckOutput(std::span<const float> out, std::span<const double> ref,
     check.error =
         std::to_string(check.non_finite) + " of " + total + " output elements are NaN or infinite";
   } else if (!(check.rel_error <= tolerance)) {
-    check.error = "relative error " + Number(check.rel_error) + " exceeds tolerance " +
+    check.error = "relative error " + Number(check.rel_error) + sample + " exceeds tolerance " +
                   Number(tolerance) + " (largest difference at element " +
                   std::to_string(worst_at) + ": got " + Number(out[worst_at]) + ", want " +
-                  Number(ref[worst_at]) + ")";
+                  Number(ref.values[worst_ref]) + ")";
   } else {
     check.ok = true;
   }

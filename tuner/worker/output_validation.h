@@ -4,6 +4,8 @@
 #include <span>
 #include <string>
 
+#include "tuner/worker/host_reference.h"
+
 namespace tiletune::tuner {
 
 // Outputs are filled with this quiet NaN before a validated run: arithmetic
@@ -14,15 +16,17 @@ float PoisonValue();
 
 struct OutputCheck {
   bool ok = false;
-  double rel_error = 0;    // ||out - ref||_2 / ||ref||_2 over written elements
+  double rel_error = 0;    // ||out - ref||_2 / ||ref||_2 over written, compared elements
   int64_t unwritten = 0;   // elements still holding the poison
   int64_t non_finite = 0;  // other NaN or infinite elements
+  int64_t checked = 0;     // elements compared with the reference
   std::string error;       // why not ok, with the numbers
 };
 
-// Checks a kernel's output against the float64 reference: every element
-// written, all finite, and relative L2 error within `tolerance` (absolute
-// L2 error when the reference is all zeros).
-OutputCheck CheckOutput(std::span<const float> out, std::span<const double> ref, double tolerance);
+// Checks a kernel's whole output (row-major, every row of the problem)
+// against the float64 reference: every element written, all finite, and the
+// relative L2 error over the reference's rows (all, or a sample) within
+// `tolerance` (absolute L2 error when the reference is all zeros there).
+OutputCheck CheckOutput(std::span<const float> out, const Reference& ref, double tolerance);
 
 }  // namespace tiletune::tuner

@@ -24,6 +24,7 @@
 #include "runtime/cuda/cubin_compiler.h"
 #include "runtime/cuda/cuda_executor.h"
 #include "runtime/rtc/rtc_compiler.h"
+#include "tuner/worker/host_reference.h"
 #include "tuner/worker/problem_upload.h"
 
 namespace fs = std::filesystem;
@@ -59,8 +60,11 @@ KernelResult TuneKernel(const bench::TunerSettings& settings, runtime::DeviceExe
   const runtime::KernelArguments args = tuner::UploadProblem(executor, problem);
   bench::TunerSettings checked = settings;
   if (problem.key.output_dtype() != v1::DTYPE_F32) checked.tolerance = k16BitTolerance;
+  // Memory-bound sizes: the whole float64 reference costs a few operations
+  // per element.
+  const tuner::Reference reference = tuner::HostReference(problem, settings.threads);
   KernelResult result{kernels::CanonicalKeyString(key),
-                      bench::TuneVariants(checked, *t, problem, executor, args, false)};
+                      bench::TuneVariants(checked, *t, problem, reference, executor, args, false)};
   executor.ReleaseAll();
   return result;
 }

@@ -1,24 +1,27 @@
 #include "bench/gpu/gemm/gemm_comparison.h"
 
 #include <functional>
-#include <limits>
 #include <new>
 #include <stdexcept>
 
 #include "bench/gpu/gemm/device_problem.h"
 #include "bench/gpu/gemm/epilogue_pass_kernel.h"
-#include "bench/gpu/gemm/sampled_check.h"
 #include "kernels/gemm/blas_epilogue.h"
 #include "kernels/gemm/gemm_source.h"
 #include "kernels/kernel_template.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "tuner/worker/problem_inputs.h"
 #include "tuner/worker/problem_upload.h"
+#include "tuner/worker/reference_rows.h"
 
 namespace tiletune::bench {
 namespace {
 
 constexpr uint64_t kInputSeed = 1;
+// Large shapes are checked on the rows the worker would sample: this many
+// drawn from kSampleSeed, plus the first, last and partial-tile rows.
+constexpr int kSampleRows = 64;
+constexpr uint64_t kSampleSeed = 4;
 // Seconds NVRTC may take for the epilogue pass (a few lines of device code).
 constexpr int kPassCompileSeconds = 120;
 
@@ -29,12 +32,12 @@ struct ReleaseScope {
 };
 
 VendorResult MeasureVendor(ComparisonRig& rig, const runtime::KernelArguments& args,
-                           const tuner::ProblemInputs& problem, int64_t max_side,
+                           const tuner::ProblemInputs& problem, const tuner::Reference& reference,
                            std::string algorithm, const std::function<void()>& enqueue) {
   VendorResult result;
   result.algorithm = std::move(algorithm);
   const tuner::OutputCheck check =
-      RunAndCheck(rig.executor, args, problem, rig.tuner.tolerance, max_side, enqueue);
+      RunAndCheck(rig.executor, args, problem, reference, rig.tuner.tolerance, enqueue);
   result.rel_error = check.rel_error;
   if (!check.ok) result.wrong = check.error;
   result.timing =
@@ -63,9 +66,14 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
     const runtime::DeviceBuffer workspace =
         rig.executor.Allocate(runtime::cuda::CublasLtGemm::kWorkspaceBytes);
     const bool whole = ValidatesEveryVariant(shape);
-    const int64_t max_side = whole ? std::numeric_limits<int64_t>::max() : kSampleSide;
+    // Computed once: every contender is checked against the same rows.
+    const tuner::Reference reference =
+        whole ? tuner::HostReference(problem, rig.tuner.threads)
+              : tuner::HostReference(problem, tuner::SampledRows(problem, kSampleRows, kSampleSeed),
+                                     rig.tuner.threads);
 
-    row.tiletune = TuneVariants(rig.tuner, *tile_gemm, problem, rig.executor, args, whole);
+    row.tiletune =
+        TuneVariants(rig.tuner, *tile_gemm, problem, reference, rig.executor, args, whole);
 
     const runtime::cuda::CublasLtOperands operands{args.a.ptr,   args.b.ptr, nullptr,
                                                    args.out.ptr, 1.0f,       workspace.ptr};
@@ -75,7 +83,7 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
       const void* bias = fold.bias_op ? args.chain_tensors.at(*fold.bias_op).ptr : nullptr;
       const runtime::cuda::CublasLtGemm vendor(rig.cublaslt, runtime::cuda::CublasLtGemmSpecOf(key),
                                                bias);
-      row.vendor = MeasureVendor(rig, args, problem, max_side, vendor.algorithm(),
+      row.vendor = MeasureVendor(rig, args, problem, reference, vendor.algorithm(),
                                  [&] { vendor.Enqueue(operands); });
     }
     if (epilogue != Epilogue::kPlain) {
@@ -89,7 +97,7 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
       const runtime::cuda::CublasLtGemm plain(
           rig.cublaslt,
           runtime::cuda::CublasLtGemmSpecOf(GemmKey(shape, Epilogue::kPlain, precision)), nullptr);
-      row.unfused = MeasureVendor(rig, args, problem, max_side,
+      row.unfused = MeasureVendor(rig, args, problem, reference,
                                   plain.algorithm() + " + " + pass_source.entry, [&] {
                                     plain.Enqueue(operands);
                                     pass.Enqueue(args);

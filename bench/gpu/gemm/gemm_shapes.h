@@ -49,10 +49,10 @@ std::vector<GemmShape> ParseShapeList(const std::string& text);
 // the bias), A row-major, B column-major, f32 accumulation; normalized.
 v1::KernelKey GemmKey(const GemmShape& shape, Epilogue epilogue, Precision precision);
 
-// Whether every variant is checked against the full float64 reference: the
-// host computes m*n*k multiply-adds in float64 on one core, so only small
-// problems afford it (about a second at the cap); larger ones check a
-// sample of the winner's output (sampled_check.h).
+// Whether every variant is checked against the full float64 reference
+// before it is timed: small problems only; larger ones check the fastest
+// variants' outputs on the rows the worker samples (reference_rows.h) until
+// one passes.
 bool ValidatesEveryVariant(const GemmShape& shape);
 
 }  // namespace tiletune::bench

@@ -2,15 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdint>
-#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "bench/gpu/gemm/device_problem.h"
-#include "bench/gpu/gemm/sampled_check.h"
 
 namespace tiletune::bench {
 namespace {
@@ -57,8 +54,9 @@ void Throw(const std::optional<std::string>& error, const std::string& during) {
 }  // namespace
 
 TunedVariant TuneVariants(const TunerSettings& settings, const kernels::KernelTemplate& tile_gemm,
-                          const tuner::ProblemInputs& problem, runtime::DeviceExecutor& executor,
-                          runtime::KernelArguments args, bool check_every) {
+                          const tuner::ProblemInputs& problem, const tuner::Reference& reference,
+                          runtime::DeviceExecutor& executor, runtime::KernelArguments args,
+                          bool check_every) {
   TunedVariant result;
   std::vector<Candidate> candidates;
   for (auto& variant : tile_gemm.Space(problem.key).ValidVariants()) {
@@ -77,9 +75,9 @@ TunedVariant TuneVariants(const TunerSettings& settings, const kernels::KernelTe
     Throw(executor.Load(c.compiled.artifact_path, c.source.entry), "load");
     SetLaunch(c.source.launch, args);
   };
-  auto check = [&](Candidate& c, int64_t max_side) {
+  auto check = [&](Candidate& c) {
     const tuner::OutputCheck out =
-        RunAndCheck(executor, args, problem, settings.tolerance, max_side,
+        RunAndCheck(executor, args, problem, reference, settings.tolerance,
                     [&] { Throw(executor.Launch(args), "check run"); });
     c.rel_error = out.rel_error;
     if (!out.ok) fail(result.wrong, kernels::VariantString(c.variant) + ": " + out.error);
@@ -96,7 +94,7 @@ TunedVariant TuneVariants(const TunerSettings& settings, const kernels::KernelTe
     }
     try {
       load(c);
-      if (check_every && !check(c, std::numeric_limits<int64_t>::max())) continue;
+      if (check_every && !check(c)) continue;
       c.timing = Measure(settings.protocol, executor, [&] {
         double seconds = 0;
         Throw(executor.TimedLaunch(args, &seconds), "timed run");
@@ -116,7 +114,7 @@ TunedVariant TuneVariants(const TunerSettings& settings, const kernels::KernelTe
     if (!check_every) {
       try {
         load(*c);
-        if (!check(*c, kSampleSide)) continue;
+        if (!check(*c)) continue;
       } catch (const VariantFailure& e) {
         fail(result.run_failed, kernels::VariantString(c->variant) + ": " + e.what());
         continue;

@@ -7,6 +7,7 @@
 #include "runtime/cuda/cubin_compiler.h"
 #include "runtime/device_executor.h"
 #include "tiletune/v1/records.pb.h"
+#include "tuner/worker/host_reference.h"
 #include "tuner/worker/problem_inputs.h"
 
 namespace tiletune::bench {
@@ -35,11 +36,12 @@ struct TunerSettings {
 // tiletune's search for one key, in this process: compiles every valid
 // variant of the template (`threads` at a time), times each one compiled,
 // and picks the fastest correct one. With `check_every`, every variant's
-// output is checked against the whole float64 reference before it is timed;
-// otherwise the fastest are checked on a sample (sampled_check.h) until
-// one passes. `args` are the uploaded problem's (device_problem.h).
+// output is checked against `reference` before it is timed; otherwise the
+// fastest are checked until one passes. `args` are the uploaded problem's
+// (device_problem.h).
 TunedVariant TuneVariants(const TunerSettings& settings, const kernels::KernelTemplate& tile_gemm,
-                          const tuner::ProblemInputs& problem, runtime::DeviceExecutor& executor,
-                          runtime::KernelArguments args, bool check_every);
+                          const tuner::ProblemInputs& problem, const tuner::Reference& reference,
+                          runtime::DeviceExecutor& executor, runtime::KernelArguments args,
+                          bool check_every);
 
 }  // namespace tiletune::bench
