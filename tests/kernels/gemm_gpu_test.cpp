@@ -28,82 +28,29 @@ namespace {
 using tiletune::testing::AllowingTf32;
 using tiletune::testing::GemmTestKey;
 
-// `p` cut down to `rows` of every batch entry (A's rows, stored row-major,
-// and the residual's), so that the reference of a large shape costs only
-// the rows it is checked on.
-tuner::ProblemInputs RowsOf(const tuner::ProblemInputs& p, const std::vector<int64_t>& rows) {
-  const int64_t r = static_cast<int64_t>(rows.size());
-  tuner::ProblemInputs cut = p;
-  cut.m = r;
-  cut.a_col_major = false;
-  cut.lda = p.k;
-  cut.ldc = p.n;
-  cut.output_elements = p.batch * r * p.n;
-  cut.a.assign(static_cast<size_t>(p.batch * r * p.k), 0.0f);
-  for (int64_t t = 0; t < p.batch; ++t) {
-    const float* a = p.a.data() + t * p.m * p.k;
-    for (int64_t ri = 0; ri < r; ++ri) {
-      const int64_t i = rows[ri];
-      for (int64_t q = 0; q < p.k; ++q) {
-        cut.a[(t * r + ri) * p.k + q] = p.a_col_major ? a[q * p.lda + i] : a[i * p.lda + q];
-      }
-    }
-  }
-  const int first = p.key.prologue_size();
-  for (int c = 0; c < p.key.chain_size(); ++c) {
-    if (p.key.chain(c).op() != "residual_add") continue;
-    const std::vector<float>& full = p.chain_tensors[first + c];
-    std::vector<float>& rows_only = cut.chain_tensors[first + c];
-    rows_only.assign(static_cast<size_t>(cut.output_elements), 0.0f);
-    for (int64_t t = 0; t < p.batch; ++t) {
-      for (int64_t ri = 0; ri < r; ++ri) {
-        for (int64_t j = 0; j < p.n; ++j) {
-          rows_only[(t * r + ri) * p.n + j] = full[(t * p.m + rows[ri]) * p.ldc + j];
-        }
-      }
-    }
-  }
-  return cut;
-}
-
 // A key's inputs, drawn as the worker draws them, and their float64
 // reference on `rows` of every batch entry (all rows by default).
 struct Problem {
   tuner::ProblemInputs inputs;
-  std::vector<int64_t> rows;
-  std::vector<double> reference;  // batch x rows x n
+  tuner::Reference reference;
 };
 
-Problem MakeProblem(const v1::KernelKey& key, uint64_t seed, std::vector<int64_t> rows = {}) {
+Problem MakeProblem(const v1::KernelKey& key, uint64_t seed,
+                    const std::vector<int64_t>& rows = {}) {
   Problem p;
   p.inputs = tuner::MakeProblemInputs(key, seed);
   if (rows.empty()) {
-    for (int64_t i = 0; i < p.inputs.m; ++i) rows.push_back(i);
+    p.reference =
+        tuner::HostReference(p.inputs, static_cast<int>(std::thread::hardware_concurrency()));
+    return p;
   }
-  p.rows = std::move(rows);
-  p.reference = tuner::HostReference(RowsOf(p.inputs, p.rows));
+  std::vector<int64_t> output_rows;
+  for (int64_t t = 0; t < p.inputs.batch; ++t) {
+    for (const int64_t i : rows) output_rows.push_back(t * p.inputs.m + i);
+  }
+  p.reference = tuner::HostReference(p.inputs, std::move(output_rows),
+                                     static_cast<int>(std::thread::hardware_concurrency()));
   return p;
-}
-
-// The sampled-rows reference is the full one's rows (no GPU needed), for
-// column-major A, batches and a residual.
-TEST(GemmReference, SampledRowsAreTheFullReferencesRows) {
-  const auto H = v1::DTYPE_F16;
-  const v1::KernelKey key = GemmTestKey(70, 33, 19, 2, H, H, true, false,
-                                        {{"bias", H}, {"gelu_tanh", H}, {"residual_add", H}});
-  const std::vector<int64_t> rows = {0, 5, 63, 64, 69};
-  const Problem full = MakeProblem(key, 3);
-  const Problem sampled = MakeProblem(key, 3, rows);
-  ASSERT_EQ(sampled.reference.size(), 2 * rows.size() * 33);
-  for (int64_t t = 0; t < 2; ++t) {
-    for (size_t ri = 0; ri < rows.size(); ++ri) {
-      for (int64_t j = 0; j < 33; ++j) {
-        EXPECT_EQ(sampled.reference[(t * rows.size() + ri) * 33 + j],
-                  full.reference[(t * 70 + rows[ri]) * 33 + j])
-            << "batch " << t << " row " << rows[ri] << " col " << j;
-      }
-    }
-  }
 }
 
 // How far a correct kernel may land from the reference, as a relative
@@ -147,9 +94,9 @@ class GemmOnGpu : public ::testing::Test {
     if (!rig_) GTEST_SKIP() << "no CUDA device: " << why;
   }
 
-  // The relative Frobenius error of `source` on `p`'s rows; NaN when any
-  // output was not written (outputs start as NaN) or the kernel failed to
-  // load or run.
+  // The relative Frobenius error of `source` on `p`'s reference rows; NaN
+  // when any output was not written (outputs start as NaN) or the kernel
+  // failed to load or run.
   double Error(const KernelSource& source, const std::string& cubin, const Problem& p) {
     runtime::DeviceExecutor& ex = *rig_->executor;
     if (const auto failed = testing::LoadCubin(*rig_, cubin, source.entry)) {
@@ -175,18 +122,11 @@ class GemmOnGpu : public ::testing::Test {
     }
     ex.CopyOut(out.data(), args.out, out.size());
     ex.ReleaseAll();
-    const std::vector<float> got = tuner::DecodeElements(out, out_dtype);
-    std::vector<float> on_rows;
-    on_rows.reserve(p.reference.size());
-    for (int64_t t = 0; t < in.batch; ++t) {
-      for (const int64_t i : p.rows) {
-        const float* row = got.data() + (t * in.m + i) * in.ldc;
-        on_rows.insert(on_rows.end(), row, row + in.n);
-      }
-    }
-    // Each test holds the error to its own tolerance.
+    // Every element is scanned for poison; the error is over the
+    // reference's rows. Each test holds it to its own tolerance.
     const tuner::OutputCheck check =
-        tuner::CheckOutput(on_rows, p.reference, std::numeric_limits<double>::infinity());
+        tuner::CheckOutput(tuner::DecodeElements(out, out_dtype), p.reference,
+                           std::numeric_limits<double>::infinity());
     return check.unwritten > 0 || check.non_finite > 0 ? NAN : check.rel_error;
   }
 
