@@ -24,6 +24,7 @@ struct DeviceBuffer {
 // than of a backend's calling convention (which the executor translates to).
 struct KernelArguments {
   DeviceBuffer a, b, out;                   // gemm A, B, C; row ops: x, -, y
+  DeviceBuffer prologue_out;                // row ops: x after the prologue, if the key asks
   DeviceBuffer weight, shift;               // norms: gamma, beta
   std::vector<DeviceBuffer> chain_tensors;  // one per chain op, empty where none
   std::vector<double> chain_scalars;        // one per chain op (scale)

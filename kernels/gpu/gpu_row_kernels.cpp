@@ -111,7 +111,7 @@ class GpuRowKernel final : public KernelTemplate {
 
   KernelSource Source(const v1::KernelKey& key, const Variant& variant) const override {
     const int64_t rows = DimSize(key, "rows").value_or(1);
-    GpuKernelSpec spec = Spec(def_.tuned, std::string(def_.name));
+    GpuKernelSpec spec = Spec(key, def_.tuned, std::string(def_.name));
     spec.entry = GpuEntry(def_.name, variant);
     for (const char* p : {"threads", "rows_per_block", "vec", "unroll"}) {
       spec.config.emplace_back(p, host::RequiredParam(variant, def_.name, p));
@@ -126,21 +126,24 @@ class GpuRowKernel final : public KernelTemplate {
 
   Baseline BaselineFor(const v1::KernelKey& key) const override {
     const std::string name = std::string(vendor_.backend) + "-naive";
-    GpuKernelSpec spec = Spec(def_.naive, name);
+    GpuKernelSpec spec = Spec(key, def_.naive, name);
     spec.entry = GpuEntry(name + "-" + std::string(def_.op), {});
-    spec.config = {{"threads", kNaiveThreads}};
+    spec.config.emplace_back("threads", kNaiveThreads);
     spec.threads = kNaiveThreads;
     spec.blocks = DimSize(key, "rows").value_or(1);
     return {name, GenerateGpuSource(key, vendor_, spec)};
   }
 
  private:
-  GpuKernelSpec Spec(std::string function, std::string kernel_name) const {
+  // Every row kernel's Config says whether it writes its prologue's output.
+  GpuKernelSpec Spec(const v1::KernelKey& key, std::string function,
+                     std::string kernel_name) const {
     GpuKernelSpec spec;
     spec.kernel_name = std::move(kernel_name);
     spec.header = def_.header;
     spec.function = std::move(function);
     spec.takes_prologue = true;
+    spec.config.emplace_back("prologue_out", key.write_prologue_output() ? 1 : 0);
     return spec;
   }
 

@@ -90,6 +90,7 @@ void HostExecutor::Bind(const KernelArguments& args, BoundArguments* bound) {
   raw.a = f(args.a);
   raw.b = f(args.b);
   raw.out = f(args.out);
+  raw.prologue_out = f(args.prologue_out);
   raw.weight = f(args.weight);
   raw.shift = f(args.shift);
   raw.chain_tensors = bound->chain_tensors.data();

@@ -43,23 +43,43 @@ void SetLaunchGeometry(const v1::LaunchGeometry& launch, runtime::KernelArgument
   args.shared_memory_bytes = static_cast<uint32_t>(launch.shared_memory_bytes());
 }
 
+// One output buffer of a validated run and what it must hold.
+struct CheckedOutput {
+  std::string name;  // in error messages; empty for the op's output
+  runtime::DeviceBuffer buffer;
+  v1::DType dtype;
+  const std::vector<double>& reference;
+};
+
 void Validate(runtime::DeviceExecutor& executor, const runtime::KernelArguments& args,
-              v1::DType out_dtype, const std::vector<double>& reference, double tolerance,
+              const std::vector<CheckedOutput>& outputs, double tolerance,
               BenchResponse* response) {
   if (!(tolerance > 0)) {
     throw RunFailure{BenchResponse::STATUS_RUN_ERROR,
                      "tolerance must be > 0 unless "
                      "skip_validation is set"};
   }
-  const std::vector<float> poison(reference.size(), PoisonValue());
-  std::vector<std::byte> bytes = EncodeElements(poison, out_dtype);
-  executor.CopyIn(args.out, bytes.data(), bytes.size());
+  for (const auto& o : outputs) {
+    const std::vector<float> poison(o.reference.size(), PoisonValue());
+    const std::vector<std::byte> bytes = EncodeElements(poison, o.dtype);
+    executor.CopyIn(o.buffer, bytes.data(), bytes.size());
+  }
   Check(executor.Launch(args), "validation run");
-  executor.CopyOut(bytes.data(), args.out, bytes.size());
-  const OutputCheck check = CheckOutput(DecodeElements(bytes, out_dtype), reference, tolerance);
-  response->set_rel_error(check.rel_error);
-  response->set_unwritten_elements(check.unwritten);
-  if (!check.ok) throw RunFailure{BenchResponse::STATUS_WRONG_RESULT, check.error};
+  double worst = 0;
+  int64_t unwritten = 0;
+  for (const auto& o : outputs) {
+    std::vector<std::byte> bytes(o.reference.size() * ElementBytes(o.dtype));
+    executor.CopyOut(bytes.data(), o.buffer, bytes.size());
+    const OutputCheck check = CheckOutput(DecodeElements(bytes, o.dtype), o.reference, tolerance);
+    worst = std::max(worst, check.rel_error);
+    unwritten += check.unwritten;
+    response->set_rel_error(worst);
+    response->set_unwritten_elements(unwritten);
+    if (!check.ok) {
+      throw RunFailure{BenchResponse::STATUS_WRONG_RESULT,
+                       o.name.empty() ? check.error : o.name + ": " + check.error};
+    }
+  }
 }
 
 std::vector<double> TimeRepetitions(runtime::DeviceExecutor& executor,
@@ -139,9 +159,19 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
     runtime::KernelArguments args = UploadProblem(executor, problem.inputs);
     SetLaunchGeometry(request.launch(), args);
     if (!request.skip_validation()) {
-      if (!problem.reference) problem.reference = HostReference(problem.inputs);
-      Validate(executor, args, problem.inputs.key.output_dtype(), *problem.reference,
-               request.tolerance(), &response);
+      const v1::KernelKey& key = problem.inputs.key;
+      if (!problem.reference) {
+        problem.reference = HostReference(problem.inputs);
+        if (key.write_prologue_output()) {
+          problem.prologue_reference = HostPrologueReference(problem.inputs);
+        }
+      }
+      std::vector<CheckedOutput> outputs = {{"", args.out, key.output_dtype(), *problem.reference}};
+      if (key.write_prologue_output()) {
+        outputs.push_back(
+            {"prologue output", args.prologue_out, key.input_dtype(), problem.prologue_reference});
+      }
+      Validate(executor, args, outputs, request.tolerance(), &response);
     }
     *response.mutable_timing() =
         Measure(executor, args, request.protocol(), TelemetryFor(request.backend()));

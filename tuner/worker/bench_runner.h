@@ -33,6 +33,8 @@ class BenchRunner {
     uint64_t seed = 0;
     ProblemInputs inputs;
     std::optional<std::vector<double>> reference;
+    // Of the row op's input after the prologue, for keys that write it.
+    std::vector<double> prologue_reference;
   };
   Problem& ProblemFor(const worker::v1::BenchRequest& request);
   DeviceTelemetry& TelemetryFor(const std::string& backend);

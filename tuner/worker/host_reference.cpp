@@ -117,6 +117,10 @@ std::vector<double> Layernorm(const ProblemInputs& p) {
 
 }  // namespace
 
+std::vector<double> HostPrologueReference(const ProblemInputs& problem) {
+  return RowInput(problem);
+}
+
 std::vector<double> HostReference(const ProblemInputs& problem) {
   const std::string& op = problem.key.op();
   std::vector<double> out;

@@ -12,4 +12,8 @@ namespace tiletune::tuner {
 // Throws std::invalid_argument for an op or chain op it does not know.
 std::vector<double> HostReference(const ProblemInputs& problem);
 
+// The second output of a row op whose key has write_prologue_output: its
+// input x after the prologue, in float64, laid out like the output.
+std::vector<double> HostPrologueReference(const ProblemInputs& problem);
+
 }  // namespace tiletune::tuner

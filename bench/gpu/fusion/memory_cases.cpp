@@ -1,6 +1,7 @@
 #include "bench/gpu/fusion/memory_cases.h"
 
 #include "kernels/fusion/fusion_planner.h"
+#include "kernels/kernel_key.h"
 
 namespace tiletune::bench {
 namespace {
@@ -44,11 +45,29 @@ class RowGraph {
 
   std::vector<v1::KernelKey> Fused() const { return Plan(key_); }
 
-  // Every intermediate wanted: each op its own kernel.
+  // Each op its own kernel: every intermediate wanted, and a row op's
+  // prologue (which would write the wanted sum itself) split off into an
+  // element-wise kernel before it.
   std::vector<v1::KernelKey> Unfused() const {
     v1::KernelKey all = key_;
+    all.clear_outputs();
     for (const auto& op : key_.ops()) all.add_outputs(op.output());
-    return Plan(all);
+    std::vector<v1::KernelKey> keys;
+    for (v1::KernelKey key : Plan(all)) {
+      if (key.prologue_size() > 0) {
+        v1::KernelKey prologue = key;
+        prologue.set_op("elementwise");
+        *prologue.mutable_chain() = key.prologue();
+        prologue.clear_prologue();
+        prologue.set_write_prologue_output(false);
+        prologue.set_output_dtype(key.input_dtype());
+        keys.push_back(kernels::NormalizeKernelKey(prologue));
+        key.clear_prologue();
+        key.set_write_prologue_output(false);
+      }
+      keys.push_back(key);
+    }
+    return keys;
   }
 
  private:

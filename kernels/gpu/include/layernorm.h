@@ -79,7 +79,11 @@ TT_DEVICE void layernorm_naive(const tt_kernel_args& args, const Pro& pro, const
     const auto x = input_row<Cfg>(args, row, pro);
     const auto y = output_row<Cfg>(args, row);
     float sum = 0.0f;
-    for (long long c = threadIdx.x; c < n; c += Cfg::threads) sum += x[c];
+    for (long long c = threadIdx.x; c < n; c += Cfg::threads) {
+      const float v = x[c];
+      x.keep_one(c, v);
+      sum += v;
+    }
     const float mean =
         group_reduce<Cfg::threads>(sum, sum_reduce(), scratch) / static_cast<float>(n);
     float squares = 0.0f;

@@ -49,7 +49,11 @@ TT_DEVICE void rmsnorm_naive(const tt_kernel_args& args, const Pro& pro, const E
     const auto x = input_row<Cfg>(args, row, pro);
     const auto y = output_row<Cfg>(args, row);
     float squares = 0.0f;
-    for (long long c = threadIdx.x; c < n; c += Cfg::threads) squares += x[c] * x[c];
+    for (long long c = threadIdx.x; c < n; c += Cfg::threads) {
+      const float v = x[c];
+      x.keep_one(c, v);
+      squares += v * v;
+    }
     squares = group_reduce<Cfg::threads>(squares, sum_reduce(), scratch);
     const float rms = sqrtf(squares / static_cast<float>(n) + args.eps);
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) {

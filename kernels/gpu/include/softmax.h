@@ -53,7 +53,11 @@ TT_DEVICE void softmax_naive(const tt_kernel_args& args, const Pro& pro, const E
     const auto x = input_row<Cfg>(args, row, pro);
     const auto y = output_row<Cfg>(args, row);
     float m = TT_LOWEST;
-    for (long long c = threadIdx.x; c < n; c += Cfg::threads) m = fmaxf(m, x[c]);
+    for (long long c = threadIdx.x; c < n; c += Cfg::threads) {
+      const float v = x[c];
+      x.keep_one(c, v);
+      m = fmaxf(m, v);
+    }
     m = group_reduce<Cfg::threads>(m, max_reduce(), scratch);
     float s = 0.0f;
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) s += expf(x[c] - m);

@@ -78,14 +78,23 @@ struct row_tile {
 
 // A row of the op's input as the op sees it: x mapped through the key's
 // prologue (scale, mask, residual add...) as it is loaded, so the prologue
-// costs no pass of its own. `base` is the row's first linear index.
+// costs no pass of its own. `base` is the row's first linear index. `keep`
+// is where the key wants the mapped row written too (x + residual, the
+// residual stream), or null.
 template <class T, class Pro>
 struct row_source {
   const T* x;
   long long base;
   Pro pro;
+  T* keep;
 
   TT_DEVICE float operator[](long long c) const { return pro(load_one(x, c), base + c, c); }
+
+  // Writes element c of the mapped row where the key wants it; the first
+  // pass over a row calls this once per element.
+  TT_DEVICE void keep_one(long long c, float v) const {
+    if (keep) store_one(keep, c, v);
+  }
 
   template <int V>
   TT_DEVICE void load(fvec<V>& v, long long c) const {
@@ -95,11 +104,15 @@ struct row_source {
   }
 };
 
-// Row `row` of the op's input (args.a), seen through the prologue.
+// Row `row` of the op's input (args.a), seen through the prologue, and where
+// its mapped values go when the key wants them (Cfg::prologue_out:
+// args.prologue_out, laid out like the output).
 template <class Cfg, class Pro>
 TT_DEVICE row_source<typename Cfg::x_type, Pro> input_row(const tt_kernel_args& args, long long row,
                                                           const Pro& pro) {
-  return {static_cast<const typename Cfg::x_type*>(args.a) + row * args.lda, row * args.lda, pro};
+  typedef typename Cfg::x_type T;
+  return {static_cast<const T*>(args.a) + row * args.lda, row * args.lda, pro,
+          Cfg::prologue_out ? static_cast<T*>(args.prologue_out) + row * args.ldc : nullptr};
 }
 
 // The first element of row `row` of the output (args.out).
@@ -127,11 +140,16 @@ TT_DEVICE void for_each_row(const tt_kernel_args& args, F fn) {
 // One pass over a row of len columns: for each chunk, tile = its part of the
 // chunk (read from src), then f(chunk start). With `reuse`, a row that fits
 // in one chunk is not read again: tile still holds it from the pass before.
+// The first pass (no reuse) also writes what it read where src keeps it.
 template <class Tile, class Src, class F>
 TT_DEVICE void row_pass(Tile& tile, const Src& src, long long len, int t, bool reuse, F f) {
   const bool read = !reuse || len > Tile::chunk;
   for (long long c0 = 0; c0 < len; c0 += Tile::chunk) {
     if (read) tile.read(src, c0, len, t);
+    if (!reuse && src.keep) {
+      tile.write(src.keep, c0, len, t,
+                 [](fvec<Tile::V>& out, const fvec<Tile::V>& in, long long) { out = in; });
+    }
     f(c0);
   }
 }
