@@ -52,6 +52,12 @@ v1::KernelKey WithPrologue(v1::KernelKey key, std::vector<std::string> ops) {
   return key;
 }
 
+// The key also writing its prologue's output (the residual stream).
+v1::KernelKey WritingPrologue(v1::KernelKey key) {
+  key.set_write_prologue_output(true);
+  return key;
+}
+
 // The key reading and writing `dtype` (its tensors default to it too).
 v1::KernelKey In(v1::DType dtype, v1::KernelKey key) {
   key.set_input_dtype(dtype);
@@ -64,8 +70,8 @@ v1::KernelKey In(v1::DType dtype, v1::KernelKey key) {
 
 // Between them: both row regimes (held in registers, several passes),
 // rows_per_block > 1, Welford, every gemm tile, both layouts of A and B,
-// batches, edges in every dimension, each chain op, prologues on row ops and
-// bf16/f16 rows.
+// batches, edges in every dimension, each chain op, prologues on row ops (and
+// their written output, in both regimes) and bf16/f16 rows.
 const std::vector<Problem>& Problems() {
   static const std::vector<Problem> problems = [] {
     v1::KernelKey col_major =
@@ -98,6 +104,16 @@ const std::vector<Problem>& Problems() {
         {"rmsnorm_bf16_33x4097_residual", "gpu_rmsnorm_rows",
          In(v1::DTYPE_BF16, WithPrologue(Key("rmsnorm", {{"rows", 33}, {"cols", 4097}}, {"cast"}),
                                          {"residual_add"}))},
+        {"rmsnorm_bf16_33x4097_residual_sum", "gpu_rmsnorm_rows",
+         WritingPrologue(In(
+             v1::DTYPE_BF16,
+             WithPrologue(Key("rmsnorm", {{"rows", 33}, {"cols", 4097}}, {}), {"residual_add"})))},
+        {"layernorm_3x50000_residual_sum", "gpu_layernorm_rows",
+         WritingPrologue(
+             WithPrologue(Key("layernorm", {{"rows", 3}, {"cols", 50000}}, {}), {"residual_add"}))},
+        {"softmax_37x1000_masked_sum", "gpu_softmax_rows",
+         WritingPrologue(WithPrologue(Key("softmax", {{"rows", 37}, {"cols", 1000}}, {}),
+                                      {"scale", "residual_add"}))},
         {"layernorm_f16_3x50000_bias", "gpu_layernorm_rows",
          In(v1::DTYPE_F16,
             WithPrologue(Key("layernorm", {{"rows", 3}, {"cols", 50000}}, {"residual_add"}),

@@ -120,6 +120,19 @@ TEST_P(GpuRowKernelsOnDevice, LayernormWithBiasPrologueAndResidualEpilogue) {
   ExpectEveryVariantCorrect(RowKey("layernorm", 3, GetParam(), {"bias"}, {"residual_add"}));
 }
 
+// The residual stream: x + residual written next to the norm; the worker
+// checks both outputs.
+TEST_P(GpuRowKernelsOnDevice, ResidualSumWrittenByRmsnormLayernormAndSoftmax) {
+  for (const char* op : {"rmsnorm", "layernorm", "softmax"}) {
+    v1::KernelKey key = RowKey(op, 5, GetParam(), {"residual_add"}, {});
+    key.set_write_prologue_output(true);
+    ExpectEveryVariantCorrect(key);
+    key.set_input_dtype(v1::DTYPE_BF16);
+    key.set_output_dtype(v1::DTYPE_BF16);
+    ExpectEveryVariantCorrect(key, kBf16Tolerance);
+  }
+}
+
 TEST_P(GpuRowKernelsOnDevice, ElementwiseChain) {
   ExpectEveryVariantCorrect(
       RowKey("elementwise", 7, GetParam(), {}, {"bias", "gelu_tanh", "residual_add", "silu"}));

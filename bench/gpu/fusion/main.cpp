@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
 
     double copy_tbps = 0;
     bool complete = true;
-    std::cout << fmt::format("{:<32} {:>10} {:>9} {:>7} {:>11} {:>8}\n", "case", "fused us", "TB/s",
+    std::cout << fmt::format("{:<42} {:>10} {:>9} {:>7} {:>11} {:>8}\n", "case", "fused us", "TB/s",
                              "%copy", "unfused us", "speedup");
     for (const bench::MemoryCase& c : bench::MemoryCases()) {
       std::cerr << c.name << "..." << std::endl;
@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
       if (!Complete(fused) || (!c.unfused.empty() && !Complete(unfused))) {
         complete = false;
         row["error"] = "a kernel had no correct variant; see first_failure";
-        std::cout << fmt::format("{:<32} no correct variant\n", c.name);
+        std::cout << fmt::format("{:<42} no correct variant\n", c.name);
         report["cases"].push_back(row);
         continue;
       }
@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
         unfused_text = fmt::format("{:.1f}", unfused_us);
         speedup_text = fmt::format("{:.2f}x", unfused_us / fused_us);
       }
-      std::cout << fmt::format("{:<32} {:>10.1f} {:>9.2f} {:>6.1f}% {:>11} {:>8}\n", c.name,
+      std::cout << fmt::format("{:<42} {:>10.1f} {:>9.2f} {:>6.1f}% {:>11} {:>8}\n", c.name,
                                fused_us, tbps, 100 * tbps / copy_tbps, unfused_text, speedup_text);
       report["cases"].push_back(row);
     }

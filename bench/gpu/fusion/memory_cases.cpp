@@ -1,5 +1,7 @@
 #include "bench/gpu/fusion/memory_cases.h"
 
+#include <algorithm>
+
 #include "kernels/fusion/fusion_planner.h"
 #include "kernels/kernel_key.h"
 
@@ -34,9 +36,16 @@ class RowGraph {
     return *this;
   }
 
-  // Inputs read once and the last op's output written once.
+  // A wanted intermediate [rows, cols] (with the last op's output, which must
+  // then be listed too).
+  RowGraph& Output(const std::string& name) {
+    key_.add_outputs(name);
+    return *this;
+  }
+
+  // Inputs read once and each output written once.
   int64_t Bytes() const {
-    int64_t elements = Elements({"r", "c"});
+    int64_t elements = Elements({"r", "c"}) * std::max(1, key_.outputs_size());
     for (const auto& t : key_.tensors()) {
       elements += Elements(std::vector<std::string>(t.dims().begin(), t.dims().end()));
     }
@@ -108,6 +117,19 @@ MemoryCase Fusion(const std::string& name, const RowGraph& graph) {
   return {name, graph.Fused(), graph.Unfused(), graph.Bytes()};
 }
 
+// A transformer block's residual stream: h = x + res is the next block's
+// input and the norm's; fused, one kernel writes both.
+RowGraph ResidualStream(int64_t rows, int64_t cols, v1::DType dtype) {
+  return RowGraph(rows, cols, dtype)
+      .Matrix("x")
+      .Matrix("res")
+      .Vector("w")
+      .Op("add", {"x", "res"}, "h")
+      .Op("rmsnorm", {"h", "w"}, "y")
+      .Output("h")
+      .Output("y");
+}
+
 }  // namespace
 
 std::vector<MemoryCase> MemoryCases() {
@@ -154,6 +176,13 @@ std::vector<MemoryCase> MemoryCases() {
                                                      .Vector("w")
                                                      .Op("add", {"x", "res"}, "h")
                                                      .Op("rmsnorm", {"h", "w"}, "y")),
+      Fusion("residual+rmsnorm, sum out 16384x4096", ResidualStream(kRows, kCols, v1::DTYPE_F32)),
+      Fusion("bf16 residual+rmsnorm, sum out 16384x4096", ResidualStream(kRows, kCols, kBf16)),
+      Single("bf16 layernorm 16384x4096", RowGraph(kRows, kCols, kBf16)
+                                              .Matrix("x")
+                                              .Vector("g")
+                                              .Vector("b")
+                                              .Op("layernorm", {"x", "g", "b"}, "y")),
   };
 }
 
