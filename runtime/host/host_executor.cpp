@@ -2,10 +2,12 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <thread>
 
 namespace tiletune::runtime::host {
 namespace {
@@ -73,6 +75,10 @@ std::optional<std::string> HostExecutor::Load(const std::string& artifact_path,
   }
   entry_name_ = entry;
   return std::nullopt;
+}
+
+int HostExecutor::compute_units() const {
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 void HostExecutor::Unload() {

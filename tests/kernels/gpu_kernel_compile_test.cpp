@@ -5,6 +5,8 @@
 // skips, saying why, where a compiler library is missing.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "kernels/host/host_source.h"
 #include "kernels/kernel_template.h"
 #include "runtime/cuda/cubin_compiler.h"
@@ -131,13 +133,18 @@ const std::vector<Problem>& Problems() {
 
 // What a test compiles for one key: the baseline's source (none for a
 // cuBLASLt call that fuses the chain), every variant, and the three planted
-// faults of the first variant.
+// faults of the first variant. Variants that differ only in how they are
+// launched (a row kernel's persistent grid) have one source, compiled once.
 std::vector<kernels::KernelSource> Sources(const kernels::KernelTemplate& t,
                                            const v1::KernelKey& key) {
   std::vector<kernels::KernelSource> sources;
   if (auto baseline = t.BaselineFor(key).source) sources.push_back(std::move(*baseline));
   const auto variants = t.Space(key).ValidVariants();
-  for (const auto& v : variants) sources.push_back(t.Source(key, v));
+  std::set<std::string> codes;
+  for (const auto& v : variants) {
+    kernels::KernelSource source = t.Source(key, v);
+    if (codes.insert(source.code).second) sources.push_back(std::move(source));
+  }
   for (int64_t fault : {1, 2, 3}) {
     kernels::Variant planted = variants.at(0);
     planted[std::string(kernels::host::kPlantedFault)] = fault;

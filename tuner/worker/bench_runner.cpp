@@ -34,16 +34,8 @@ struct ExecutorScope {
   }
 };
 
-// One validated run: outputs poisoned first, so unwritten elements show.
-void SetLaunchGeometry(const v1::LaunchGeometry& launch, runtime::KernelArguments& args) {
-  for (int i = 0; i < 3; ++i) {
-    if (i < launch.grid_size()) args.grid[i] = static_cast<uint32_t>(launch.grid(i));
-    if (i < launch.block_size()) args.block[i] = static_cast<uint32_t>(launch.block(i));
-  }
-  args.shared_memory_bytes = static_cast<uint32_t>(launch.shared_memory_bytes());
-}
-
-// One output buffer of a validated run and what it must hold.
+// One output buffer of a validated run and what it must hold. Outputs are
+// poisoned first, so unwritten elements show.
 struct CheckedOutput {
   std::string name;  // in error messages; empty for the op's output
   runtime::DeviceBuffer buffer;
@@ -157,7 +149,7 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
   try {
     Problem& problem = ProblemFor(request);
     runtime::KernelArguments args = UploadProblem(executor, problem.inputs);
-    SetLaunchGeometry(request.launch(), args);
+    runtime::SetLaunchGeometry(request.launch(), executor.compute_units(), args);
     if (!request.skip_validation()) {
       const v1::KernelKey& key = problem.inputs.key;
       if (!problem.reference) {
