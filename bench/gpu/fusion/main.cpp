@@ -6,10 +6,11 @@
 // op its own tuned kernel, times summed) is tuned too and the speedup of
 // fusion printed.
 //
-//   tiletune-bench-fusion [--threads N] [--reps N] [--json FILE]
+//   tiletune-bench-fusion [--threads N] [--reps N] [--json FILE] [--case TEXT]...
 //                         [--rtc-binary PATH] [--cache-dir DIR]
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -93,6 +94,7 @@ bool Complete(const std::vector<KernelResult>& kernels) {
 int main(int argc, char** argv) {
   CLI::App app{"tiletune's memory-bound and fused kernels on one NVIDIA GPU"};
   std::string json_path, rtc_binary, cache_dir;
+  std::vector<std::string> only;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int reps = 20;
   app.add_option("--threads", threads, "parallel NVRTC compiles (default: hardware threads)")
@@ -100,6 +102,9 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "timed runs per kernel (median reported)")
       ->check(CLI::Range(20, 100000));
   app.add_option("--json", json_path, "also write the results to this JSON file");
+  app.add_option("--case", only,
+                 "run only the cases whose name contains this text (repeatable; the copy, which "
+                 "measures the memory's speed, always runs)");
   app.add_option("--rtc-binary", rtc_binary, "tiletune-rtc (default: beside this program)");
   app.add_option("--cache-dir", cache_dir,
                  "compiled-kernel cache (default: <tmp>/tiletune-bench-fusion-cache)");
@@ -128,6 +133,11 @@ int main(int argc, char** argv) {
     std::cout << fmt::format("{:<42} {:>10} {:>9} {:>7} {:>11} {:>8}\n", "case", "fused us", "TB/s",
                              "%copy", "unfused us", "speedup");
     for (const bench::MemoryCase& c : bench::MemoryCases()) {
+      const bool wanted = only.empty() || copy_tbps == 0 ||
+                          std::any_of(only.begin(), only.end(), [&](const std::string& text) {
+                            return c.name.find(text) != std::string::npos;
+                          });
+      if (!wanted) continue;
       std::cerr << c.name << "..." << std::endl;
       std::vector<KernelResult> fused, unfused;
       for (const auto& key : c.fused) fused.push_back(TuneKernel(settings, *executor, key));
