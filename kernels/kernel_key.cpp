@@ -97,6 +97,10 @@ std::optional<FieldError> ValidateGraphKey(const v1::KernelKey& key, const KeyLi
   if (key.layouts_size() > 0) {
     return FieldError{At(prefix, "layouts"), "op graph tensors are row-major; leave it empty"};
   }
+  if (key.write_prologue_output()) {
+    return FieldError{At(prefix, "write_prologue_output"),
+                      "must be false in an op graph key: list the tensor in outputs"};
+  }
   if (auto e = ValidateDims(key, limits, prefix, {})) return e;
   return fusion::ValidateOpGraph(key, limits, prefix);
 }
@@ -182,6 +186,13 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
                       "gemm takes no prologue: its templates read A and B as stored"};
   }
   if (auto e = ValidateChainOps(key.prologue(), prefix, "prologue")) return e;
+  if (key.write_prologue_output() &&
+      (key.prologue_size() == 0 || !IsRowOp(key.op()) || key.op() == "elementwise")) {
+    return FieldError{At(prefix, "write_prologue_output"),
+                      "needs a row op (softmax, rmsnorm, layernorm) with a prologue; this key is " +
+                          key.op() + " with " + std::to_string(key.prologue_size()) +
+                          " prologue ops"};
+  }
   if (!key.tensors().empty() || !key.outputs().empty()) {
     return FieldError{At(prefix, key.tensors().empty() ? "outputs" : "tensors"),
                       "belongs to an op graph (ops); a single-kernel key has none"};
@@ -322,6 +333,8 @@ std::string CanonicalKeyString(const v1::KernelKey& key) {
   // Only keys with a prologue spell it, so the strings of older keys (and
   // their database records) stay as they were.
   if (k.prologue_size() > 0) s += "|prologue=" + ops_text(k.prologue());
+  // Likewise the second output, spelled only when written.
+  if (k.write_prologue_output()) s += "|prologue_out";
   s += "|chain=" + ops_text(k.chain());
   s += "|in=" + std::string(DTypeName(k.input_dtype()));
   s += "|out=" + std::string(DTypeName(k.output_dtype()));

@@ -1,5 +1,7 @@
 #include "device_executor.h"
 
+#include <algorithm>
+
 #include "runtime/cuda/cuda_executor.h"
 #include "runtime/hip/hip_executor.h"
 #include "runtime/host/host_executor.h"
@@ -9,6 +11,19 @@ namespace tiletune::runtime {
 std::optional<std::string> DeviceExecutor::LoadVendor(const VendorCall& call) {
   return "the " + std::string(backend()) + " executor calls no vendor library (asked for " +
          call.library + ")";
+}
+
+void SetLaunchGeometry(const v1::LaunchGeometry& launch, int compute_units, KernelArguments& args) {
+  for (int i = 0; i < 3; ++i) {
+    args.grid[i] = i < launch.grid_size() ? static_cast<uint32_t>(launch.grid(i)) : 1;
+    args.block[i] = i < launch.block_size() ? static_cast<uint32_t>(launch.block(i)) : 1;
+  }
+  if (launch.blocks_per_compute_unit() > 0) {
+    const int64_t persistent =
+        int64_t{launch.blocks_per_compute_unit()} * std::max(1, compute_units);
+    args.grid[0] = static_cast<uint32_t>(std::min<int64_t>(args.grid[0], persistent));
+  }
+  args.shared_memory_bytes = static_cast<uint32_t>(launch.shared_memory_bytes());
 }
 
 std::unique_ptr<DeviceExecutor> OpenDeviceExecutor(std::string_view backend, std::string* why) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tiletune/v1/kernel_key.pb.h"
+#include "tiletune/v1/records.pb.h"
 
 namespace tiletune::runtime {
 
@@ -24,6 +25,7 @@ struct DeviceBuffer {
 // than of a backend's calling convention (which the executor translates to).
 struct KernelArguments {
   DeviceBuffer a, b, out;                   // gemm A, B, C; row ops: x, -, y
+  DeviceBuffer prologue_out;                // row ops: x after the prologue, if the key asks
   DeviceBuffer weight, shift;               // norms: gamma, beta
   std::vector<DeviceBuffer> chain_tensors;  // one per chain op, empty where none
   std::vector<double> chain_scalars;        // one per chain op (scale)
@@ -60,6 +62,9 @@ class DeviceExecutor {
  public:
   virtual ~DeviceExecutor() = default;
   virtual std::string_view backend() const = 0;
+  // SMs (CUDA), CUs (HIP) or CPU cores of the device: what a persistent
+  // grid is sized by.
+  virtual int compute_units() const = 0;
 
   // Throws std::bad_alloc when the device is out of memory.
   virtual DeviceBuffer Allocate(size_t bytes) = 0;
@@ -87,6 +92,10 @@ class DeviceExecutor {
   // cold like a call inside a real model.
   virtual void FlushCaches() = 0;
 };
+
+// args' grid, block and shared memory from a kernel's launch geometry, a
+// persistent grid sized for a device of `compute_units` SMs/CUs.
+void SetLaunchGeometry(const v1::LaunchGeometry& launch, int compute_units, KernelArguments& args);
 
 // The executor of `backend` for this process's device; nullptr with `why`
 // when this build has none for it.

@@ -14,6 +14,7 @@ std::optional<std::string> BindKernelArgs(const KernelArguments& args, tt_kernel
   raw->a = args.a.ptr;
   raw->b = args.b.ptr;
   raw->out = args.out.ptr;
+  raw->prologue_out = args.prologue_out.ptr;
   raw->weight = args.weight.ptr;
   raw->shift = args.shift.ptr;
   for (size_t i = 0; i < args.chain_tensors.size(); ++i) {

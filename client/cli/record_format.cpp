@@ -23,6 +23,10 @@ std::string Dims(const google::protobuf::RepeatedField<int64_t>& values) {
 std::string LaunchText(const v1::LaunchGeometry& launch) {
   std::vector<std::string> parts;
   if (launch.grid_size() > 0) parts.push_back("grid " + Dims(launch.grid()));
+  if (launch.blocks_per_compute_unit() > 0) {
+    parts.push_back("persistent: at most " + std::to_string(launch.blocks_per_compute_unit()) +
+                    " blocks per SM/CU");
+  }
   if (launch.block_size() > 0) parts.push_back("block " + Dims(launch.block()));
   if (launch.shared_memory_bytes() > 0) {
     parts.push_back(FormatBytes(launch.shared_memory_bytes()) + " shared");

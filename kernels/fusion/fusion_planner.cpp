@@ -1,6 +1,7 @@
 #include "fusion_planner.h"
 
 #include <stdexcept>
+#include <utility>
 
 #include "kernels/fusion/op_graph.h"
 
@@ -33,10 +34,18 @@ class Planner {
         case OpKind::kElementwise: AddElementwise(op); break;
       }
       open_->add_ops(op.index);
-      if (op.op == "cast" && op.index + 1 < static_cast<int>(graph.ops.size())) {
+      const bool last = op.index + 1 == static_cast<int>(graph.ops.size());
+      if (op.op == "cast" && !last) {
         Close("cast ends a kernel: its output is stored as " +
               std::string(DTypeName(op.output_dtype)) + " and the next op reads it back");
-      } else if (op.output_wanted && op.index + 1 < static_cast<int>(graph.ops.size())) {
+      } else if (op.output_wanted && !last &&
+                 graph.ops[op.index + 1].kind == OpKind::kRowReduction) {
+        // The row op that follows takes this output as its input: if it
+        // takes these ops as its prologue, it writes the output as well (the
+        // residual stream of add -> rmsnorm); otherwise this kernel ends
+        // there anyway and writes it.
+        prologue_output_wanted_ = true;
+      } else if (op.output_wanted && !last) {
         Close("'" + op.output +
               "' is a graph output: this kernel writes it and the next "
               "kernel reads it back");
@@ -74,12 +83,14 @@ class Planner {
       Close("the prologue would exceed max_chain_length " +
             std::to_string(limits_.max_chain_length));
     }
+    const bool write_prologue = std::exchange(prologue_output_wanted_, false);
     if (open_) {
       // The element-wise ops so far become the reduction's prologue.
       auto* key = open_->mutable_key();
       key->set_op(op.op);
       *key->mutable_prologue() = std::move(*key->mutable_chain());
       key->clear_chain();
+      key->set_write_prologue_output(write_prologue);
       return;
     }
     Open(op.op, op);
@@ -127,6 +138,8 @@ class Planner {
   const KeyLimits& limits_;
   v1::FusionPlan plan_;
   v1::FusedKernel* open_ = nullptr;
+  // The last op's output is a graph output and the next op is a row op.
+  bool prologue_output_wanted_ = false;
 };
 
 }  // namespace

@@ -7,7 +7,10 @@
 // A kernel ends before a matmul (GEMM templates read A as stored), before a
 // row reduction that would follow a GEMM (a GEMM tile does not own whole
 // rows) or another reduction, after a cast, after an intermediate the caller
-// wants as an output, and when its prologue and chain are full.
+// wants as an output, and when its prologue and chain are full. The one
+// wanted intermediate that does not end a kernel is a row op's input made by
+// its prologue (x + residual before rmsnorm): the row kernel writes it too
+// (KernelKey.write_prologue_output).
 #pragma once
 
 #include "kernels/kernel_key.h"

@@ -19,6 +19,19 @@ constexpr int64_t kMaxUnroll = 8;
 constexpr int64_t kMaxRowCacheFloats = 16384;
 // Threads of the baseline's blocks: a common choice of eager frameworks.
 constexpr int64_t kNaiveThreads = 256;
+// Shared memory a one-pass block leaves for its static reduction scratch
+// (at most rows_per_block * warps floats: 512 bytes).
+constexpr int64_t kStaticScratchBytes = 1024;
+// The largest block that keeps its rows in shared memory: at 1024 threads
+// (64 registers each on NVIDIA) a layernorm writing its residual sum spills
+// with the cache's addresses on top of a full chunk (ptxas, sm_90).
+constexpr int64_t kMaxSharedRowThreads = 512;
+// Persistent grids (blocks per SM/CU) the space offers, and the fewest
+// blocks a one-block-per-row-group grid must have for them to be worth
+// trying: more than any current GPU keeps resident at once (H200: 132 SMs x
+// 2 blocks of 1024 threads), so that a persistent grid really is smaller.
+const std::vector<int64_t> kPersistentGrids = {0, 1, 2, 4};
+constexpr int64_t kPersistentMinBlocks = 1024;
 
 int64_t CeilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
@@ -38,6 +51,18 @@ int64_t UnrollFor(int64_t cols, const Variant& v) {
   int64_t unroll = 1;
   while (unroll < most && unroll * per_row * vec < cols) unroll *= 2;
   return unroll;
+}
+
+// Columns of a row one chunk covers.
+int64_t ChunkOf(const Variant& v) {
+  return v.at("threads") / v.at("rows_per_block") * v.at("vec") * v.at("unroll");
+}
+
+// Dynamic shared memory of a variant: a one-pass block keeps rows longer
+// than a chunk there, as f32.
+int64_t RowCacheBytes(int64_t cols, const Variant& v) {
+  if (v.at("one_pass") == 0 || cols <= ChunkOf(v)) return 0;
+  return v.at("rows_per_block") * cols * static_cast<int64_t>(sizeof(float));
 }
 
 struct RowKernelDefinition {
@@ -72,7 +97,9 @@ class GpuRowKernel final : public KernelTemplate {
     space.Add("threads", {64, 128, 256, 512, 1024})
         .Add("rows_per_block", {1, 2, 4})
         .Add("vec", VectorWidths(key))
-        .Add("unroll", {1, 2, 4, 8});
+        .Add("unroll", {1, 2, 4, 8})
+        .Add("one_pass", {0, 1})
+        .Add("persistent", kPersistentGrids);
     for (const auto& p : def_.algorithm) space.Add(p.name, p.values);
     space.Require("vec divides cols (vector loads stay aligned)",
                   [cols](const Variant& v) { return cols % v.at("vec") == 0; });
@@ -95,52 +122,88 @@ class GpuRowKernel final : public KernelTemplate {
                     return v.at("threads") == 64 ||
                            per_row * v.at("vec") <= RoundUp(cols, warp * v.at("vec"));
                   });
-    space.Require("unroll is the fewest vectors per thread that hold the row (at most " +
+    space.Require("one_pass: unroll is the fewest vectors per thread that hold the row (at most " +
                       std::to_string(kMaxUnroll) + ", and " + std::to_string(kMaxRowCacheFloats) +
-                      " floats per block)",
-                  [cols](const Variant& v) { return v.at("unroll") == UnrollFor(cols, v); });
+                      " floats per block), the rest of a longer row waits in shared memory",
+                  [cols](const Variant& v) {
+                    return v.at("one_pass") == 0 || v.at("unroll") == UnrollFor(cols, v);
+                  });
+    space.Require("one_pass: the block's rows fit in " + std::to_string(vendor_.max_shared_bytes) +
+                      " bytes of shared memory",
+                  [cols, limit = vendor_.max_shared_bytes](const Variant& v) {
+                    return RowCacheBytes(cols, v) + kStaticScratchBytes <= limit;
+                  });
+    space.Require("one_pass through shared memory: at most " +
+                      std::to_string(kMaxSharedRowThreads) + " threads",
+                  [cols](const Variant& v) {
+                    return RowCacheBytes(cols, v) == 0 || v.at("threads") <= kMaxSharedRowThreads;
+                  });
+    space.Require(
+        "multi-pass: the largest unroll that takes several chunks per row (half the "
+        "one-pass unroll where that holds the row)",
+        [cols](const Variant& v) {
+          if (v.at("one_pass") == 1) return true;
+          Variant one_pass = v;
+          one_pass["unroll"] = UnrollFor(cols, v);
+          const int64_t unroll =
+              ChunkOf(one_pass) >= cols ? one_pass["unroll"] / 2 : one_pass["unroll"];
+          return v.at("unroll") == unroll && cols > ChunkOf(v);
+        });
+    space.Require("a persistent grid only for more than " + std::to_string(kPersistentMinBlocks) +
+                      " row groups",
+                  [rows](const Variant& v) {
+                    return v.at("persistent") == 0 ||
+                           CeilDiv(rows, v.at("rows_per_block")) > kPersistentMinBlocks;
+                  });
     for (const auto& p : def_.algorithm) {
-      space.Require(p.name + " only for rows longer than a block holds in registers",
-                    [cols, name = p.name](const Variant& v) {
-                      const int64_t per_row = v.at("threads") / v.at("rows_per_block");
-                      return v.at(name) == 0 || cols > per_row * v.at("vec") * v.at("unroll");
-                    });
+      space.Require(
+          p.name + " only for multi-pass kernels (which read a row more than once)",
+          [name = p.name](const Variant& v) { return v.at(name) == 0 || v.at("one_pass") == 0; });
     }
     return space;
   }
 
   KernelSource Source(const v1::KernelKey& key, const Variant& variant) const override {
-    const int64_t rows = DimSize(key, "rows").value_or(1);
-    GpuKernelSpec spec = Spec(def_.tuned, std::string(def_.name));
-    spec.entry = GpuEntry(def_.name, variant);
-    for (const char* p : {"threads", "rows_per_block", "vec", "unroll"}) {
+    const int64_t rows = DimSize(key, "rows").value_or(1), cols = DimSize(key, "cols").value_or(1);
+    GpuKernelSpec spec = Spec(key, def_.tuned, std::string(def_.name));
+    for (const char* p : {"threads", "rows_per_block", "vec", "unroll", "one_pass"}) {
       spec.config.emplace_back(p, host::RequiredParam(variant, def_.name, p));
     }
     for (const auto& p : def_.algorithm) {
       spec.config.emplace_back(p.name, host::RequiredParam(variant, def_.name, p.name));
     }
+    // Blocks stride over the row groups, so a persistent grid is the same
+    // code launched smaller: one entry (and one compile) for every grid.
+    Variant code = variant;
+    code.erase("persistent");
+    spec.entry = GpuEntry(def_.name, code);
     spec.threads = variant.at("threads");
     spec.blocks = CeilDiv(rows, variant.at("rows_per_block"));
+    spec.blocks_per_compute_unit = host::RequiredParam(variant, def_.name, "persistent");
+    spec.shared_memory_bytes = RowCacheBytes(cols, variant);
     return GenerateGpuSource(key, vendor_, spec, host::PlantedFault(variant));
   }
 
   Baseline BaselineFor(const v1::KernelKey& key) const override {
     const std::string name = std::string(vendor_.backend) + "-naive";
-    GpuKernelSpec spec = Spec(def_.naive, name);
+    GpuKernelSpec spec = Spec(key, def_.naive, name);
     spec.entry = GpuEntry(name + "-" + std::string(def_.op), {});
-    spec.config = {{"threads", kNaiveThreads}};
+    spec.config.emplace_back("threads", kNaiveThreads);
     spec.threads = kNaiveThreads;
     spec.blocks = DimSize(key, "rows").value_or(1);
     return {name, GenerateGpuSource(key, vendor_, spec)};
   }
 
  private:
-  GpuKernelSpec Spec(std::string function, std::string kernel_name) const {
+  // Every row kernel's Config says whether it writes its prologue's output.
+  GpuKernelSpec Spec(const v1::KernelKey& key, std::string function,
+                     std::string kernel_name) const {
     GpuKernelSpec spec;
     spec.kernel_name = std::move(kernel_name);
     spec.header = def_.header;
     spec.function = std::move(function);
     spec.takes_prologue = true;
+    spec.config.emplace_back("prologue_out", key.write_prologue_output() ? 1 : 0);
     return spec;
   }
 

@@ -188,7 +188,8 @@ KernelSource GenerateGpuSource(const v1::KernelKey& raw, const GpuVendor& vendor
   source.launch.add_block(spec.threads);
   source.launch.add_block(1);
   source.launch.add_block(1);
-  source.launch.set_shared_memory_bytes(0);  // all shared memory is static
+  source.launch.set_shared_memory_bytes(spec.shared_memory_bytes);
+  source.launch.set_blocks_per_compute_unit(static_cast<int32_t>(spec.blocks_per_compute_unit));
   return source;
 }
 

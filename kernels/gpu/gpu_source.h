@@ -12,16 +12,21 @@
 namespace tiletune::kernels::gpu {
 
 // A GPU vendor as the kernel templates see it: the backend that compiles
-// its kernels and the number of lanes of its warps (wavefronts), which the
-// search spaces and launch geometry are built on.
+// its kernels, the number of lanes of its warps (wavefronts) and the most
+// shared memory a block may ask for, which the search spaces and launch
+// geometry are built on.
 struct GpuVendor {
   std::string_view backend;  // cuda, hip
   int warp_size;
+  // The largest of the devices we target: a variant asking more than a
+  // smaller device has fails at launch there, and the tuner records it so.
+  int64_t max_shared_bytes;
 };
 
-inline constexpr GpuVendor kCuda{"cuda", 32};
-// CDNA (gfx9: MI200, MI300) runs wave64.
-inline constexpr GpuVendor kHip{"hip", 64};
+// sm_90 (H100, H200): 227 KiB of shared memory per block, opted into.
+inline constexpr GpuVendor kCuda{"cuda", 32, 227 * 1024};
+// CDNA (gfx9: MI200, MI300) runs wave64 and has 64 KiB of LDS.
+inline constexpr GpuVendor kHip{"hip", 64, 64 * 1024};
 
 // What one generated GPU kernel is: `function` is a device function template
 // of the op's header (tt::gemm_tiled...) called as function<Config>(args,
@@ -35,6 +40,11 @@ struct GpuKernelSpec {
   std::vector<std::pair<std::string, int64_t>> config;
   int64_t threads = 0;
   int64_t blocks = 0;
+  // Dynamic shared memory per block (row kernels keeping rows there).
+  int64_t shared_memory_bytes = 0;
+  // > 0: a persistent grid of at most this many blocks per SM/CU, sized at
+  // launch from the device (LaunchGeometry.blocks_per_compute_unit).
+  int64_t blocks_per_compute_unit = 0;
   // Row kernels take the key's prologue as a second functor:
   // function<Config>(args, Prologue{&args}, Epilogue{&args}).
   bool takes_prologue = false;

@@ -53,7 +53,7 @@ class HostRowKernel final : public KernelTemplate {
   }
 
   KernelSource Source(const v1::KernelKey& key, const Variant& variant) const override {
-    HostKernelSpec spec = Spec(def_.tuned, std::string(def_.name));
+    HostKernelSpec spec = Spec(key, def_.tuned, std::string(def_.name));
     if (def_.reduces) spec.config.emplace_back("vec", RequiredParam(variant, def_.name, "vec"));
     for (const auto& p : def_.algorithm) {
       spec.config.emplace_back(p.name, RequiredParam(variant, def_.name, p.name));
@@ -65,17 +65,20 @@ class HostRowKernel final : public KernelTemplate {
   }
 
   Baseline BaselineFor(const v1::KernelKey& key) const override {
-    return {kHostBaselineName, GenerateHostSource(key, Spec(def_.naive, kHostBaselineName))};
+    return {kHostBaselineName, GenerateHostSource(key, Spec(key, def_.naive, kHostBaselineName))};
   }
 
  private:
-  HostKernelSpec Spec(std::string function, std::string kernel_name) const {
+  // Every row kernel's Config says whether it writes its prologue's output.
+  HostKernelSpec Spec(const v1::KernelKey& key, std::string function,
+                      std::string kernel_name) const {
     HostKernelSpec spec;
     spec.kernel_name = std::move(kernel_name);
     spec.header = def_.header;
     spec.function = std::move(function);
     spec.output_elements = "args->m * args->n";
     spec.takes_prologue = true;
+    spec.config.emplace_back("prologue_out", key.write_prologue_output() ? 1 : 0);
     return spec;
   }
 

@@ -65,6 +65,11 @@ std::optional<std::string> CudaExecutor::Prepare() {
                  "cuDeviceGetAttribute(L2 size)")) {
     return e;
   }
+  if (auto e = Status(api_.cuDeviceGetAttribute(&compute_units_,
+                                                CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_),
+                      "cuDeviceGetAttribute(SM count)")) {
+    return e;
+  }
   // Twice the L2 so that none of a kernel's lines survive the sweep; at
   // least 1 MiB should a device report no L2.
   flush_bytes_ = std::max<size_t>(2 * static_cast<size_t>(l2_bytes), size_t{1} << 20);

@@ -36,6 +36,7 @@ class CudaExecutor final : public DeviceExecutor {
   CudaExecutor& operator=(const CudaExecutor&) = delete;
 
   std::string_view backend() const override { return "cuda"; }
+  int compute_units() const override { return compute_units_; }
   DeviceBuffer Allocate(size_t bytes) override;
   void ReleaseAll() override;
   void CopyIn(const DeviceBuffer& dst, const void* src, size_t bytes) override;
@@ -91,6 +92,7 @@ class CudaExecutor final : public DeviceExecutor {
   CUevent start_ = nullptr, stop_ = nullptr;
   CUdeviceptr flush_buffer_ = 0;
   size_t flush_bytes_ = 0;
+  int compute_units_ = 0;
 };
 
 }  // namespace tiletune::runtime::cuda

@@ -46,13 +46,16 @@ std::unique_ptr<HipExecutor> HipExecutor::Open(std::string* why) {
     *why = api->Describe(call, error);
     return true;
   };
-  int l2_bytes = 0, max_shared = 0;
+  int l2_bytes = 0, max_shared = 0, compute_units = 0;
   if (failed("hipInit", api->hipInit(0)) || failed("hipSetDevice(0)", api->hipSetDevice(0)) ||
       failed("hipDeviceGetAttribute(L2CacheSize)",
              api->hipDeviceGetAttribute(&l2_bytes, hipDeviceAttributeL2CacheSize, 0)) ||
       failed(
           "hipDeviceGetAttribute(MaxSharedMemoryPerBlock)",
-          api->hipDeviceGetAttribute(&max_shared, hipDeviceAttributeMaxSharedMemoryPerBlock, 0))) {
+          api->hipDeviceGetAttribute(&max_shared, hipDeviceAttributeMaxSharedMemoryPerBlock, 0)) ||
+      failed(
+          "hipDeviceGetAttribute(MultiprocessorCount)",
+          api->hipDeviceGetAttribute(&compute_units, hipDeviceAttributeMultiprocessorCount, 0))) {
     return nullptr;
   }
   if (l2_bytes <= 0) {
@@ -68,16 +71,17 @@ std::unique_ptr<HipExecutor> HipExecutor::Open(std::string* why) {
   }
   const size_t flush_bytes = 2 * static_cast<size_t>(l2_bytes);
   return std::unique_ptr<HipExecutor>(
-      new HipExecutor(std::move(api), start, stop, flush_bytes, max_shared));
+      new HipExecutor(std::move(api), start, stop, flush_bytes, max_shared, compute_units));
 }
 
 HipExecutor::HipExecutor(std::unique_ptr<HipRuntimeApi> api, hipEvent_t start, hipEvent_t stop,
-                         size_t flush_bytes, int max_shared_memory_bytes)
+                         size_t flush_bytes, int max_shared_memory_bytes, int compute_units)
     : api_(std::move(api)),
       start_(start),
       stop_(stop),
       flush_bytes_(flush_bytes),
-      max_shared_memory_bytes_(max_shared_memory_bytes) {}
+      max_shared_memory_bytes_(max_shared_memory_bytes),
+      compute_units_(compute_units) {}
 
 HipExecutor::~HipExecutor() {
   Unload();

@@ -31,6 +31,7 @@ class HipExecutor final : public DeviceExecutor {
   HipExecutor& operator=(const HipExecutor&) = delete;
 
   std::string_view backend() const override { return "hip"; }
+  int compute_units() const override { return compute_units_; }
   DeviceBuffer Allocate(size_t bytes) override;
   void ReleaseAll() override;
   void CopyIn(const DeviceBuffer& dst, const void* src, size_t bytes) override;
@@ -48,7 +49,7 @@ class HipExecutor final : public DeviceExecutor {
 
  private:
   HipExecutor(std::unique_ptr<HipRuntimeApi> api, hipEvent_t start, hipEvent_t stop,
-              size_t flush_bytes, int max_shared_memory_bytes);
+              size_t flush_bytes, int max_shared_memory_bytes, int compute_units);
 
   // nullopt on success, else the failed call's description; a sticky error
   // ends the process instead.
@@ -62,6 +63,7 @@ class HipExecutor final : public DeviceExecutor {
   const hipEvent_t start_, stop_;
   const size_t flush_bytes_;
   const int max_shared_memory_bytes_;
+  const int compute_units_;
   void* flush_buffer_ = nullptr;
   std::vector<DeviceBuffer> buffers_;
   std::string image_;  // the loaded code object, kept while its module lives

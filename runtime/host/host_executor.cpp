@@ -2,10 +2,12 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <thread>
 
 namespace tiletune::runtime::host {
 namespace {
@@ -75,6 +77,10 @@ std::optional<std::string> HostExecutor::Load(const std::string& artifact_path,
   return std::nullopt;
 }
 
+int HostExecutor::compute_units() const {
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 void HostExecutor::Unload() {
   if (library_) ::dlclose(library_);
   library_ = nullptr;
@@ -90,6 +96,7 @@ void HostExecutor::Bind(const KernelArguments& args, BoundArguments* bound) {
   raw.a = f(args.a);
   raw.b = f(args.b);
   raw.out = f(args.out);
+  raw.prologue_out = f(args.prologue_out);
   raw.weight = f(args.weight);
   raw.shift = f(args.shift);
   raw.chain_tensors = bound->chain_tensors.data();

@@ -18,6 +18,7 @@ class HostExecutor final : public DeviceExecutor {
   HostExecutor& operator=(const HostExecutor&) = delete;
 
   std::string_view backend() const override { return "host"; }
+  int compute_units() const override;
   DeviceBuffer Allocate(size_t bytes) override;
   void ReleaseAll() override;
   void CopyIn(const DeviceBuffer& dst, const void* src, size_t bytes) override;

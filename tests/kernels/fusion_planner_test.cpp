@@ -115,6 +115,63 @@ TEST(FusionPlanner, ResidualAddBecomesTheNormsPrologueAndCastItsEpilogue) {
   EXPECT_NE(CanonicalKeyString(key).find("|prologue=residual_add:bf16|"), std::string::npos);
 }
 
+// The transformer's residual stream: the sum feeds the norm and is an output
+// itself, and the norm kernel writes both.
+TEST(FusionPlanner, AWantedResidualSumIsWrittenByTheNormKernel) {
+  for (const std::string norm : {"rmsnorm", "layernorm"}) {
+    GraphBuilder g;
+    g.Dim("t", 16384).Dim("d", 4096);
+    g.Tensor("x", {"t", "d"}).Tensor("residual", {"t", "d"}).Tensor("w", {"d"});
+    g.Tensor("b", {"d"});
+    g.Op("add", {"x", "residual"}, "h");
+    if (norm == "rmsnorm") {
+      g.Op("rmsnorm", {"h", "w"}, "y");
+    } else {
+      g.Op("layernorm", {"h", "w", "b"}, "y");
+    }
+    g.Output("h").Output("y");
+    const auto plan = PlanFusion(g.key(), {});
+    ASSERT_EQ(plan.kernels_size(), 1) << norm;
+    const auto& key = plan.kernels(0).key();
+    EXPECT_EQ(key.op(), norm);
+    EXPECT_EQ(plan.kernels(0).ops_size(), 2);
+    ASSERT_EQ(key.prologue_size(), 1);
+    EXPECT_TRUE(key.write_prologue_output());
+    EXPECT_FALSE(ValidateKernelKey(key, {}));
+    EXPECT_NE(CanonicalKeyString(key).find("|prologue=residual_add:bf16|prologue_out|"),
+              std::string::npos)
+        << CanonicalKeyString(key);
+  }
+}
+
+// Where the norm cannot take the sum as its prologue, the kernel before it
+// ends at the sum and writes it, and the norm reads it back.
+TEST(FusionPlanner, AWantedSumThatCannotBeAPrologueEndsItsKernel) {
+  auto g = ResidualNormGraph();
+  g.Output("h").Output("y");
+  KeyLimits limits;
+  limits.max_chain_length = 1;
+  auto plan = PlanFusion(g.key(), limits);
+  ASSERT_EQ(plan.kernels_size(), 2);
+  EXPECT_EQ(plan.kernels(0).key().op(), "elementwise");
+  EXPECT_NE(plan.kernels(0).split_reason().find("max_chain_length"), std::string::npos);
+  EXPECT_EQ(plan.kernels(1).key().op(), "rmsnorm");
+  EXPECT_EQ(plan.kernels(1).key().prologue_size(), 0);
+  EXPECT_FALSE(plan.kernels(1).key().write_prologue_output());
+
+  // An element-wise op between the sum and the norm: the sum ends a kernel.
+  GraphBuilder r;
+  r.Dim("t", 4).Dim("d", 8);
+  r.Tensor("x", {"t", "d"}).Tensor("residual", {"t", "d"}).Tensor("w", {"d"});
+  r.Op("add", {"x", "residual"}, "h").Op("relu", {"h"}, "a").Op("rmsnorm", {"a", "w"}, "y");
+  r.Output("h").Output("y");
+  plan = PlanFusion(r.key(), {});
+  ASSERT_EQ(plan.kernels_size(), 2);
+  EXPECT_NE(plan.kernels(0).split_reason().find("'h' is a graph output"), std::string::npos);
+  EXPECT_EQ(plan.kernels(1).key().prologue_size(), 1);
+  EXPECT_FALSE(plan.kernels(1).key().write_prologue_output());
+}
+
 TEST(FusionPlanner, ScaleAndMaskFuseIntoSoftmax) {
   GraphBuilder g;
   g.Dim("q", 4096).Dim("s", 4097);
@@ -186,12 +243,13 @@ TEST(FusionPlanner, TwoReductionsInARowSplit) {
 
 TEST(FusionPlanner, AWantedIntermediateAndACastEndKernels) {
   auto g = ResidualNormGraph();
-  g.Output("h").Output("y");
+  g.Output("n").Output("y");
   auto plan = PlanFusion(g.key(), {});
   ASSERT_EQ(plan.kernels_size(), 2);
-  EXPECT_EQ(plan.kernels(0).key().op(), "elementwise");
-  EXPECT_NE(plan.kernels(0).split_reason().find("'h' is a graph output"), std::string::npos);
-  EXPECT_EQ(plan.kernels(1).key().op(), "rmsnorm");
+  EXPECT_EQ(plan.kernels(0).key().op(), "rmsnorm");
+  EXPECT_NE(plan.kernels(0).split_reason().find("'n' is a graph output"), std::string::npos);
+  EXPECT_FALSE(plan.kernels(0).key().write_prologue_output());
+  EXPECT_EQ(plan.kernels(1).key().op(), "elementwise");
 
   GraphBuilder c;
   c.Dim("r", 4).Dim("c", 4).Tensor("x", {"r", "c"}, v1::DTYPE_F32);
@@ -288,6 +346,27 @@ TEST(KernelKeyPrologue, OnlyRowAndElementwiseKernelsTakeOneAndCastIsNotPartOfIt)
   EXPECT_EQ(ErrorField(key), "key.prologue[1].op");
   key.mutable_prologue(1)->set_op("frobnicate");
   EXPECT_EQ(ErrorField(key), "key.prologue[1].op");
+}
+
+TEST(KernelKeyPrologue, OnlyARowOpWithAPrologueWritesItsOutput) {
+  v1::KernelKey key;
+  key.set_op("rmsnorm");
+  key.set_input_dtype(v1::DTYPE_F32);
+  for (auto [name, size] : {std::pair{"rows", 4}, {"cols", 4}}) {
+    auto* d = key.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  key.set_write_prologue_output(true);
+  EXPECT_EQ(ErrorField(key), "key.write_prologue_output");
+  key.add_prologue()->set_op("residual_add");
+  EXPECT_FALSE(ValidateKernelKey(key, {}));
+  key.set_op("elementwise");
+  EXPECT_EQ(ErrorField(key), "key.write_prologue_output");
+
+  auto graph = ResidualNormGraph().key();
+  graph.set_write_prologue_output(true);
+  EXPECT_EQ(ErrorField(graph), "key.write_prologue_output");
 }
 
 }  // namespace

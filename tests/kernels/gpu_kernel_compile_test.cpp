@@ -5,6 +5,8 @@
 // skips, saying why, where a compiler library is missing.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "kernels/host/host_source.h"
 #include "kernels/kernel_template.h"
 #include "runtime/cuda/cubin_compiler.h"
@@ -52,6 +54,12 @@ v1::KernelKey WithPrologue(v1::KernelKey key, std::vector<std::string> ops) {
   return key;
 }
 
+// The key also writing its prologue's output (the residual stream).
+v1::KernelKey WritingPrologue(v1::KernelKey key) {
+  key.set_write_prologue_output(true);
+  return key;
+}
+
 // The key reading and writing `dtype` (its tensors default to it too).
 v1::KernelKey In(v1::DType dtype, v1::KernelKey key) {
   key.set_input_dtype(dtype);
@@ -64,8 +72,8 @@ v1::KernelKey In(v1::DType dtype, v1::KernelKey key) {
 
 // Between them: both row regimes (held in registers, several passes),
 // rows_per_block > 1, Welford, every gemm tile, both layouts of A and B,
-// batches, edges in every dimension, each chain op, prologues on row ops and
-// bf16/f16 rows.
+// batches, edges in every dimension, each chain op, prologues on row ops (and
+// their written output, in both regimes) and bf16/f16 rows.
 const std::vector<Problem>& Problems() {
   static const std::vector<Problem> problems = [] {
     v1::KernelKey col_major =
@@ -98,6 +106,16 @@ const std::vector<Problem>& Problems() {
         {"rmsnorm_bf16_33x4097_residual", "gpu_rmsnorm_rows",
          In(v1::DTYPE_BF16, WithPrologue(Key("rmsnorm", {{"rows", 33}, {"cols", 4097}}, {"cast"}),
                                          {"residual_add"}))},
+        {"rmsnorm_bf16_33x4097_residual_sum", "gpu_rmsnorm_rows",
+         WritingPrologue(In(
+             v1::DTYPE_BF16,
+             WithPrologue(Key("rmsnorm", {{"rows", 33}, {"cols", 4097}}, {}), {"residual_add"})))},
+        {"layernorm_3x50000_residual_sum", "gpu_layernorm_rows",
+         WritingPrologue(
+             WithPrologue(Key("layernorm", {{"rows", 3}, {"cols", 50000}}, {}), {"residual_add"}))},
+        {"softmax_37x1000_masked_sum", "gpu_softmax_rows",
+         WritingPrologue(WithPrologue(Key("softmax", {{"rows", 37}, {"cols", 1000}}, {}),
+                                      {"scale", "residual_add"}))},
         {"layernorm_f16_3x50000_bias", "gpu_layernorm_rows",
          In(v1::DTYPE_F16,
             WithPrologue(Key("layernorm", {{"rows", 3}, {"cols", 50000}}, {"residual_add"}),
@@ -115,13 +133,18 @@ const std::vector<Problem>& Problems() {
 
 // What a test compiles for one key: the baseline's source (none for a
 // cuBLASLt call that fuses the chain), every variant, and the three planted
-// faults of the first variant.
+// faults of the first variant. Variants that differ only in how they are
+// launched (a row kernel's persistent grid) have one source, compiled once.
 std::vector<kernels::KernelSource> Sources(const kernels::KernelTemplate& t,
                                            const v1::KernelKey& key) {
   std::vector<kernels::KernelSource> sources;
   if (auto baseline = t.BaselineFor(key).source) sources.push_back(std::move(*baseline));
   const auto variants = t.Space(key).ValidVariants();
-  for (const auto& v : variants) sources.push_back(t.Source(key, v));
+  std::set<std::string> codes;
+  for (const auto& v : variants) {
+    kernels::KernelSource source = t.Source(key, v);
+    if (codes.insert(source.code).second) sources.push_back(std::move(source));
+  }
   for (int64_t fault : {1, 2, 3}) {
     kernels::Variant planted = variants.at(0);
     planted[std::string(kernels::host::kPlantedFault)] = fault;

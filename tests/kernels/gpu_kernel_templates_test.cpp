@@ -139,16 +139,22 @@ TEST_P(GpuTemplates, RowSpaceFollowsTheShape) {
   const v1::KernelKey key = Rows("softmax", 37, 1000);
   const KernelTemplate& t = Find(key, GetParam());
   const auto variants = t.Space(key).ValidVariants();
-  EXPECT_EQ(variants.size(), GetParam() == "cuda" ? 14u : 16u);
+  EXPECT_EQ(variants.size(), GetParam() == "cuda" ? 25u : 29u);
   std::set<int64_t> vecs, rows_per_block;
   for (const auto& v : variants) {
     const int64_t threads = v.at("threads"), per_row = threads / v.at("rows_per_block");
     EXPECT_EQ(threads % warp, 0) << VariantString(v);
     EXPECT_LE(threads, 1024) << VariantString(v);
     EXPECT_EQ(per_row % warp, 0) << VariantString(v);
-    // The row fits in the group's registers, or each thread holds the most.
-    EXPECT_TRUE(per_row * v.at("vec") * v.at("unroll") >= 1000 || v.at("unroll") == 8)
-        << VariantString(v);
+    // One pass: the row fits in the group's registers, or each thread holds
+    // the most. Multi-pass: the row takes several chunks.
+    const int64_t chunk = per_row * v.at("vec") * v.at("unroll");
+    if (v.at("one_pass") == 1) {
+      EXPECT_TRUE(chunk >= 1000 || v.at("unroll") == 8) << VariantString(v);
+    } else {
+      EXPECT_LT(chunk, 1000) << VariantString(v);
+    }
+    EXPECT_EQ(v.at("persistent"), 0) << "37 rows: no persistent grid, " << VariantString(v);
     vecs.insert(v.at("vec"));
     rows_per_block.insert(v.at("rows_per_block"));
   }
@@ -162,30 +168,45 @@ TEST_P(GpuTemplates, RowSpaceFollowsTheShape) {
   // A tiny problem still has its one variant: the smallest block.
   const auto tiny = t.Space(Rows("softmax", 1, 3)).ValidVariants();
   ASSERT_EQ(tiny.size(), 1u);
-  EXPECT_EQ(tiny[0], (Variant{{"threads", 64}, {"rows_per_block", 1}, {"vec", 1}, {"unroll", 1}}));
+  EXPECT_EQ(tiny[0], (Variant{{"threads", 64},
+                              {"rows_per_block", 1},
+                              {"vec", 1},
+                              {"unroll", 1},
+                              {"one_pass", 1},
+                              {"persistent", 0}}));
 }
 
 TEST_P(GpuTemplates, RowSpaceNamesTheBrokenRule) {
   const std::string w = std::to_string(WarpSize(GetParam()));
   const v1::KernelKey key = Rows("rmsnorm", 37, 1000);
   const SearchSpace space = Find(key, GetParam()).Space(key);
-  EXPECT_EQ(space.Violation({{"threads", 256}, {"rows_per_block", 1}, {"vec", 4}, {"unroll", 2}}),
-            "unroll is the fewest vectors per thread that hold the row (at most 8, and 16384 "
-            "floats per block)");
-  EXPECT_EQ(space.Violation({{"threads", 1024}, {"rows_per_block", 2}, {"vec", 4}, {"unroll", 1}}),
+  // threads, rows_per_block, vec, unroll; one pass, no persistent grid.
+  const auto variant = [](int64_t threads, int64_t rows_per_block, int64_t vec, int64_t unroll) {
+    return Variant{{"threads", threads}, {"rows_per_block", rows_per_block},
+                   {"vec", vec},         {"unroll", unroll},
+                   {"one_pass", 1},      {"persistent", 0}};
+  };
+  EXPECT_EQ(space.Violation(variant(256, 1, 4, 2)),
+            "one_pass: unroll is the fewest vectors per thread that hold the row (at most 8, and "
+            "16384 floats per block), the rest of a longer row waits in shared memory");
+  EXPECT_EQ(space.Violation(variant(1024, 2, 4, 1)),
             "several rows per block get one warp each: threads = rows_per_block * " + w);
-  EXPECT_EQ(space.Violation({{"threads", 1024}, {"rows_per_block", 1}, {"vec", 4}, {"unroll", 1}}),
+  EXPECT_EQ(space.Violation(variant(1024, 1, 4, 1)),
             "no warp of a row is idle: threads per row * vec <= cols rounded up to " + w +
                 " * vec (or the smallest block, 64 threads)");
+  Variant multi_pass = variant(256, 1, 4, 1);
+  multi_pass["one_pass"] = 0;  // 1024 columns a chunk: the row is one chunk
+  EXPECT_EQ(space.Violation(multi_pass),
+            "multi-pass: the largest unroll that takes several chunks per row (half the one-pass "
+            "unroll where that holds the row)");
+  Variant persistent = variant(256, 1, 4, 1);
+  persistent["persistent"] = 2;
+  EXPECT_EQ(space.Violation(persistent), "a persistent grid only for more than 1024 row groups");
   const v1::KernelKey odd = Rows("rmsnorm", 37, 1002);
-  EXPECT_EQ(Find(odd, GetParam())
-                .Space(odd)
-                .Violation({{"threads", 256}, {"rows_per_block", 1}, {"vec", 4}, {"unroll", 1}}),
+  EXPECT_EQ(Find(odd, GetParam()).Space(odd).Violation(variant(256, 1, 4, 1)),
             "vec divides cols (vector loads stay aligned)");
   const v1::KernelKey one_row = Rows("rmsnorm", 1, 128);
-  EXPECT_EQ(Find(one_row, GetParam())
-                .Space(one_row)
-                .Violation({{"threads", 128}, {"rows_per_block", 2}, {"vec", 1}, {"unroll", 1}}),
+  EXPECT_EQ(Find(one_row, GetParam()).Space(one_row).Violation(variant(128, 2, 1, 1)),
             "rows_per_block <= rows");
 }
 
@@ -196,13 +217,81 @@ TEST_P(GpuTemplates, LayernormTriesWelfordOnlyOnLongRows) {
     const int64_t per_row = v.at("threads") / v.at("rows_per_block");
     EXPECT_TRUE(v.at("welford") == 0 || 1000 > per_row * v.at("vec") * v.at("unroll"))
         << VariantString(v);
+    EXPECT_TRUE(v.at("welford") == 0 || v.at("one_pass") == 0) << VariantString(v);
   }
+  // Multi-pass with and without Welford; on CUDA also one pass through
+  // shared memory (200 KB rows do not fit CDNA's 64 KiB).
   const v1::KernelKey long_rows = Rows("layernorm", 3, 50000);
   const auto variants = t.Space(long_rows).ValidVariants();
-  EXPECT_EQ(variants.size(), 30u);
+  EXPECT_EQ(variants.size(), GetParam() == "cuda" ? 42u : 30u);
   EXPECT_EQ(std::count_if(variants.begin(), variants.end(),
                           [](const Variant& v) { return v.at("welford") == 1; }),
             15);
+}
+
+// Rows that fit in registers: one pass keeps them there, multi-pass walks
+// them in smaller chunks. Rows that do not: one pass keeps them in shared
+// memory where the vendor's blocks have enough, multi-pass reads each pass.
+TEST_P(GpuTemplates, RowKernelsOfferOnePassAndMultiPass) {
+  const std::string vendor = GetParam();
+  for (const char* op : {"softmax", "rmsnorm", "layernorm"}) {
+    // Where each variant keeps its row between passes.
+    const auto kinds = [&](const v1::KernelKey& key) {
+      const int64_t cols = *DimSize(key, "cols");
+      const KernelTemplate& t = Find(key, vendor);
+      std::set<std::string> seen;
+      for (const auto& v : t.Space(key).ValidVariants()) {
+        const KernelSource s = t.Source(key, v);
+        const int64_t chunk =
+            v.at("threads") / v.at("rows_per_block") * v.at("vec") * v.at("unroll");
+        EXPECT_NE(
+            s.code.find("static constexpr int one_pass = " + std::to_string(v.at("one_pass"))),
+            std::string::npos);
+        if (v.at("one_pass") == 0) {
+          EXPECT_LT(chunk, cols) << VariantString(v);
+          EXPECT_EQ(s.launch.shared_memory_bytes(), 0) << VariantString(v);
+          seen.insert("multi-pass");
+        } else if (chunk >= cols) {
+          EXPECT_EQ(s.launch.shared_memory_bytes(), 0) << VariantString(v);
+          seen.insert("registers");
+        } else {
+          EXPECT_EQ(s.launch.shared_memory_bytes(), v.at("rows_per_block") * cols * 4)
+              << VariantString(v);
+          seen.insert("shared");
+        }
+      }
+      return seen;
+    };
+    EXPECT_EQ(kinds(Rows(op, 64, 4096)),
+              (std::set<std::string>{"multi-pass", "registers", "shared"}))
+        << op;
+    // 128 KiB rows fit an sm_90 block's shared memory, not a CDNA block's 64 KiB.
+    const std::set<std::string> wide = vendor == "cuda"
+                                           ? std::set<std::string>{"multi-pass", "shared"}
+                                           : std::set<std::string>{"multi-pass"};
+    EXPECT_EQ(kinds(Rows(op, 64, 32768)), wide) << op;
+  }
+}
+
+// Many rows: persistent grids of 1, 2 and 4 blocks per SM/CU, sized at
+// launch; the code is that of the full grid.
+TEST_P(GpuTemplates, ManyRowsOfferAPersistentGridSizedAtLaunch) {
+  const v1::KernelKey key = Rows("rmsnorm", 16384, 4096);
+  const KernelTemplate& t = Find(key, GetParam());
+  std::set<int64_t> grids;
+  for (const auto& v : t.Space(key).ValidVariants()) {
+    grids.insert(v.at("persistent"));
+    if (v.at("persistent") == 0) continue;
+    Variant full = v;
+    full["persistent"] = 0;
+    const KernelSource persistent = t.Source(key, v), plain = t.Source(key, full);
+    EXPECT_EQ(persistent.launch.blocks_per_compute_unit(), v.at("persistent"));
+    EXPECT_EQ(plain.launch.blocks_per_compute_unit(), 0);
+    EXPECT_EQ(persistent.launch.grid(0), plain.launch.grid(0));
+    EXPECT_EQ(persistent.entry, plain.entry);
+    EXPECT_EQ(persistent.code, plain.code);
+  }
+  EXPECT_EQ(grids, (std::set<int64_t>{0, 1, 2, 4}));
 }
 
 TEST_P(GpuTemplates, RowLaunchCoversEveryRow) {
@@ -216,7 +305,10 @@ TEST_P(GpuTemplates, RowLaunchCoversEveryRow) {
     EXPECT_EQ(s.launch.grid(0), (37 + per_block - 1) / per_block) << VariantString(v);
     EXPECT_EQ(s.launch.block(0), v.at("threads"));
     EXPECT_EQ(s.launch.grid(1) * s.launch.grid(2) * s.launch.block(1) * s.launch.block(2), 1);
-    EXPECT_EQ(s.launch.shared_memory_bytes(), 0);
+    const int64_t chunk = v.at("threads") / per_block * v.at("vec") * v.at("unroll");
+    EXPECT_EQ(s.launch.shared_memory_bytes(),
+              v.at("one_pass") == 1 && chunk < 1000 ? per_block * 1000 * 4 : 0)
+        << VariantString(v);
     EXPECT_NE(s.code.find("TT_KERNEL(" + std::to_string(v.at("threads")) + ") " + s.entry +
                           "(tt_kernel_args args)"),
               std::string::npos)

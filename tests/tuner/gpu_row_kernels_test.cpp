@@ -1,8 +1,9 @@
 // The GPU row and element-wise kernels with prologues and epilogues, run by the real worker on
 // a CUDA device and checked against the float64 reference, at odd row
 // lengths: 1, 33 (one partial warp), 4097 (a chunk and one element) and 40000
-// (many passes). Every valid variant and the baseline of each key. Skips,
-// saying why, without a CUDA driver and device.
+// (many chunks: multi-pass, or one pass through shared memory), and with 2051
+// rows (persistent grids). Every valid variant and the baseline of each key.
+// Skips, saying why, without a CUDA driver and device.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -120,6 +121,19 @@ TEST_P(GpuRowKernelsOnDevice, LayernormWithBiasPrologueAndResidualEpilogue) {
   ExpectEveryVariantCorrect(RowKey("layernorm", 3, GetParam(), {"bias"}, {"residual_add"}));
 }
 
+// The residual stream: x + residual written next to the norm; the worker
+// checks both outputs.
+TEST_P(GpuRowKernelsOnDevice, ResidualSumWrittenByRmsnormLayernormAndSoftmax) {
+  for (const char* op : {"rmsnorm", "layernorm", "softmax"}) {
+    v1::KernelKey key = RowKey(op, 5, GetParam(), {"residual_add"}, {});
+    key.set_write_prologue_output(true);
+    ExpectEveryVariantCorrect(key);
+    key.set_input_dtype(v1::DTYPE_BF16);
+    key.set_output_dtype(v1::DTYPE_BF16);
+    ExpectEveryVariantCorrect(key, kBf16Tolerance);
+  }
+}
+
 TEST_P(GpuRowKernelsOnDevice, ElementwiseChain) {
   ExpectEveryVariantCorrect(
       RowKey("elementwise", 7, GetParam(), {}, {"bias", "gelu_tanh", "residual_add", "silu"}));
@@ -146,6 +160,20 @@ TEST_P(GpuRowKernelsOnDevice, Bf16ElementwiseChain) {
 
 INSTANTIATE_TEST_SUITE_P(OddRowLengths, GpuRowKernelsOnDevice,
                          ::testing::Values(int64_t{1}, int64_t{33}, int64_t{4097}, int64_t{40000}));
+
+// Enough rows for persistent grids (more than 1024 row groups), whose blocks
+// stride over several rows each, next to the one-pass and multi-pass variants.
+class ManyRowsOnDevice : public GpuRowKernelsOnDevice {};
+
+TEST_P(ManyRowsOnDevice, PersistentGridsCoverEveryRow) {
+  for (const char* op : {"rmsnorm", "layernorm", "softmax"}) {
+    v1::KernelKey key = RowKey(op, 2051, GetParam(), {"residual_add"}, {});
+    key.set_write_prologue_output(true);
+    ExpectEveryVariantCorrect(key);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(RowLengths, ManyRowsOnDevice, ::testing::Values(int64_t{1000}));
 
 }  // namespace
 }  // namespace tiletune::tuner

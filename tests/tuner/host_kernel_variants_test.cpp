@@ -117,6 +117,35 @@ TEST(HostKernelVariants, ResidualAddRmsnormAndLayernorm) {
   CompileAndValidate(Sources(small_layernorm, large_layernorm, 2));
 }
 
+// The residual stream: x + residual is written next to the norm (and, for
+// the same code path, next to softmax), and the worker checks both outputs.
+TEST(HostKernelVariants, RowOpsWriteTheirPrologueOutput) {
+  for (const auto& [op, space] : {std::pair{"rmsnorm", 1}, {"layernorm", 2}, {"softmax", 4}}) {
+    v1::KernelKey small = WithPrologue(MakeKey(op, {{"rows", 1}, {"cols", 3}}), {"residual_add"});
+    v1::KernelKey large = WithPrologue(MakeKey(op, {{"rows", 70}, {"cols", 333}}, {"scale"}),
+                                       {"scale", "residual_add"});
+    small.set_write_prologue_output(true);
+    large.set_write_prologue_output(true);
+    CompileAndValidate(Sources(small, large, static_cast<size_t>(space)));
+  }
+}
+
+// A kernel that computes the norm right but never writes the sum is wrong.
+TEST(HostKernelVariants, AnUnwrittenPrologueOutputIsAWrongResult) {
+  const v1::KernelKey plain =
+      WithPrologue(MakeKey("rmsnorm", {{"rows", 4}, {"cols", 33}}), {"residual_add"});
+  v1::KernelKey wanted = plain;
+  wanted.set_write_prologue_output(true);
+  const kernels::KernelTemplate& t = testing::HostTemplate(plain);
+  worker::v1::BenchRequest request =
+      testing::CompileRequest(wanted, t.Source(plain, t.Space(plain).ValidVariants().at(0)));
+  BenchmarkWorker worker({testing::WorkerBinary(), {}});
+  const auto result = worker.Run(request, 30s);
+  EXPECT_EQ(result.outcome, BenchmarkWorker::Outcome::kWrongResult) << result.error;
+  EXPECT_NE(result.error.find("prologue output"), std::string::npos) << result.error;
+  EXPECT_EQ(result.response.unwritten_elements(), 4 * 33);
+}
+
 TEST(HostKernelVariants, Elementwise) {
   const v1::KernelKey small = MakeKey("elementwise", {{"rows", 1}, {"cols", 3}}, {"bias", "silu"});
   const v1::KernelKey large = WithCastToF32(

@@ -73,6 +73,20 @@ TEST(HostReference, Norms) {
   EXPECT_EQ(HostReference(ln).values, (std::vector<double>{-0.5, 2}));
 }
 
+TEST(HostReference, TheResidualSumIsTheNormsSecondOutput) {
+  v1::KernelKey key = MakeKey("rmsnorm", {{"rows", 1}, {"cols", 2}});
+  key.add_prologue()->set_op("residual_add");
+  key.set_write_prologue_output(true);
+  ProblemInputs p = Problem(key);
+  p.a = {1, 2};
+  p.chain_tensors[0] = {2, 2};
+  p.weight = {1, 1};
+  p.eps = 0;
+  EXPECT_EQ(HostPrologueReference(p, AllOutputRows(p), 1).values, (std::vector<double>{3, 4}));
+  const double r = std::sqrt(12.5);
+  EXPECT_EQ(HostReference(p).values, (std::vector<double>{3 / r, 4 / r}));
+}
+
 TEST(HostReference, ActivationValues) {
   ProblemInputs p = Problem(MakeKey("softmax", {{"rows", 1}, {"cols", 1}}, {"gelu_tanh"}));
   p.a = {0.25f};  // softmax of one element is 1

@@ -39,35 +39,50 @@ struct ExecutorScope {
   }
 };
 
-// One validated run: outputs poisoned first, so unwritten elements show.
-void SetLaunchGeometry(const v1::LaunchGeometry& launch, runtime::KernelArguments& args) {
-  for (int i = 0; i < 3; ++i) {
-    if (i < launch.grid_size()) args.grid[i] = static_cast<uint32_t>(launch.grid(i));
-    if (i < launch.block_size()) args.block[i] = static_cast<uint32_t>(launch.block(i));
-  }
-  args.shared_memory_bytes = static_cast<uint32_t>(launch.shared_memory_bytes());
-}
+// One output buffer of a validated run and what it must hold. Outputs are
+// poisoned first, so unwritten elements show.
+struct CheckedOutput {
+  std::string name;  // in error messages; empty for the op's output
+  runtime::DeviceBuffer buffer;
+  v1::DType dtype;
+  const Reference& reference;
+};
 
 void Validate(runtime::DeviceExecutor& executor, const runtime::KernelArguments& args,
-              v1::DType out_dtype, const Reference& reference, double tolerance,
+              const std::vector<CheckedOutput>& outputs, double tolerance,
               BenchResponse* response) {
   if (!(tolerance > 0)) {
     throw RunFailure{BenchResponse::STATUS_RUN_ERROR,
                      "tolerance must be > 0 unless "
                      "skip_validation is set"};
   }
-  const std::vector<float> poison(
-      static_cast<size_t>(reference.output_rows * reference.row_elements), PoisonValue());
-  std::vector<std::byte> bytes = EncodeElements(poison, out_dtype);
-  executor.CopyIn(args.out, bytes.data(), bytes.size());
+  for (const auto& o : outputs) {
+    const std::vector<float> poison(
+        static_cast<size_t>(o.reference.output_rows * o.reference.row_elements), PoisonValue());
+    const std::vector<std::byte> bytes = EncodeElements(poison, o.dtype);
+    executor.CopyIn(o.buffer, bytes.data(), bytes.size());
+  }
   Check(executor.Launch(args), "validation run");
-  executor.CopyOut(bytes.data(), args.out, bytes.size());
-  const OutputCheck check = CheckOutput(DecodeElements(bytes, out_dtype), reference, tolerance);
-  response->set_rel_error(check.rel_error);
-  response->set_unwritten_elements(check.unwritten);
-  response->mutable_validation()->set_checked_elements(check.checked);
-  response->mutable_validation()->set_output_elements(static_cast<int64_t>(poison.size()));
-  if (!check.ok) throw RunFailure{BenchResponse::STATUS_WRONG_RESULT, check.error};
+  double worst = 0;
+  int64_t unwritten = 0, checked = 0, elements = 0;
+  for (const auto& o : outputs) {
+    const int64_t size = o.reference.output_rows * o.reference.row_elements;
+    std::vector<std::byte> bytes(static_cast<size_t>(size) * ElementBytes(o.dtype));
+    executor.CopyOut(bytes.data(), o.buffer, bytes.size());
+    const OutputCheck check = CheckOutput(DecodeElements(bytes, o.dtype), o.reference, tolerance);
+    worst = std::max(worst, check.rel_error);
+    unwritten += check.unwritten;
+    checked += check.checked;
+    elements += size;
+    response->set_rel_error(worst);
+    response->set_unwritten_elements(unwritten);
+    response->mutable_validation()->set_checked_elements(checked);
+    response->mutable_validation()->set_output_elements(elements);
+    if (!check.ok) {
+      throw RunFailure{BenchResponse::STATUS_WRONG_RESULT,
+                       o.name.empty() ? check.error : o.name + ": " + check.error};
+    }
+  }
 }
 
 std::vector<double> TimeRepetitions(runtime::DeviceExecutor& executor,
@@ -145,19 +160,28 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
   try {
     Problem& problem = ProblemFor(request);
     runtime::KernelArguments args = UploadProblem(executor, problem.inputs);
-    SetLaunchGeometry(request.launch(), args);
+    runtime::SetLaunchGeometry(request.launch(), executor.compute_units(), args);
     if (!request.skip_validation()) {
+      const v1::KernelKey& key = problem.inputs.key;
       const std::string policy = request.reference().SerializeAsString();
       if (!problem.reference || problem.reference_policy != policy) {
         problem.reference.reset();  // freed before the next one is computed
-        problem.reference = HostReference(
-            problem.inputs,
-            ReferenceRows(problem.inputs, request.reference(), request.seed() ^ kSampleSeedMix),
-            ReferenceThreads(request.reference()));
+        problem.prologue_reference.reset();
+        std::vector<int64_t> rows =
+            ReferenceRows(problem.inputs, request.reference(), request.seed() ^ kSampleSeedMix);
+        const int threads = ReferenceThreads(request.reference());
+        if (key.write_prologue_output()) {
+          problem.prologue_reference = HostPrologueReference(problem.inputs, rows, threads);
+        }
+        problem.reference = HostReference(problem.inputs, std::move(rows), threads);
         problem.reference_policy = policy;
       }
-      Validate(executor, args, problem.inputs.key.output_dtype(), *problem.reference,
-               request.tolerance(), &response);
+      std::vector<CheckedOutput> outputs = {{"", args.out, key.output_dtype(), *problem.reference}};
+      if (key.write_prologue_output()) {
+        outputs.push_back(
+            {"prologue output", args.prologue_out, key.input_dtype(), *problem.prologue_reference});
+      }
+      Validate(executor, args, outputs, request.tolerance(), &response);
     }
     *response.mutable_timing() =
         Measure(executor, args, request.protocol(), TelemetryFor(request.backend()));

@@ -34,8 +34,10 @@ class BenchRunner {
     std::string key;
     uint64_t seed = 0;
     ProblemInputs inputs;
-    std::string reference_policy;  // serialized: what `reference` was computed under
+    std::string reference_policy;  // serialized: what the references were computed under
     std::optional<Reference> reference;
+    // Of the row op's input after the prologue, for keys that write it.
+    std::optional<Reference> prologue_reference;
   };
   Problem& ProblemFor(const worker::v1::BenchRequest& request);
   DeviceTelemetry& TelemetryFor(const std::string& backend);

@@ -155,15 +155,21 @@ void Layernorm(const ProblemInputs& p, std::span<const double> x, std::span<doub
   for (size_t c = 0; c < x.size(); ++c) y[c] = (x[c] - mean) / stddev * p.weight[c] + p.shift[c];
 }
 
+// Which output of the problem a RowComputer computes.
+enum class Output { kResult, kPrologueResult };
+
 // Computes blocks of output rows: the op, then its chain; a row op's input
-// row gets the prologue first.
+// row gets the prologue first. For kPrologueResult, the row op's input after
+// the prologue (what a key with write_prologue_output also writes).
 class RowComputer {
  public:
-  explicit RowComputer(const ProblemInputs& p)
+  RowComputer(const ProblemInputs& p, Output output)
       : p_(p),
-        op_(OpKindOf(p.key.op())),
+        op_(output == Output::kPrologueResult ? OpKind::kElementwise : OpKindOf(p.key.op())),
         prologue_(Resolve(p, p.key.prologue(), 0)),
-        chain_(Resolve(p, p.key.chain(), p.key.prologue_size())) {}
+        chain_(output == Output::kPrologueResult
+                   ? std::vector<ElementOp>{}
+                   : Resolve(p, p.key.chain(), p.key.prologue_size())) {}
 
   // `rows` of one batch entry into `out` (rows.size() x n).
   void Compute(std::span<const int64_t> rows, double* out) const {
@@ -206,14 +212,10 @@ std::vector<std::pair<size_t, size_t>> RowBlocks(const std::vector<int64_t>& row
   return blocks;
 }
 
-}  // namespace
-
-int64_t OutputRows(const ProblemInputs& problem) {
-  return problem.batch * problem.m;
-}
-
-Reference HostReference(const ProblemInputs& problem, std::vector<int64_t> rows, int threads) {
-  const RowComputer computer(problem);
+// `rows` of `output`, in blocks spread over `threads` threads.
+Reference ComputeRows(const ProblemInputs& problem, Output output, std::vector<int64_t> rows,
+                      int threads) {
+  const RowComputer computer(problem, output);
   Reference ref;
   ref.row_elements = problem.n;
   ref.output_rows = OutputRows(problem);
@@ -250,6 +252,21 @@ Reference HostReference(const ProblemInputs& problem, std::vector<int64_t> rows,
   }
   if (failure) std::rethrow_exception(failure);
   return ref;
+}
+
+}  // namespace
+
+int64_t OutputRows(const ProblemInputs& problem) {
+  return problem.batch * problem.m;
+}
+
+Reference HostReference(const ProblemInputs& problem, std::vector<int64_t> rows, int threads) {
+  return ComputeRows(problem, Output::kResult, std::move(rows), threads);
+}
+
+Reference HostPrologueReference(const ProblemInputs& problem, std::vector<int64_t> rows,
+                                int threads) {
+  return ComputeRows(problem, Output::kPrologueResult, std::move(rows), threads);
 }
 
 std::vector<int64_t> AllOutputRows(const ProblemInputs& problem) {

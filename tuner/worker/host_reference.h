@@ -36,4 +36,14 @@ Reference HostReference(const ProblemInputs& problem, std::vector<int64_t> rows,
 // The reference on every row.
 Reference HostReference(const ProblemInputs& problem, int threads = 1);
 
+// The second output of a row op whose key has write_prologue_output: its
+// input x after the prologue (the residual stream), on `rows`, laid out like
+// the output.
+Reference HostPrologueReference(const ProblemInputs& problem, std::vector<int64_t> rows,
+                                int threads);
+
+// The second output of a row op whose key has write_prologue_output: its
+// input x after the prologue, in float64, laid out like the output.
+std::vector<double> HostPrologueReference(const ProblemInputs& problem);
+
 }  // namespace tiletune::tuner

@@ -34,6 +34,10 @@ runtime::KernelArguments UploadProblem(runtime::DeviceExecutor& executor, const 
   args.chain_scalars = p.chain_scalars;
   args.out = executor.Allocate(static_cast<size_t>(p.output_elements) *
                                ElementBytes(p.key.output_dtype()));
+  if (p.key.write_prologue_output()) {
+    args.prologue_out =
+        executor.Allocate(static_cast<size_t>(p.output_elements) * ElementBytes(in));
+  }
   args.m = p.m;
   args.n = p.n;
   args.k = p.k;

@@ -6,10 +6,11 @@
 // op its own tuned kernel, times summed) is tuned too and the speedup of
 // fusion printed.
 //
-//   tiletune-bench-fusion [--threads N] [--reps N] [--json FILE]
+//   tiletune-bench-fusion [--threads N] [--reps N] [--json FILE] [--case TEXT]...
 //                         [--rtc-binary PATH] [--cache-dir DIR]
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -97,6 +98,7 @@ bool Complete(const std::vector<KernelResult>& kernels) {
 int main(int argc, char** argv) {
   CLI::App app{"tiletune's memory-bound and fused kernels on one NVIDIA GPU"};
   std::string json_path, rtc_binary, cache_dir;
+  std::vector<std::string> only;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int reps = 20;
   app.add_option("--threads", threads, "parallel NVRTC compiles (default: hardware threads)")
@@ -104,6 +106,9 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "timed runs per kernel (median reported)")
       ->check(CLI::Range(20, 100000));
   app.add_option("--json", json_path, "also write the results to this JSON file");
+  app.add_option("--case", only,
+                 "run only the cases whose name contains this text (repeatable; the copy, which "
+                 "measures the memory's speed, always runs)");
   app.add_option("--rtc-binary", rtc_binary, "tiletune-rtc (default: beside this program)");
   app.add_option("--cache-dir", cache_dir,
                  "compiled-kernel cache (default: <tmp>/tiletune-bench-fusion-cache)");
@@ -129,9 +134,14 @@ int main(int argc, char** argv) {
 
     double copy_tbps = 0;
     bool complete = true;
-    std::cout << fmt::format("{:<32} {:>10} {:>9} {:>7} {:>11} {:>8}\n", "case", "fused us", "TB/s",
+    std::cout << fmt::format("{:<42} {:>10} {:>9} {:>7} {:>11} {:>8}\n", "case", "fused us", "TB/s",
                              "%copy", "unfused us", "speedup");
     for (const bench::MemoryCase& c : bench::MemoryCases()) {
+      const bool wanted = only.empty() || copy_tbps == 0 ||
+                          std::any_of(only.begin(), only.end(), [&](const std::string& text) {
+                            return c.name.find(text) != std::string::npos;
+                          });
+      if (!wanted) continue;
       std::cerr << c.name << "..." << std::endl;
       std::vector<KernelResult> fused, unfused;
       for (const auto& key : c.fused) fused.push_back(TuneKernel(settings, *executor, key));
@@ -142,7 +152,7 @@ int main(int argc, char** argv) {
       if (!Complete(fused) || (!c.unfused.empty() && !Complete(unfused))) {
         complete = false;
         row["error"] = "a kernel had no correct variant; see first_failure";
-        std::cout << fmt::format("{:<32} no correct variant\n", c.name);
+        std::cout << fmt::format("{:<42} no correct variant\n", c.name);
         report["cases"].push_back(row);
         continue;
       }
@@ -160,7 +170,7 @@ int main(int argc, char** argv) {
         unfused_text = fmt::format("{:.1f}", unfused_us);
         speedup_text = fmt::format("{:.2f}x", unfused_us / fused_us);
       }
-      std::cout << fmt::format("{:<32} {:>10.1f} {:>9.2f} {:>6.1f}% {:>11} {:>8}\n", c.name,
+      std::cout << fmt::format("{:<42} {:>10.1f} {:>9.2f} {:>6.1f}% {:>11} {:>8}\n", c.name,
                                fused_us, tbps, 100 * tbps / copy_tbps, unfused_text, speedup_text);
       report["cases"].push_back(row);
     }

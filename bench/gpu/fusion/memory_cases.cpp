@@ -1,6 +1,9 @@
 #include "bench/gpu/fusion/memory_cases.h"
 
+#include <algorithm>
+
 #include "kernels/fusion/fusion_planner.h"
+#include "kernels/kernel_key.h"
 
 namespace tiletune::bench {
 namespace {
@@ -33,9 +36,16 @@ class RowGraph {
     return *this;
   }
 
-  // Inputs read once and the last op's output written once.
+  // A wanted intermediate [rows, cols] (with the last op's output, which must
+  // then be listed too).
+  RowGraph& Output(const std::string& name) {
+    key_.add_outputs(name);
+    return *this;
+  }
+
+  // Inputs read once and each output written once.
   int64_t Bytes() const {
-    int64_t elements = Elements({"r", "c"});
+    int64_t elements = Elements({"r", "c"}) * std::max(1, key_.outputs_size());
     for (const auto& t : key_.tensors()) {
       elements += Elements(std::vector<std::string>(t.dims().begin(), t.dims().end()));
     }
@@ -44,11 +54,29 @@ class RowGraph {
 
   std::vector<v1::KernelKey> Fused() const { return Plan(key_); }
 
-  // Every intermediate wanted: each op its own kernel.
+  // Each op its own kernel: every intermediate wanted, and a row op's
+  // prologue (which would write the wanted sum itself) split off into an
+  // element-wise kernel before it.
   std::vector<v1::KernelKey> Unfused() const {
     v1::KernelKey all = key_;
+    all.clear_outputs();
     for (const auto& op : key_.ops()) all.add_outputs(op.output());
-    return Plan(all);
+    std::vector<v1::KernelKey> keys;
+    for (v1::KernelKey key : Plan(all)) {
+      if (key.prologue_size() > 0) {
+        v1::KernelKey prologue = key;
+        prologue.set_op("elementwise");
+        *prologue.mutable_chain() = key.prologue();
+        prologue.clear_prologue();
+        prologue.set_write_prologue_output(false);
+        prologue.set_output_dtype(key.input_dtype());
+        keys.push_back(kernels::NormalizeKernelKey(prologue));
+        key.clear_prologue();
+        key.set_write_prologue_output(false);
+      }
+      keys.push_back(key);
+    }
+    return keys;
   }
 
  private:
@@ -87,6 +115,19 @@ MemoryCase Single(const std::string& name, const RowGraph& graph) {
 
 MemoryCase Fusion(const std::string& name, const RowGraph& graph) {
   return {name, graph.Fused(), graph.Unfused(), graph.Bytes()};
+}
+
+// A transformer block's residual stream: h = x + res is the next block's
+// input and the norm's; fused, one kernel writes both.
+RowGraph ResidualStream(int64_t rows, int64_t cols, v1::DType dtype) {
+  return RowGraph(rows, cols, dtype)
+      .Matrix("x")
+      .Matrix("res")
+      .Vector("w")
+      .Op("add", {"x", "res"}, "h")
+      .Op("rmsnorm", {"h", "w"}, "y")
+      .Output("h")
+      .Output("y");
 }
 
 }  // namespace
@@ -135,6 +176,13 @@ std::vector<MemoryCase> MemoryCases() {
                                                      .Vector("w")
                                                      .Op("add", {"x", "res"}, "h")
                                                      .Op("rmsnorm", {"h", "w"}, "y")),
+      Fusion("residual+rmsnorm, sum out 16384x4096", ResidualStream(kRows, kCols, v1::DTYPE_F32)),
+      Fusion("bf16 residual+rmsnorm, sum out 16384x4096", ResidualStream(kRows, kCols, kBf16)),
+      Single("bf16 layernorm 16384x4096", RowGraph(kRows, kCols, kBf16)
+                                              .Matrix("x")
+                                              .Vector("g")
+                                              .Vector("b")
+                                              .Op("layernorm", {"x", "g", "b"}, "y")),
   };
 }
 

@@ -22,7 +22,10 @@ struct MemoryCase {
 // The copy that measures the memory's speed (an element-wise kernel with no
 // ops), then softmax 16384x4096 and 4096x32768, layernorm, RMSNorm,
 // residual + RMSNorm and scale + mask + softmax at 16384x4096, all f32;
-// then softmax, RMSNorm and residual + RMSNorm at 16384x4096 in bf16.
+// then softmax, RMSNorm and residual + RMSNorm at 16384x4096 in bf16; then
+// residual + RMSNorm that also writes the sum (the residual stream), f32 and
+// bf16 (unfused: an add kernel writing the sum, then RMSNorm reading it), and
+// bf16 layernorm.
 std::vector<MemoryCase> MemoryCases();
 
 }  // namespace tiletune::bench

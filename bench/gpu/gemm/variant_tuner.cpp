@@ -34,14 +34,6 @@ void CompileAll(const TunerSettings& settings, std::vector<Candidate>& candidate
   }
 }
 
-void SetLaunch(const v1::LaunchGeometry& launch, runtime::KernelArguments& args) {
-  for (int i = 0; i < 3; ++i) {
-    args.grid[i] = i < launch.grid_size() ? static_cast<uint32_t>(launch.grid(i)) : 1;
-    args.block[i] = i < launch.block_size() ? static_cast<uint32_t>(launch.block(i)) : 1;
-  }
-  args.shared_memory_bytes = static_cast<uint32_t>(launch.shared_memory_bytes());
-}
-
 // A load or launch error of one variant: it is skipped, the search goes on.
 struct VariantFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -73,7 +65,7 @@ TunedVariant TuneVariants(const TunerSettings& settings, const kernels::KernelTe
   // Loads a candidate and points `args` at its launch geometry.
   auto load = [&](const Candidate& c) {
     Throw(executor.Load(c.compiled.artifact_path, c.source.entry), "load");
-    SetLaunch(c.source.launch, args);
+    runtime::SetLaunchGeometry(c.source.launch, executor.compute_units(), args);
   };
   auto check = [&](Candidate& c) {
     const tuner::OutputCheck out =

@@ -7,7 +7,8 @@
 
 namespace tt {
 
-// Cfg: x_type, y_type, threads, rows_per_block, vec, unroll (see tt_rows.h) and welford.
+// Cfg: x_type, y_type, threads, rows_per_block, vec, unroll, one_pass (see tt_rows.h) and
+// welford.
 // welford = 0: a sum pass for the mean, a pass summing squared deviations
 // from it, a write pass. welford = 1: each thread keeps the count, mean and
 // sum of squared deviations of its own elements (Welford's update), merged
@@ -24,11 +25,12 @@ TT_DEVICE void layernorm_rows(const tt_kernel_args& args, const Pro& pro, const 
     const auto x = input_row<Cfg>(args, row, pro);
     const auto y = output_row<Cfg>(args, row);
     float* red = scratch[group];
+    float* cache = row_cache<Cfg, tile_t>(args, group);
     tile_t tile;
     float mean = 0.0f, deviations = 0.0f;
     if (Cfg::welford) {
       float count = 0.0f, mu = 0.0f, m2 = 0.0f;
-      row_pass(tile, x, len, t, false, [&](long long c0) {
+      row_pass(tile, x, cache, len, t, false, [&](long long c0) {
         tile.for_each(c0, len, t, [&](float v, long long) {
           count += 1.0f;
           const float delta = v - mu;
@@ -41,19 +43,19 @@ TT_DEVICE void layernorm_rows(const tt_kernel_args& args, const Pro& pro, const 
       deviations = group_reduce<tile_t::G>(m2 + count * shift * shift, sum_reduce(), red);
     } else {
       float sum = 0.0f;
-      row_pass(tile, x, len, t, false, [&](long long c0) {
+      row_pass(tile, x, cache, len, t, false, [&](long long c0) {
         tile.for_each(c0, len, t, [&](float v, long long) { sum += v; });
       });
       mean = group_reduce<tile_t::G>(sum, sum_reduce(), red) / n;
       float squares = 0.0f;
-      row_pass(tile, x, len, t, true, [&](long long c0) {
+      row_pass(tile, x, cache, len, t, true, [&](long long c0) {
         tile.for_each(c0, len, t, [&](float v, long long) { squares += (v - mean) * (v - mean); });
       });
       deviations = group_reduce<tile_t::G>(squares, sum_reduce(), red);
     }
     const float inv = rsqrtf(deviations / n + args.eps);
     const long long base = row * args.ldc;
-    row_pass(tile, x, len, t, true, [&](long long c0) {
+    row_pass(tile, x, cache, len, t, true, [&](long long c0) {
       tile.write(y, c0, len, t, [&](fvec<tile_t::V>& out, const fvec<tile_t::V>& in, long long c) {
         fvec<tile_t::V> g, b;
         load(g, gamma + c);
@@ -79,7 +81,11 @@ TT_DEVICE void layernorm_naive(const tt_kernel_args& args, const Pro& pro, const
     const auto x = input_row<Cfg>(args, row, pro);
     const auto y = output_row<Cfg>(args, row);
     float sum = 0.0f;
-    for (long long c = threadIdx.x; c < n; c += Cfg::threads) sum += x[c];
+    for (long long c = threadIdx.x; c < n; c += Cfg::threads) {
+      const float v = x[c];
+      x.keep_one(c, v);
+      sum += v;
+    }
     const float mean =
         group_reduce<Cfg::threads>(sum, sum_reduce(), scratch) / static_cast<float>(n);
     float squares = 0.0f;

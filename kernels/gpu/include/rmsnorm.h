@@ -7,8 +7,8 @@
 
 namespace tt {
 
-// Cfg: x_type, y_type, threads, rows_per_block, vec, unroll (see tt_rows.h). A sum-of-squares
-// pass, then a pass that scales and writes.
+// Cfg: x_type, y_type, threads, rows_per_block, vec, unroll, one_pass (see tt_rows.h). A
+// sum-of-squares pass, then a pass that scales and writes.
 template <class Cfg, class Pro, class Epi>
 TT_DEVICE void rmsnorm_rows(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
   typedef row_tile<Cfg> tile_t;
@@ -17,15 +17,16 @@ TT_DEVICE void rmsnorm_rows(const tt_kernel_args& args, const Pro& pro, const Ep
   for_each_row<Cfg>(args, [&](long long row, long long len, int t, int group) {
     const auto x = input_row<Cfg>(args, row, pro);
     const auto y = output_row<Cfg>(args, row);
+    float* cache = row_cache<Cfg, tile_t>(args, group);
     tile_t tile;
     float squares = 0.0f;
-    row_pass(tile, x, len, t, false, [&](long long c0) {
+    row_pass(tile, x, cache, len, t, false, [&](long long c0) {
       tile.for_each(c0, len, t, [&](float v, long long) { squares += v * v; });
     });
     squares = group_reduce<tile_t::G>(squares, sum_reduce(), scratch[group]);
     const float inv = rsqrtf(squares / static_cast<float>(args.n) + args.eps);
     const long long base = row * args.ldc;
-    row_pass(tile, x, len, t, true, [&](long long c0) {
+    row_pass(tile, x, cache, len, t, true, [&](long long c0) {
       tile.write(y, c0, len, t, [&](fvec<tile_t::V>& out, const fvec<tile_t::V>& in, long long c) {
         fvec<tile_t::V> w;
         load(w, weight + c);
@@ -49,7 +50,11 @@ TT_DEVICE void rmsnorm_naive(const tt_kernel_args& args, const Pro& pro, const E
     const auto x = input_row<Cfg>(args, row, pro);
     const auto y = output_row<Cfg>(args, row);
     float squares = 0.0f;
-    for (long long c = threadIdx.x; c < n; c += Cfg::threads) squares += x[c] * x[c];
+    for (long long c = threadIdx.x; c < n; c += Cfg::threads) {
+      const float v = x[c];
+      x.keep_one(c, v);
+      squares += v * v;
+    }
     squares = group_reduce<Cfg::threads>(squares, sum_reduce(), scratch);
     const float rms = sqrtf(squares / static_cast<float>(n) + args.eps);
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) {

@@ -7,10 +7,10 @@
 
 namespace tt {
 
-// Cfg: x_type, y_type, threads, rows_per_block, vec, unroll (see tt_rows.h). The first pass
-// keeps, per thread, a running max m and the sum s of exp(x - m), rescaled
-// as m grows (online softmax), so a long row is read twice, not three times;
-// the second pass writes.
+// Cfg: x_type, y_type, threads, rows_per_block, vec, unroll, one_pass (see tt_rows.h). The
+// first pass keeps, per thread, a running max m and the sum s of exp(x - m),
+// rescaled as m grows (online softmax), so a long row is read twice, not
+// three times; the second pass writes.
 template <class Cfg, class Pro, class Epi>
 TT_DEVICE void softmax_rows(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
   typedef row_tile<Cfg> tile_t;
@@ -18,9 +18,10 @@ TT_DEVICE void softmax_rows(const tt_kernel_args& args, const Pro& pro, const Ep
   for_each_row<Cfg>(args, [&](long long row, long long len, int t, int group) {
     const auto x = input_row<Cfg>(args, row, pro);
     const auto y = output_row<Cfg>(args, row);
+    float* cache = row_cache<Cfg, tile_t>(args, group);
     tile_t tile;
     float m = TT_LOWEST, s = 0.0f;
-    row_pass(tile, x, len, t, false, [&](long long c0) {
+    row_pass(tile, x, cache, len, t, false, [&](long long c0) {
       float next = m;
       tile.for_each(c0, len, t, [&](float v, long long) { next = fmaxf(next, v); });
       s *= fast_exp(m - next);
@@ -32,7 +33,7 @@ TT_DEVICE void softmax_rows(const tt_kernel_args& args, const Pro& pro, const Ep
         group_reduce<tile_t::G>(s * fast_exp(m - row_max), sum_reduce(), scratch[group]);
     const float inv = 1.0f / sum;
     const long long base = row * args.ldc;
-    row_pass(tile, x, len, t, true, [&](long long c0) {
+    row_pass(tile, x, cache, len, t, true, [&](long long c0) {
       tile.write(y, c0, len, t, [&](fvec<tile_t::V>& out, const fvec<tile_t::V>& in, long long c) {
 #pragma unroll
         for (int l = 0; l < tile_t::V; ++l) {
@@ -53,7 +54,11 @@ TT_DEVICE void softmax_naive(const tt_kernel_args& args, const Pro& pro, const E
     const auto x = input_row<Cfg>(args, row, pro);
     const auto y = output_row<Cfg>(args, row);
     float m = TT_LOWEST;
-    for (long long c = threadIdx.x; c < n; c += Cfg::threads) m = fmaxf(m, x[c]);
+    for (long long c = threadIdx.x; c < n; c += Cfg::threads) {
+      const float v = x[c];
+      x.keep_one(c, v);
+      m = fmaxf(m, v);
+    }
     m = group_reduce<Cfg::threads>(m, max_reduce(), scratch);
     float s = 0.0f;
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) s += expf(x[c] - m);

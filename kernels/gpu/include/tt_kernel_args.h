@@ -12,6 +12,9 @@ typedef struct tt_kernel_args {
   const void* a;
   const void* b;
   void* out;
+  // Row ops whose key has write_prologue_output: x after the prologue, laid
+  // out like out, in x's type. Null otherwise.
+  void* prologue_out;
   // Norms: gamma, beta.
   const void* weight;
   const void* shift;

@@ -5,9 +5,10 @@
 // thread holds `unroll` vectors of `vec` elements of a chunk, consecutive
 // threads holding consecutive vectors so that a warp's loads coalesce. A row
 // that fits in one chunk is read once and stays in registers for the later
-// passes of the op; a longer row is read again by each pass. Rows are
-// Cfg::x_type (float, bf16, f16) in memory and f32 in registers; outputs are
-// Cfg::y_type.
+// passes of the op. A longer row is read again by each pass (multi-pass), or,
+// with Cfg::one_pass, read once from memory and kept in shared memory for the
+// later passes. Rows are Cfg::x_type (float, bf16, f16) in memory and f32 in
+// registers and shared memory; outputs are Cfg::y_type.
 #ifndef TILETUNE_TT_ROWS_H
 #define TILETUNE_TT_ROWS_H
 
@@ -78,14 +79,23 @@ struct row_tile {
 
 // A row of the op's input as the op sees it: x mapped through the key's
 // prologue (scale, mask, residual add...) as it is loaded, so the prologue
-// costs no pass of its own. `base` is the row's first linear index.
+// costs no pass of its own. `base` is the row's first linear index. `keep`
+// is where the key wants the mapped row written too (x + residual, the
+// residual stream), or null.
 template <class T, class Pro>
 struct row_source {
   const T* x;
   long long base;
   Pro pro;
+  T* keep;
 
   TT_DEVICE float operator[](long long c) const { return pro(load_one(x, c), base + c, c); }
+
+  // Writes element c of the mapped row where the key wants it; the first
+  // pass over a row calls this once per element.
+  TT_DEVICE void keep_one(long long c, float v) const {
+    if (keep) store_one(keep, c, v);
+  }
 
   template <int V>
   TT_DEVICE void load(fvec<V>& v, long long c) const {
@@ -95,11 +105,37 @@ struct row_source {
   }
 };
 
-// Row `row` of the op's input (args.a), seen through the prologue.
+// A row kept in shared memory (f32, after the prologue) for the passes after
+// the first.
+struct shared_row {
+  const float* p;
+
+  template <int V>
+  TT_DEVICE void load(fvec<V>& v, long long c) const {
+    tt::load(v, p + c);
+  }
+};
+
+// Where a one-pass kernel keeps its group's row when the row is longer than
+// a chunk: the group's slice of the block's dynamic shared memory, which the
+// launch sizes at rows_per_block * cols floats. Null for a row that fits in
+// registers and for multi-pass kernels.
+template <class Cfg, class Tile>
+TT_DEVICE float* row_cache(const tt_kernel_args& args, int group) {
+  extern __shared__ __attribute__((aligned(16))) float tt_row_cache[];
+  if (!Cfg::one_pass || args.n <= Tile::chunk) return nullptr;
+  return tt_row_cache + group * args.n;
+}
+
+// Row `row` of the op's input (args.a), seen through the prologue, and where
+// its mapped values go when the key wants them (Cfg::prologue_out:
+// args.prologue_out, laid out like the output).
 template <class Cfg, class Pro>
 TT_DEVICE row_source<typename Cfg::x_type, Pro> input_row(const tt_kernel_args& args, long long row,
                                                           const Pro& pro) {
-  return {static_cast<const typename Cfg::x_type*>(args.a) + row * args.lda, row * args.lda, pro};
+  typedef typename Cfg::x_type T;
+  return {static_cast<const T*>(args.a) + row * args.lda, row * args.lda, pro,
+          Cfg::prologue_out ? static_cast<T*>(args.prologue_out) + row * args.ldc : nullptr};
 }
 
 // The first element of row `row` of the output (args.out).
@@ -125,13 +161,27 @@ TT_DEVICE void for_each_row(const tt_kernel_args& args, F fn) {
 }
 
 // One pass over a row of len columns: for each chunk, tile = its part of the
-// chunk (read from src), then f(chunk start). With `reuse`, a row that fits
-// in one chunk is not read again: tile still holds it from the pass before.
+// chunk, then f(chunk start). The first pass (no `reuse`) reads src, and
+// writes what it read where src keeps it and into `cache` (row_cache). A
+// later pass (`reuse`) reads nothing for a row that fits in one chunk (tile
+// still holds it), reads `cache` where there is one, and src again otherwise.
+// Each thread reads back only the vectors it wrote, so no barrier is needed.
 template <class Tile, class Src, class F>
-TT_DEVICE void row_pass(Tile& tile, const Src& src, long long len, int t, bool reuse, F f) {
-  const bool read = !reuse || len > Tile::chunk;
+TT_DEVICE void row_pass(Tile& tile, const Src& src, float* cache, long long len, int t, bool reuse,
+                        F f) {
+  const auto copy = [](fvec<Tile::V>& out, const fvec<Tile::V>& in, long long) { out = in; };
   for (long long c0 = 0; c0 < len; c0 += Tile::chunk) {
-    if (read) tile.read(src, c0, len, t);
+    if (!reuse) {
+      tile.read(src, c0, len, t);
+      if (src.keep) tile.write(src.keep, c0, len, t, copy);
+      if (cache) tile.write(cache, c0, len, t, copy);
+    } else if (len > Tile::chunk) {
+      if (cache) {
+        tile.read(shared_row{cache}, c0, len, t);
+      } else {
+        tile.read(src, c0, len, t);
+      }
+    }
     f(c0);
   }
 }

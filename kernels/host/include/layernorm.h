@@ -53,7 +53,7 @@ template <class Cfg, class Pro, class Epi>
 int layernorm_rows(const tt_host_args* args, const Pro& pro, const Epi& epi) {
   const int64_t n = args->n;
   tt::for_each_row<Cfg>(args, [&](int64_t row) {
-    const float* x = tt::row_input(args, pro, row);
+    const float* x = tt::row_input<Cfg>(args, pro, row);
     float* y = args->out + row * args->ldc;
     float mean = 0.0f, m2 = 0.0f;
     row_moments<Cfg::vec, Cfg::welford != 0>(x, n, &mean, &m2);
@@ -70,7 +70,7 @@ int layernorm_rows(const tt_host_args* args, const Pro& pro, const Epi& epi) {
 template <class Cfg, class Pro, class Epi>
 int layernorm_naive(const tt_host_args* args, const Pro& pro, const Epi& epi) {
   for (int64_t row = 0; row < args->m; ++row) {
-    const float* x = tt::row_input(args, pro, row);
+    const float* x = tt::row_input<Cfg>(args, pro, row);
     float* y = args->out + row * args->ldc;
     float sum = 0.0f;
     for (int64_t c = 0; c < args->n; ++c) sum += x[c];

@@ -22,7 +22,7 @@ int softmax_rows(const tt_host_args* args, const Pro& pro, const Epi& epi) {
   constexpr bool kFast = Cfg::fast_exp != 0;
   const int64_t n = args->n;
   tt::for_each_row<Cfg>(args, [&](int64_t row) {
-    const float* x = tt::row_input(args, pro, row);
+    const float* x = tt::row_input<Cfg>(args, pro, row);
     float* y = args->out + row * args->ldc;
     float max = std::numeric_limits<float>::lowest();
     float sum = 0.0f;
@@ -65,7 +65,7 @@ int softmax_rows(const tt_host_args* args, const Pro& pro, const Epi& epi) {
 template <class Cfg, class Pro, class Epi>
 int softmax_naive(const tt_host_args* args, const Pro& pro, const Epi& epi) {
   for (int64_t row = 0; row < args->m; ++row) {
-    const float* x = tt::row_input(args, pro, row);
+    const float* x = tt::row_input<Cfg>(args, pro, row);
     float* y = args->out + row * args->ldc;
     float max = x[0];
     for (int64_t c = 1; c < args->n; ++c) max = std::max(max, x[c]);

@@ -15,6 +15,7 @@ typedef struct tt_host_args {
   const float* a;       // gemm A; row ops: x (rows x cols, row-major)
   const float* b;       // gemm B
   float* out;           // gemm C (m x n, row-major); row ops: y like x
+  float* prologue_out;  // row ops: x after the prologue (like out), or null
   const float* weight;  // rmsnorm/layernorm gamma, one per column
   const float* shift;   // layernorm beta, one per column
   // One entry per op of the key's epilogue chain: the tensor of bias (one

@@ -28,16 +28,24 @@ void for_each_row(const tt_host_args* args, const F& fn) {
 // The input row `row` of a row op: x itself, or x mapped through the
 // prologue (scale, mask, residual add...) into a per-thread staging row, so
 // every pass of the op reads finished values while the row stays in cache.
-template <class Pro>
+// Where the key wants the mapped row as an output too (Cfg::prologue_out:
+// args->prologue_out, laid out like out), it is staged there.
+template <class Cfg, class Pro>
 inline const float* row_input(const tt_host_args* args, const Pro& pro, int64_t row) {
   const float* x = args->a + row * args->lda;
   if constexpr (Pro::empty) {
     return x;
   } else {
-    thread_local std::vector<float> staged;
-    staged.resize(static_cast<size_t>(args->n));
+    thread_local std::vector<float> scratch;
+    float* staged = nullptr;
+    if (Cfg::prologue_out) {
+      staged = args->prologue_out + row * args->ldc;
+    } else {
+      scratch.resize(static_cast<size_t>(args->n));
+      staged = scratch.data();
+    }
     for (int64_t c = 0; c < args->n; ++c) staged[c] = pro(x[c], row * args->lda + c, c);
-    return staged.data();
+    return staged;
   }
 }
 
