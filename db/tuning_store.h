@@ -62,7 +62,7 @@ struct KnownFailure {
 };
 
 // The tuning database. The server and tuner use only this interface; SQLite
-// is the embedded implementation, PostgreSQL the fleet one (later). Keys are
+// is the embedded implementation, PostgreSQL the fleet one. Keys are
 // canonical strings computed by kernels::CanonicalKeyString: the store does
 // not interpret kernel keys. Every method is thread-safe. Writes are durable
 // when the call returns.
@@ -155,5 +155,36 @@ std::unique_ptr<TuningStore> OpenSqliteStore(const SqliteOptions& options);
 
 // The schema version this binary writes (PRAGMA user_version).
 int SqliteSchemaVersion();
+
+struct PostgresOptions {
+  // postgresql://[user[:password]@]host[:port]/dbname[?param=value...], or a
+  // libpq conninfo string; libpq's PG* variables and ~/.pgpass fill gaps.
+  std::string url;
+  int connections = 8;  // pooled, opened as needed
+  int connect_timeout_seconds = 5;
+};
+
+// Connects to a PostgreSQL tuning database, creating or migrating its
+// schema. Throws StoreError (naming the database without its password)
+// when it cannot connect or the schema is newer than this binary.
+std::unique_ptr<TuningStore> OpenPostgresStore(const PostgresOptions& options);
+
+// The version stored in the schema_version table.
+int PostgresSchemaVersion();
+
+// The daemon's choice of store: `db` is a postgresql:// (or postgres://)
+// URL, or else a SQLite file path.
+struct StoreOptions {
+  std::string db;
+  int sqlite_read_connections = 4;
+  int sqlite_busy_timeout_ms = 5000;
+  int postgres_connections = 8;
+  int postgres_connect_timeout_seconds = 5;
+};
+
+bool IsPostgresUrl(const std::string& db);
+std::unique_ptr<TuningStore> OpenStore(const StoreOptions& options);
+// `db` fit for logs and messages: a URL loses its password.
+std::string DescribeDb(const std::string& db);
 
 }  // namespace tiletune::db

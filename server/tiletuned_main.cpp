@@ -196,9 +196,11 @@ int Run(server::DaemonConfig config) {
 
   std::unique_ptr<db::TuningStore> store;
   try {
-    store = db::OpenSqliteStore({config.db_path, config.db_read_connections, 5000});
+    store = db::OpenStore({config.db_path, config.db_read_connections, config.db_busy_timeout_ms,
+                           config.db_connections, config.db_connect_timeout_seconds});
   } catch (const db::StoreError& e) {
-    spdlog::critical("db {}: {}", config.db_path, e.what());
+    // The error names the database (a URL without its password).
+    spdlog::critical("{}", e.what());
     grpc_server->Shutdown();
     return 1;
   }
@@ -237,8 +239,8 @@ int Run(server::DaemonConfig config) {
     std::ofstream(tmp) << "grpc=" << grpc_address << "\nmetrics=" << metrics_address << "\n";
     fs::rename(tmp, config.ready_file, ec);
   }
-  spdlog::info("tiletuned {} serving: db {}, {} device(s)", TILETUNE_VERSION, config.db_path,
-               devices->devices().size());
+  spdlog::info("tiletuned {} serving: db {}, {} device(s)", TILETUNE_VERSION,
+               db::DescribeDb(config.db_path), devices->devices().size());
   const server::SystemdNotifier systemd;
   if (!systemd.Notify("READY=1\nSTATUS=serving on " + grpc_address)) {
     spdlog::warn("NOTIFY_SOCKET is set but systemd could not be told READY=1");
