@@ -11,6 +11,7 @@
 #include "client/tiletune_client.h"
 #include "db/tuning_store.h"
 #include "kernels/kernel_key.h"
+#include "tests/support/postgres_test_database.h"
 #include "tests/support/tiletuned_process.h"
 
 namespace tiletune::testing {
@@ -132,6 +133,53 @@ TEST(TuningFlow, SubmitWatchThenLookupHits) {
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->find("tiletune_lookups_total{result=\"hit\"} 1"), std::string::npos)
       << *metrics;
+}
+
+// With --db postgresql://..., the job queue and the records live in
+// PostgreSQL: the tuned record is served by this daemon, and by a second
+// daemon on the same database that never tuned it. Skipped without a test
+// cluster (tests/postgres-cluster.sh).
+TEST(TuningFlow, OnPostgresTheTunedRecordIsServedByEveryDaemonOfTheDatabase) {
+  auto admin = PostgresAdminUrl();
+  if (!admin) GTEST_SKIP() << kNoPostgresCluster;
+  PostgresTestDatabase database(*admin);
+  TempDir dir;
+  TiletunedProcess daemon(dir.path() / "a", {"--db", database.url()});
+  std::filesystem::create_directories(dir.path() / "a");
+  daemon.Start();
+  auto stub = daemon.Stub();
+
+  const auto key = GemmKey(160, 144, 128, {"bias", "gelu_tanh"});
+  v1::JobSpec spec;
+  spec.set_strategy(v1::STRATEGY_RANDOM);
+  spec.set_seed(11);
+  spec.mutable_budget()->set_max_variants(5);
+  *spec.add_kernels() = key;
+  const std::string id = Submit(*stub, spec);
+  const auto events = WatchToEnd(*stub, id);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().kind(), v1::JobEvent::KIND_JOB_FINISHED);
+  const auto job = Get(*stub, id);
+  ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
+  ASSERT_EQ(job.items(0).winner(), v1::WINNER_TUNED) << job.ShortDebugString();
+  const auto hit = Lookup(*stub, key);
+  ASSERT_EQ(hit.result(), v1::LookupResponse::RESULT_HIT);
+  EXPECT_EQ(hit.record().job_id(), id);
+
+  EXPECT_EQ(database.Query("SELECT count(*) FROM records"), "1");
+  EXPECT_EQ(database.Query("SELECT state FROM jobs WHERE id = '" + id + "'"),
+            std::to_string(v1::JOB_SUCCEEDED));
+  EXPECT_NE(database.Query("SELECT count(*) FROM trials"), "0");
+  EXPECT_FALSE(std::filesystem::exists(daemon.db_path())) << "a SQLite file was created";
+
+  TiletunedProcess other(dir.path() / "b", {"--db", database.url()});
+  std::filesystem::create_directories(dir.path() / "b");
+  other.Start();
+  const auto served = Lookup(*other.Stub(), key);
+  ASSERT_EQ(served.result(), v1::LookupResponse::RESULT_HIT);
+  EXPECT_EQ(served.record().job_id(), id);
+  EXPECT_EQ(served.record().config().source_hash(), hit.record().config().source_hash());
+  EXPECT_EQ(Get(*other.Stub(), id).state(), v1::JOB_SUCCEEDED);
 }
 
 // Nothing clears an unreachable speedup bar: the record says VENDOR, keeps
