@@ -10,8 +10,9 @@ bool IsPostgresUrl(const std::string& db) {
 
 std::unique_ptr<TuningStore> OpenStore(const StoreOptions& options) {
   if (IsPostgresUrl(options.db)) {
-    return OpenPostgresStore(
-        {options.db, options.postgres_connections, options.postgres_connect_timeout_seconds});
+    return OpenPostgresStore({options.db, options.postgres_connections,
+                              options.postgres_connect_timeout_seconds, options.postgres_owner,
+                              options.postgres_lease_seconds});
   }
   return OpenSqliteStore(
       {options.db, options.sqlite_read_connections, options.sqlite_busy_timeout_ms});

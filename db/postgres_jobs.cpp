@@ -133,38 +133,63 @@ JobPage PostgresTuningStore::ListJobs(const std::vector<v1::JobState>& states, i
 std::optional<JobItemClaim> PostgresTuningStore::ClaimNextItem(const std::string& device) {
   auto connection = pool_.Acquire();
   PgTransaction transaction(*connection, PgTransactionKind::kWrite);
-  // A RUNNING job's queued items first, then the best QUEUED job.
+  const int64_t now = NowMicros();
+  // A RUNNING job's remaining items first (queued ones, and those whose
+  // daemon stopped renewing its lease), then the best QUEUED job.
   auto next = connection->Exec(
       "SELECT j.id, i.item_index, j.spec FROM jobs j JOIN job_items i ON i.job_id = j.id"
-      " WHERE j.device = $1 AND j.state IN ($2, $3) AND i.state = $2"
+      " WHERE j.device = $1 AND j.state IN ($2, $3)"
+      " AND (i.state = $2 OR (i.state = $3 AND i.lease_expires_us < $4))"
       " ORDER BY j.state = $3 DESC, j.priority DESC, j.miss_count DESC, j.created_at_us, j.seq,"
       " i.item_index LIMIT 1 FOR UPDATE OF i SKIP LOCKED",
-      PgParams(device, v1::JOB_QUEUED, v1::JOB_RUNNING));
+      PgParams(device, v1::JOB_QUEUED, v1::JOB_RUNNING, now));
   if (next.Rows() == 0) return std::nullopt;
   std::string job_id = next.Text(0, 0);
   int item_index = static_cast<int>(next.Int64(0, 1));
-  connection->Exec("UPDATE job_items SET state = $1 WHERE job_id = $2 AND item_index = $3",
-                   PgParams(v1::JOB_RUNNING, job_id, item_index));
+  auto leased = connection->Exec(
+      "UPDATE job_items SET state = $1, owner = $2, lease = nextval('item_leases'),"
+      " lease_expires_us = $3 WHERE job_id = $4 AND item_index = $5 RETURNING lease",
+      PgParams(v1::JOB_RUNNING, owner_, now + lease_micros_, job_id, item_index));
   connection->Exec(
       "UPDATE jobs SET state = $1, started_at_us = COALESCE(started_at_us, $2) WHERE id = $3",
-      PgParams(v1::JOB_RUNNING, NowMicros(), job_id));
+      PgParams(v1::JOB_RUNNING, now, job_id));
   auto claim = ClaimOf(name_, job_id, item_index,
                        ReadProto<v1::JobSpec>(next, 0, 2, name_, "spec of job " + job_id));
+  claim.lease = leased.Int64(0, 0);
   transaction.Commit();
   return claim;
 }
 
-void PostgresTuningStore::UpdateItem(const std::string& job_id, const v1::JobItemProgress& item) {
+bool PostgresTuningStore::RenewLease(const std::string& job_id, int item_index, int64_t lease) {
+  return pool_.Acquire()
+             ->Exec(
+                 "UPDATE job_items SET lease_expires_us = $1"
+                 " WHERE job_id = $2 AND item_index = $3 AND lease = $4 AND state = $5",
+                 PgParams(NowMicros() + lease_micros_, job_id, item_index, lease, v1::JOB_RUNNING))
+             .Affected() == 1;
+}
+
+void PostgresTuningStore::UpdateItem(const std::string& job_id, const v1::JobItemProgress& item,
+                                     int64_t lease) {
   RequireItemState(item);
-  auto updated = pool_.Acquire()->Exec(
-      "UPDATE job_items SET progress = $1,"
-      " state = CASE WHEN state = $2 THEN state ELSE $3 END"
-      " WHERE job_id = $4 AND item_index = $5",
-      PgParams(Bytea{item.SerializeAsString()}, v1::JOB_CANCELLED, item.state(), job_id,
-               item.index()));
-  if (updated.Affected() == 0) {
+  auto connection = pool_.Acquire();
+  PgParams params(Bytea{item.SerializeAsString()}, v1::JOB_CANCELLED, item.state(), job_id,
+                  item.index());
+  std::string sql =
+      "UPDATE job_items SET progress = $1, state = CASE WHEN state = $2 THEN state ELSE $3 END"
+      " WHERE job_id = $4 AND item_index = $5";
+  if (lease != kUnleased) sql += " AND lease = " + params.Add(lease);
+  if (connection->Exec(sql, params).Affected() == 1) return;
+  bool exists = connection
+                    ->Exec("SELECT 1 FROM job_items WHERE job_id = $1 AND item_index = $2",
+                           PgParams(job_id, item.index()))
+                    .Rows() > 0;
+  if (!exists) {
     throw std::invalid_argument("job " + job_id + " has no item " + std::to_string(item.index()));
   }
+  throw LeaseLost("database " + name_ + ": job " + job_id + " item " +
+                  std::to_string(item.index()) + ": lease " + std::to_string(lease) +
+                  " was lost (it ran out and another daemon took the item over)");
 }
 
 void PostgresTuningStore::FinishJob(const std::string& job_id, v1::JobState state,
@@ -178,10 +203,12 @@ bool PostgresTuningStore::CancelJob(const std::string& job_id) {
 }
 
 int PostgresTuningStore::RequeueInterrupted() {
-  return static_cast<int>(pool_.Acquire()
-                              ->Exec("UPDATE job_items SET state = $1 WHERE state = $2",
-                                     PgParams(v1::JOB_QUEUED, v1::JOB_RUNNING))
-                              .Affected());
+  // Items of other daemons are theirs until their leases run out.
+  return static_cast<int>(
+      pool_.Acquire()
+          ->Exec("UPDATE job_items SET state = $1 WHERE state = $2 AND owner = $3",
+                 PgParams(v1::JOB_QUEUED, v1::JOB_RUNNING, owner_))
+          .Affected());
 }
 
 std::optional<std::string> PostgresTuningStore::FindActiveJobForKey(

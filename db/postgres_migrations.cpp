@@ -122,6 +122,17 @@ CREATE TABLE known_failures (
   PRIMARY KEY (kernel_name, device_class, toolchain, params)
 );
 )sql"},
+    // Fleet claims: who holds a RUNNING item (owner, the daemon id) until
+    // when (lease_expires_us, renewed by its heartbeat), and the claim's
+    // fencing token (lease, from item_leases: a new one per claim).
+    Migration{2, R"sql(
+CREATE SEQUENCE item_leases;
+ALTER TABLE job_items
+  ADD COLUMN owner TEXT COLLATE "C" NOT NULL DEFAULT '',
+  ADD COLUMN lease BIGINT NOT NULL DEFAULT 0,
+  ADD COLUMN lease_expires_us BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX job_items_by_owner ON job_items (owner, state);
+)sql"},
 };
 
 // Any constant shared by every tiletuned: the key of the migration lock.

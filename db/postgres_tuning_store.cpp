@@ -1,5 +1,10 @@
 #include "db/postgres_tuning_store.h"
 
+#include <unistd.h>
+
+#include <array>
+#include <stdexcept>
+
 #include "db/column_values.h"
 #include "db/postgres_migrations.h"
 #include "db/store_rules.h"
@@ -10,9 +15,26 @@ std::unique_ptr<TuningStore> OpenPostgresStore(const PostgresOptions& options) {
   return std::make_unique<PostgresTuningStore>(options);
 }
 
+namespace {
+
+std::string HostName() {
+  std::array<char, 256> name{};
+  if (gethostname(name.data(), name.size() - 1) != 0) return "localhost";
+  return name.data();
+}
+
+int64_t LeaseMicros(int lease_seconds) {
+  if (lease_seconds <= 0) throw std::invalid_argument("lease_seconds must be positive");
+  return int64_t{lease_seconds} * 1000000;
+}
+
+}  // namespace
+
 PostgresTuningStore::PostgresTuningStore(const PostgresOptions& options)
     : pool_(options.url, options.connections, options.connect_timeout_seconds),
-      name_(PostgresDisplayName(options.url)) {
+      name_(PostgresDisplayName(options.url)),
+      owner_(options.owner.empty() ? HostName() : options.owner),
+      lease_micros_(LeaseMicros(options.lease_seconds)) {
   MigratePostgresSchema(*pool_.Acquire());
 }
 

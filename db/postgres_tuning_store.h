@@ -47,10 +47,13 @@ class PostgresTuningStore final : public TuningStore {
   JobPage ListJobs(const std::vector<v1::JobState>& states, int page_size,
                    const std::string& page_token) override;
   // As SQLite's; concurrent claimers skip the item rows another holds locked
-  // (FOR UPDATE SKIP LOCKED), so no item is handed out twice.
+  // (FOR UPDATE SKIP LOCKED), so no item is handed out twice. The claim is
+  // held by this store's owner for lease_seconds, with a new lease token.
   std::optional<JobItemClaim> ClaimNextItem(const std::string& device) override;
+  bool RenewLease(const std::string& job_id, int item_index, int64_t lease) override;
   // Cancellation wins, as with SQLite.
-  void UpdateItem(const std::string& job_id, const v1::JobItemProgress& item) override;
+  void UpdateItem(const std::string& job_id, const v1::JobItemProgress& item,
+                  int64_t lease) override;
   void FinishJob(const std::string& job_id, v1::JobState state, const std::string& error) override;
   bool CancelJob(const std::string& job_id) override;
   int RequeueInterrupted() override;
@@ -67,6 +70,8 @@ class PostgresTuningStore final : public TuningStore {
  private:
   PgPool pool_;
   const std::string name_;  // the URL without its password
+  const std::string owner_;
+  const int64_t lease_micros_;
 };
 
 }  // namespace tiletune::db

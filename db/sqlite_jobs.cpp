@@ -169,7 +169,15 @@ std::optional<JobItemClaim> SqliteTuningStore::ClaimNextItem(const std::string& 
   });
 }
 
-void SqliteTuningStore::UpdateItem(const std::string& job_id, const v1::JobItemProgress& item) {
+bool SqliteTuningStore::RenewLease(const std::string& job_id, int item_index, int64_t) {
+  auto reader = readers_->Acquire();
+  auto row =
+      reader->Prepare("SELECT 1 FROM job_items WHERE job_id = ? AND item_index = ? AND state = ?");
+  return row.Bind(job_id, item_index, v1::JOB_RUNNING).Step();
+}
+
+void SqliteTuningStore::UpdateItem(const std::string& job_id, const v1::JobItemProgress& item,
+                                   int64_t) {
   RequireItemState(item);
   writer_->Run([&](Connection& connection) {
     connection

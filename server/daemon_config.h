@@ -32,6 +32,12 @@ struct DaemonConfig {
   int db_busy_timeout_ms = 5000;       // SQLite: wait for another process's lock
   int db_connections = 8;              // PostgreSQL: pooled connections
   int db_connect_timeout_seconds = 5;  // PostgreSQL: per connection attempt
+  // PostgreSQL: how long a claimed job item stays this daemon's without a
+  // heartbeat (renewed three times per lease), and the name it holds items
+  // under; unique per daemon sharing a database, stable across restarts
+  // (empty: the host name).
+  int db_lease_seconds = 30;
+  std::string daemon_id;
   int64_t compile_cache_max_bytes = int64_t{1} << 30;
 
   // Request limits.

@@ -197,7 +197,8 @@ int Run(server::DaemonConfig config) {
   std::unique_ptr<db::TuningStore> store;
   try {
     store = db::OpenStore({config.db_path, config.db_read_connections, config.db_busy_timeout_ms,
-                           config.db_connections, config.db_connect_timeout_seconds});
+                           config.db_connections, config.db_connect_timeout_seconds,
+                           config.daemon_id, config.db_lease_seconds});
   } catch (const db::StoreError& e) {
     // The error names the database (a URL without its password).
     spdlog::critical("{}", e.what());

@@ -158,9 +158,9 @@ TEST_P(StoreJobs, ItemProgressIsSavedAndSurvivesReopening) {
     progress.set_benchmarked(10);
     progress.set_best_us(3.5);
     (*progress.mutable_best_params())["block_m"] = 128;
-    store->UpdateItem("j1", progress);
+    store->UpdateItem("j1", progress, kUnleased);
     progress.set_index(5);
-    EXPECT_THROW(store->UpdateItem("j1", progress), std::invalid_argument);
+    EXPECT_THROW(store->UpdateItem("j1", progress, kUnleased), std::invalid_argument);
   }
   auto item = Open()->GetJob("j1")->items(0);
   EXPECT_EQ(item.state(), v1::JOB_SUCCEEDED);
@@ -177,7 +177,7 @@ TEST_P(StoreJobs, CancelStopsAnUnfinishedJobOnce) {
   v1::JobItemProgress done;
   done.set_index(0);
   done.set_state(v1::JOB_SUCCEEDED);
-  store->UpdateItem("j1", done);
+  store->UpdateItem("j1", done, kUnleased);
   Claim(*store, "cpu:0");
 
   EXPECT_TRUE(store->CancelJob("j1"));
@@ -197,10 +197,28 @@ TEST_P(StoreJobs, CancelStopsAnUnfinishedJobOnce) {
   late.set_index(1);
   late.set_state(v1::JOB_RUNNING);
   late.set_compiled(4);
-  store->UpdateItem("j1", late);
+  store->UpdateItem("j1", late, kUnleased);
   auto item = store->GetJob("j1")->items(1);
   EXPECT_EQ(item.state(), v1::JOB_CANCELLED);
   EXPECT_EQ(item.compiled(), 4);
+}
+
+TEST_P(StoreJobs, ALeaseRenewsWhileItsItemRunsAndNotAfter) {
+  auto store = Open();
+  Create(*store, Job("j1", "cpu:0", 0, 1, 2));
+  auto first = store->ClaimNextItem("cpu:0");
+  auto second = store->ClaimNextItem("cpu:0");
+  ASSERT_TRUE(first && second);
+  EXPECT_TRUE(store->RenewLease("j1", 0, first->lease));
+  v1::JobItemProgress done;
+  done.set_index(0);
+  done.set_state(v1::JOB_SUCCEEDED);
+  store->UpdateItem("j1", done, first->lease);
+  EXPECT_FALSE(store->RenewLease("j1", 0, first->lease));
+  EXPECT_TRUE(store->RenewLease("j1", 1, second->lease));
+  store->CancelJob("j1");
+  EXPECT_FALSE(store->RenewLease("j1", 1, second->lease));
+  EXPECT_FALSE(store->RenewLease("j9", 0, first->lease));
 }
 
 TEST_P(StoreJobs, FinishRecordsTheOutcomeOnlyOnce) {
@@ -227,7 +245,7 @@ TEST_P(StoreJobs, InterruptedItemsAreRequeuedAfterRestart) {
     v1::JobItemProgress done;
     done.set_index(0);
     done.set_state(v1::JOB_SUCCEEDED);
-    store->UpdateItem("j2", done);
+    store->UpdateItem("j2", done, kUnleased);
     store->FinishJob("j2", v1::JOB_SUCCEEDED, "");
     EXPECT_EQ(Claim(*store, "cpu:0"), "j1/0");
     v1::Trial trial;
@@ -284,7 +302,7 @@ TEST_P(StoreJobs, FindsTheActiveJobForAKeyOnADevice) {
   v1::JobItemProgress done;
   done.set_index(0);
   done.set_state(v1::JOB_SUCCEEDED);
-  store->UpdateItem("j1", done);
+  store->UpdateItem("j1", done, kUnleased);
   EXPECT_FALSE(store->FindActiveJobForKey("j1/0", "cpu:0"));
   EXPECT_EQ(store->FindActiveJobForKey("j1/1", "cpu:0"), "j1");
   store->CancelJob("j1");
