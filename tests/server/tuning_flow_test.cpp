@@ -182,6 +182,55 @@ TEST(TuningFlow, OnPostgresTheTunedRecordIsServedByEveryDaemonOfTheDatabase) {
   EXPECT_EQ(Get(*other.Stub(), id).state(), v1::JOB_SUCCEEDED);
 }
 
+// Fleet mode: two daemons share a PostgreSQL database and a device queue.
+// While the daemon running an item renews its lease, the other leaves the
+// item alone; once it is killed with SIGKILL, the other takes the item over
+// when the lease runs out and finishes the job.
+TEST(TuningFlow, OnPostgresTheItemOfAKilledDaemonIsFinishedByAnother) {
+  auto admin = PostgresAdminUrl();
+  if (!admin) GTEST_SKIP() << kNoPostgresCluster;
+  PostgresTestDatabase database(*admin);
+  TempDir dir;
+  auto daemon_args = [&](const std::string& id) {
+    return std::vector<std::string>{"--db", database.url(),       "--daemon-id",
+                                    id,     "--db-lease-seconds", "2"};
+  };
+  TiletunedProcess a(dir.path() / "a", daemon_args("daemon-a"));
+  TiletunedProcess b(dir.path() / "b", daemon_args("daemon-b"));
+  std::filesystem::create_directories(dir.path() / "a");
+  std::filesystem::create_directories(dir.path() / "b");
+  a.Start();
+  v1::JobSpec spec;
+  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
+  spec.mutable_budget()->set_max_variants(200);
+  spec.mutable_budget()->set_max_seconds(8);
+  *spec.add_kernels() = GemmKey(512, 512, 512);
+  const std::string id = Submit(*a.Stub(), spec);
+  for (int i = 0; i < 600 && Get(*a.Stub(), id).items(0).compiled() == 0; ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_EQ(Get(*a.Stub(), id).state(), v1::JOB_RUNNING);
+
+  b.Start();
+  // Longer than a lease: a's heartbeat keeps the item a's.
+  std::this_thread::sleep_for(3s);
+  ASSERT_EQ(database.Query("SELECT owner || ' ' || state FROM job_items"),
+            "daemon-a " + std::to_string(v1::JOB_RUNNING));
+  const int64_t lease = std::stoll(database.Query("SELECT lease FROM job_items"));
+
+  EXPECT_EQ(a.Stop(SIGKILL), 128 + SIGKILL);
+  v1::Job job;
+  for (int i = 0; i < 1200; ++i) {
+    job = Get(*b.Stub(), id);
+    if (job.state() != v1::JOB_RUNNING) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
+  EXPECT_EQ(database.Query("SELECT owner FROM job_items"), "daemon-b");
+  EXPECT_GT(std::stoll(database.Query("SELECT lease FROM job_items")), lease);
+  EXPECT_EQ(database.Query("SELECT count(*) FROM records"), "1");
+}
+
 // Nothing clears an unreachable speedup bar: the record says VENDOR, keeps
 // the baseline's name and time through ListRecords and ExportRecords, and
 // Lookup answers MISS with the fallback library, naming the baseline.
