@@ -113,26 +113,29 @@ void PgResult::WrongType(int column, std::string_view wanted) const {
                    "); the schema is not the one this tiletuned expects");
 }
 
-std::string_view PgResult::Raw(int row, int column, unsigned expected_type,
-                               int expected_size) const {
-  if (PQftype(result_, column) != expected_type) return {};
+std::string_view PgResult::Raw(int row, int column, int size) const {
   int length = PQgetlength(result_, row, column);
-  if (expected_size > 0 && length != expected_size) return {};
+  if (PQgetisnull(result_, row, column) || length != size) {
+    throw StoreError("database " + database_ + ": column " + PQfname(result_, column) + " holds " +
+                     (PQgetisnull(result_, row, column) ? "NULL" : "a value") + " of " +
+                     std::to_string(length) + " bytes where " + std::to_string(size) +
+                     " were expected");
+  }
   return {PQgetvalue(result_, row, column), static_cast<std::size_t>(length)};
 }
 
 int64_t PgResult::Int64(int row, int column) const {
   switch (PQftype(result_, column)) {
-    case kInt8: return static_cast<int64_t>(FromBigEndian(Raw(row, column, kInt8, 8)));
-    case kInt4: return static_cast<int32_t>(FromBigEndian(Raw(row, column, kInt4, 4)));
-    case kInt2: return static_cast<int16_t>(FromBigEndian(Raw(row, column, kInt2, 2)));
+    case kInt8: return static_cast<int64_t>(FromBigEndian(Raw(row, column, 8)));
+    case kInt4: return static_cast<int32_t>(FromBigEndian(Raw(row, column, 4)));
+    case kInt2: return static_cast<int16_t>(FromBigEndian(Raw(row, column, 2)));
     default: WrongType(column, "an integer");
   }
 }
 
 double PgResult::Double(int row, int column) const {
   if (PQftype(result_, column) != kFloat8) WrongType(column, "double precision");
-  return std::bit_cast<double>(FromBigEndian(Raw(row, column, kFloat8, 8)));
+  return std::bit_cast<double>(FromBigEndian(Raw(row, column, 8)));
 }
 
 std::string PgResult::Text(int row, int column) const {
@@ -142,7 +145,7 @@ std::string PgResult::Text(int row, int column) const {
 
 bool PgResult::Bool(int row, int column) const {
   if (PQftype(result_, column) != kBool) WrongType(column, "boolean");
-  return Raw(row, column, kBool, 1) == std::string_view("\x01", 1);
+  return Raw(row, column, 1) == std::string_view("\x01", 1);
 }
 
 std::string PostgresDisplayName(const std::string& url) {

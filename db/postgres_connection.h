@@ -93,7 +93,8 @@ class PgResult {
   bool Bool(int row, int column) const;
 
  private:
-  std::string_view Raw(int row, int column, unsigned expected_type, int expected_size) const;
+  // The value's bytes; throws StoreError unless it is `size` bytes, not NULL.
+  std::string_view Raw(int row, int column, int size) const;
   [[noreturn]] void WrongType(int column, std::string_view wanted) const;
 
   pg_result* result_;
