@@ -215,6 +215,22 @@ void PgConnection::ExecScript(const std::string& sql) {
   Checked(PQexec(conn_, sql.c_str()));
 }
 
+int PgConnection::Socket() const {
+  return PQsocket(conn_);
+}
+
+std::vector<std::string> PgConnection::TakeNotifications() {
+  if (PQconsumeInput(conn_) == 0) {
+    throw StoreError("database " + name_ + ": " + Trimmed(PQerrorMessage(conn_)));
+  }
+  std::vector<std::string> payloads;
+  while (PGnotify* notification = PQnotifies(conn_)) {
+    payloads.emplace_back(notification->extra);
+    PQfreemem(notification);
+  }
+  return payloads;
+}
+
 bool PgConnection::Reusable() const {
   return PQstatus(conn_) == CONNECTION_OK && PQtransactionStatus(conn_) == PQTRANS_IDLE;
 }

@@ -115,6 +115,11 @@ class PgConnection {
   PgResult Exec(const std::string& sql, const PgParams& params = PgParams());
   // Several statements without parameters (schema scripts).
   void ExecScript(const std::string& sql);
+  // For LISTEN: the socket to wait on, and the payloads of the
+  // notifications that arrived (reads what the server sent; throws
+  // StoreError when the connection broke).
+  int Socket() const;
+  std::vector<std::string> TakeNotifications();
   // False once the server went away, or a transaction was left open: such
   // a connection is not handed out again.
   bool Reusable() const;

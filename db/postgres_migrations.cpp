@@ -133,6 +133,25 @@ ALTER TABLE job_items
   ADD COLUMN lease_expires_us BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX job_items_by_owner ON job_items (owner, state);
 )sql"},
+    // Record changes are announced on channel tiletune_records as
+    // "<device class>\n<canonical key>", delivered at commit, so every
+    // daemon's lookup cache can drop what it holds for that key. A payload
+    // past NOTIFY's 8000-byte limit announces the whole class instead.
+    Migration{3, R"sql(
+CREATE FUNCTION tiletune_notify_record_change() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  payload TEXT := NEW.device_class || E'\n' || NEW.canonical_key;
+BEGIN
+  IF octet_length(payload) > 7900 THEN
+    payload := NEW.device_class || E'\n';
+  END IF;
+  PERFORM pg_notify('tiletune_records', payload);
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER records_changed AFTER INSERT OR UPDATE ON records
+  FOR EACH ROW EXECUTE FUNCTION tiletune_notify_record_change();
+)sql"},
 };
 
 // Any constant shared by every tiletuned: the key of the migration lock.

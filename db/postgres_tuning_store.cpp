@@ -7,6 +7,7 @@
 
 #include "db/column_values.h"
 #include "db/postgres_migrations.h"
+#include "db/postgres_record_listener.h"
 #include "db/store_rules.h"
 
 namespace tiletune::db {
@@ -31,7 +32,9 @@ int64_t LeaseMicros(int lease_seconds) {
 }  // namespace
 
 PostgresTuningStore::PostgresTuningStore(const PostgresOptions& options)
-    : pool_(options.url, options.connections, options.connect_timeout_seconds),
+    : url_(options.url),
+      connect_timeout_seconds_(options.connect_timeout_seconds),
+      pool_(options.url, options.connections, options.connect_timeout_seconds),
       name_(PostgresDisplayName(options.url)),
       owner_(options.owner.empty() ? HostName() : options.owner),
       lease_micros_(LeaseMicros(options.lease_seconds)) {
@@ -71,6 +74,11 @@ void PostgresTuningStore::UpsertKernel(const std::string& source_hash,
       " ON CONFLICT (source_hash) DO UPDATE SET kernel_name = excluded.kernel_name,"
       " library_version = excluded.library_version, source = excluded.source",
       PgParams(source_hash, kernel_name, library_version, source, NowMicros()));
+}
+
+std::unique_ptr<RecordWatch> PostgresTuningStore::WatchRecordChanges(RecordChangeFn on_change) {
+  return std::make_unique<PostgresRecordListener>(url_, connect_timeout_seconds_,
+                                                  std::move(on_change));
 }
 
 std::string PostgresTuningStore::IntegrityCheck() {

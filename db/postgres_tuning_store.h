@@ -63,11 +63,16 @@ class PostgresTuningStore final : public TuningStore {
   void SetMissCounts(const std::map<std::string, int64_t>& counts) override;
   int64_t CountActiveJobsNamed(const std::string& name) override;
 
+  // LISTEN on a connection of its own (postgres_record_listener.h).
+  std::unique_ptr<RecordWatch> WatchRecordChanges(RecordChangeFn on_change) override;
+
   // "ok" when the server answers and the schema is the version this binary
   // writes; PostgreSQL checks its own pages.
   std::string IntegrityCheck() override;
 
  private:
+  const std::string url_;
+  const int connect_timeout_seconds_;
   PgPool pool_;
   const std::string name_;  // the URL without its password
   const std::string owner_;

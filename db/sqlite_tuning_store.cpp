@@ -98,6 +98,10 @@ void SqliteTuningStore::UpsertKernel(const std::string& source_hash, const std::
   });
 }
 
+std::unique_ptr<RecordWatch> SqliteTuningStore::WatchRecordChanges(RecordChangeFn) {
+  return nullptr;
+}
+
 std::string SqliteTuningStore::IntegrityCheck() {
   auto reader = readers_->Acquire();
   return CheckReport(*reader, "PRAGMA integrity_check");

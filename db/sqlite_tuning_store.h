@@ -64,6 +64,9 @@ class SqliteTuningStore final : public TuningStore {
   void SetMissCounts(const std::map<std::string, int64_t>& counts) override;
   int64_t CountActiveJobsNamed(const std::string& name) override;
 
+  // nullptr: this daemon is the only writer of its file.
+  std::unique_ptr<RecordWatch> WatchRecordChanges(RecordChangeFn on_change) override;
+
   std::string IntegrityCheck() override;
 
  private:

@@ -75,6 +75,17 @@ struct KnownFailure {
   std::string job_id;
 };
 
+// (device class, canonical key) of a record another writer changed; an
+// empty key means any record of the class, an empty class any record.
+using RecordChangeFn =
+    std::function<void(const std::string& device_class, const std::string& canonical_key)>;
+
+// Keeps reporting record changes while it lives.
+class RecordWatch {
+ public:
+  virtual ~RecordWatch() = default;
+};
+
 // The tuning database. The server and tuner use only this interface; SQLite
 // is the embedded implementation, PostgreSQL the fleet one. Keys are
 // canonical strings computed by kernels::CanonicalKeyString: the store does
@@ -161,6 +172,12 @@ class TuningStore {
   virtual void SetMissCounts(const std::map<std::string, int64_t>& counts) = 0;
   // QUEUED or RUNNING jobs with this spec name (e.g. "tune-on-miss").
   virtual int64_t CountActiveJobsNamed(const std::string& name) = 0;
+
+  // Calls `on_change`, on a thread of its own, whenever a record is written
+  // (by any daemon), so that caches in front of the store stay exact; first
+  // with ("", "") and again after any gap in which changes may have been
+  // missed. nullptr where only this process writes (SQLite).
+  virtual std::unique_ptr<RecordWatch> WatchRecordChanges(RecordChangeFn on_change) = 0;
 
   // "ok" when PRAGMA integrity_check (or the engine's equivalent) passes.
   virtual std::string IntegrityCheck() = 0;

@@ -143,6 +143,10 @@ TEST_F(SqliteOpen, AVersionOneDatabaseIsMigratedKeepingItsJobs) {
   EXPECT_EQ(store->KnownFailures("host_gemm", "cpu-abc", "tc1").size(), 1u);
 }
 
+TEST_F(SqliteOpen, HasNoRecordChangesToWatchAsTheOnlyWriter) {
+  EXPECT_EQ(Open()->WatchRecordChanges([](const std::string&, const std::string&) {}), nullptr);
+}
+
 TEST_F(SqliteOpen, ReadConnectionsMustBePositive) {
   EXPECT_THROW(Open(0), std::invalid_argument);
 }
