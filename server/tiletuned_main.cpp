@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -211,6 +212,20 @@ int Run(server::DaemonConfig config) {
   if (const int requeued = store->RequeueInterrupted(); requeued > 0) {
     spdlog::info("resuming {} interrupted job item(s)", requeued);
   }
+  // Other daemons on a shared database write records too: drop what the
+  // cache holds for them as their commits are announced.
+  std::set<std::string> device_classes;
+  for (const auto& d : devices->devices()) {
+    device_classes.insert(d->info.fingerprint.device_class());
+  }
+  auto record_watch = store->WatchRecordChanges(
+      [&cache, device_classes](const std::string& device_class, const std::string& key) {
+        if (device_class.empty() || (key.empty() && device_classes.contains(device_class))) {
+          cache.Clear();
+        } else if (device_classes.contains(device_class)) {
+          cache.Erase(device_class, key);
+        }
+      });
   context.store = store.get();
   AddGauges(registry, *store, *devices);
 
