@@ -1,20 +1,15 @@
 #pragma once
 
-#include <google/protobuf/timestamp.pb.h>
-
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "db/column_values.h"
 #include "db/sqlite_connection.h"
 #include "db/tuning_store.h"
 
 namespace tiletune::db {
 
-// Timestamps live in columns as unix microseconds; an unset one is NULL.
-int64_t NowMicros();
-std::optional<int64_t> MicrosOf(bool present, const google::protobuf::Timestamp& timestamp);
 // Nullopt when the column is NULL.
 std::optional<google::protobuf::Timestamp> ReadTimestamp(const Statement& row, int column);
 

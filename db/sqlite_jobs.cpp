@@ -6,6 +6,7 @@
 #include "db/page_token.h"
 #include "db/sqlite_columns.h"
 #include "db/sqlite_tuning_store.h"
+#include "db/store_rules.h"
 
 namespace tiletune::db {
 namespace {
@@ -43,10 +44,6 @@ void LoadItems(Connection& connection, v1::Job& job) {
   }
 }
 
-bool IsFinished(v1::JobState state) {
-  return state == v1::JOB_SUCCEEDED || state == v1::JOB_FAILED || state == v1::JOB_CANCELLED;
-}
-
 // Finishes a QUEUED or RUNNING job and cancels its unfinished items; false
 // when there is no such job.
 bool CloseJob(Connection& connection, const std::string& job_id, v1::JobState state,
@@ -68,16 +65,8 @@ bool CloseJob(Connection& connection, const std::string& job_id, v1::JobState st
 
 void SqliteTuningStore::CreateJob(const v1::Job& job,
                                   const std::vector<std::string>& canonical_keys) {
+  RequireJobToCreate(job, canonical_keys);
   const auto& spec = job.spec();
-  if (job.id().empty()) throw std::invalid_argument("job.id is required");
-  if (job.device().empty()) throw std::invalid_argument("job.device is required");
-  if (spec.kernels_size() == 0) {
-    throw std::invalid_argument("spec.kernels: a job needs at least one kernel");
-  }
-  if (static_cast<int>(canonical_keys.size()) != spec.kernels_size()) {
-    throw std::invalid_argument("canonical_keys: " + std::to_string(canonical_keys.size()) +
-                                " keys for " + std::to_string(spec.kernels_size()) + " kernels");
-  }
   int64_t created = MicrosOf(job.has_created_at(), job.created_at()).value_or(NowMicros());
   writer_->Run([&](Connection& connection) {
     connection
@@ -88,10 +77,7 @@ void SqliteTuningStore::CreateJob(const v1::Job& job,
               Blob{spec.SerializeAsString()}, job.submitted_by())
         .Run();
     for (int i = 0; i < spec.kernels_size(); ++i) {
-      v1::JobItemProgress progress;
-      progress.set_index(i);
-      *progress.mutable_key() = spec.kernels(i);
-      progress.set_state(v1::JOB_QUEUED);
+      const v1::JobItemProgress progress = QueuedItem(i, spec.kernels(i));
       connection
           .Prepare(
               "INSERT INTO job_items (job_id, item_index, canonical_key, state, progress)"
@@ -155,7 +141,8 @@ JobPage SqliteTuningStore::ListJobs(const std::vector<v1::JobState>& states, int
 
 std::optional<JobItemClaim> SqliteTuningStore::ClaimNextItem(const std::string& device) {
   return writer_->Run([&](Connection& connection) -> std::optional<JobItemClaim> {
-    JobItemClaim claim;
+    std::string job_id;
+    int item_index = 0;
     {
       // A RUNNING job's queued items first, then the best QUEUED job.
       auto next = connection.Prepare(
@@ -165,34 +152,34 @@ std::optional<JobItemClaim> SqliteTuningStore::ClaimNextItem(const std::string& 
           " j.rowid, i.item_index"
           " LIMIT 1");
       if (!next.Bind(device, v1::JOB_QUEUED, v1::JOB_RUNNING).Step()) return std::nullopt;
-      claim.job_id = next.Text(0);
-      claim.item_index = static_cast<int>(next.Int64(1));
+      job_id = next.Text(0);
+      item_index = static_cast<int>(next.Int64(1));
     }
     connection.Prepare("UPDATE job_items SET state = ? WHERE job_id = ? AND item_index = ?")
-        .Bind(v1::JOB_RUNNING, claim.job_id, claim.item_index)
+        .Bind(v1::JOB_RUNNING, job_id, item_index)
         .Run();
     connection
         .Prepare(
             "UPDATE jobs SET state = ?, started_at_us = COALESCE(started_at_us, ?) WHERE id = ?")
-        .Bind(v1::JOB_RUNNING, NowMicros(), claim.job_id)
+        .Bind(v1::JOB_RUNNING, NowMicros(), job_id)
         .Run();
     auto spec = connection.Prepare("SELECT spec FROM jobs WHERE id = ?");
-    spec.Bind(claim.job_id).Step();
-    claim.spec = ReadProto<v1::JobSpec>(spec, 0, "spec of job " + claim.job_id);
-    if (claim.item_index >= claim.spec.kernels_size()) {
-      throw StoreError("database " + connection.path() + ": job " + claim.job_id + " has item " +
-                       std::to_string(claim.item_index) + " but its spec only " +
-                       std::to_string(claim.spec.kernels_size()) + " kernels");
-    }
-    claim.key = claim.spec.kernels(claim.item_index);
-    return claim;
+    spec.Bind(job_id).Step();
+    return ClaimOf(connection.path(), job_id, item_index,
+                   ReadProto<v1::JobSpec>(spec, 0, "spec of job " + job_id));
   });
 }
 
-void SqliteTuningStore::UpdateItem(const std::string& job_id, const v1::JobItemProgress& item) {
-  if (item.state() == v1::JOB_STATE_UNSPECIFIED) {
-    throw std::invalid_argument("item.state is required");
-  }
+bool SqliteTuningStore::RenewLease(const std::string& job_id, int item_index, int64_t) {
+  auto reader = readers_->Acquire();
+  auto row =
+      reader->Prepare("SELECT 1 FROM job_items WHERE job_id = ? AND item_index = ? AND state = ?");
+  return row.Bind(job_id, item_index, v1::JOB_RUNNING).Step();
+}
+
+void SqliteTuningStore::UpdateItem(const std::string& job_id, const v1::JobItemProgress& item,
+                                   int64_t) {
+  RequireItemState(item);
   writer_->Run([&](Connection& connection) {
     connection
         .Prepare(
@@ -209,10 +196,7 @@ void SqliteTuningStore::UpdateItem(const std::string& job_id, const v1::JobItemP
 
 void SqliteTuningStore::FinishJob(const std::string& job_id, v1::JobState state,
                                   const std::string& error) {
-  if (!IsFinished(state)) {
-    throw std::invalid_argument("state: a job finishes as SUCCEEDED, FAILED or CANCELLED, not " +
-                                v1::JobState_Name(state));
-  }
+  RequireFinishedState(state);
   writer_->Run([&](Connection& connection) { CloseJob(connection, job_id, state, error); });
 }
 

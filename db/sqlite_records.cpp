@@ -1,24 +1,15 @@
 // Records (the best answer per key and device class), their import and
 // export, and trials.
-#include <nlohmann/json.hpp>
-
-#include <map>
 #include <stdexcept>
 #include <utility>
 
 #include "db/page_token.h"
 #include "db/sqlite_columns.h"
 #include "db/sqlite_tuning_store.h"
+#include "db/store_rules.h"
 
 namespace tiletune::db {
 namespace {
-
-void RequireRecordKey(const std::string& canonical_key, const v1::Record& record) {
-  if (canonical_key.empty()) throw std::invalid_argument("record.key: canonical key is empty");
-  if (record.device_class().empty()) {
-    throw std::invalid_argument("record.device_class is required");
-  }
-}
 
 void WriteRecord(Connection& connection, const std::string& canonical_key,
                  const v1::Record& record) {
@@ -43,42 +34,6 @@ bool RecordExists(Connection& connection, const std::string& canonical_key,
   return connection.Prepare("SELECT 1 FROM records WHERE canonical_key = ? AND device_class = ?")
       .Bind(canonical_key, device_class)
       .Step();
-}
-
-// What import reports for one line, or nullopt when the line may be written.
-std::optional<v1::ImportReject> CheckImportLine(
-    Connection& connection, const ImportedRecord& item, bool replace,
-    std::map<std::pair<std::string, std::string>, int>& first_line_of) {
-  v1::ImportReject reject;
-  reject.set_line(item.line);
-  reject.set_field("record.key");
-  if (item.canonical_key.empty()) {
-    reject.set_message("has no canonical key");
-    return reject;
-  }
-  if (item.record.device_class().empty()) {
-    reject.set_field("record.device_class");
-    reject.set_message("is required");
-    return reject;
-  }
-  auto [earlier, first] =
-      first_line_of.emplace(std::pair{item.canonical_key, item.record.device_class()}, item.line);
-  if (!first) {
-    reject.set_message("duplicate of line " + std::to_string(earlier->second));
-    return reject;
-  }
-  if (!replace && RecordExists(connection, item.canonical_key, item.record.device_class())) {
-    reject.set_message("record already exists; use replace");
-    return reject;
-  }
-  return std::nullopt;
-}
-
-// Sorted keys, so equal parameter sets are equal strings.
-std::string ParamsJson(const google::protobuf::Map<std::string, int64_t>& params) {
-  nlohmann::json json = nlohmann::json::object();
-  for (const auto& [name, value] : params) json[name] = value;
-  return json.dump();
 }
 
 }  // namespace
@@ -152,9 +107,12 @@ std::vector<v1::ImportReject> SqliteTuningStore::ImportRecords(
     const std::vector<ImportedRecord>& records, bool replace, bool dry_run) {
   return writer_->Run([&](Connection& connection) {
     std::vector<v1::ImportReject> rejects;
-    std::map<std::pair<std::string, std::string>, int> first_line_of;
+    ImportLinesSeen seen;
+    auto exists = [&connection](const std::string& key, const std::string& device_class) {
+      return RecordExists(connection, key, device_class);
+    };
     for (const auto& item : records) {
-      if (auto reject = CheckImportLine(connection, item, replace, first_line_of)) {
+      if (auto reject = CheckImportLine(item, replace, seen, exists)) {
         rejects.push_back(std::move(*reject));
       }
     }

@@ -4,6 +4,7 @@
 
 #include "db/sqlite_columns.h"
 #include "db/sqlite_migrations.h"
+#include "db/store_rules.h"
 
 namespace tiletune::db {
 namespace {
@@ -55,9 +56,7 @@ SqliteTuningStore::SqliteTuningStore(const SqliteOptions& options)
 
 void SqliteTuningStore::UpsertDevice(const v1::DeviceFingerprint& device,
                                      const v1::Toolchain& toolchain) {
-  if (device.device_class().empty()) {
-    throw std::invalid_argument("device.device_class is required");
-  }
+  RequireDeviceClass(device);
   int64_t now = NowMicros();
   writer_->Run([&](Connection& connection) {
     connection
@@ -85,7 +84,7 @@ void SqliteTuningStore::UpsertDevice(const v1::DeviceFingerprint& device,
 void SqliteTuningStore::UpsertKernel(const std::string& source_hash, const std::string& kernel_name,
                                      const std::string& library_version,
                                      const std::string& source) {
-  if (source_hash.empty()) throw std::invalid_argument("source_hash is required");
+  RequireSourceHash(source_hash);
   int64_t now = NowMicros();
   writer_->Run([&](Connection& connection) {
     connection
@@ -97,6 +96,10 @@ void SqliteTuningStore::UpsertKernel(const std::string& source_hash, const std::
         .Bind(source_hash, kernel_name, library_version, source, now)
         .Run();
   });
+}
+
+std::unique_ptr<RecordWatch> SqliteTuningStore::WatchRecordChanges(RecordChangeFn) {
+  return nullptr;
 }
 
 std::string SqliteTuningStore::IntegrityCheck() {

@@ -48,9 +48,12 @@ class SqliteTuningStore final : public TuningStore {
   // A RUNNING job whose items are all claimed or finished does not hold the
   // device: the next QUEUED job may start beside it.
   std::optional<JobItemClaim> ClaimNextItem(const std::string& device) override;
+  // One node, no leases: true while the item is RUNNING.
+  bool RenewLease(const std::string& job_id, int item_index, int64_t lease) override;
   // Cancellation wins: an item already CANCELLED keeps that state, though
-  // its counters are saved.
-  void UpdateItem(const std::string& job_id, const v1::JobItemProgress& item) override;
+  // its counters are saved. Leases are not checked: one daemon writes.
+  void UpdateItem(const std::string& job_id, const v1::JobItemProgress& item,
+                  int64_t lease) override;
   // Items still QUEUED or RUNNING become CANCELLED: they will never run.
   void FinishJob(const std::string& job_id, v1::JobState state, const std::string& error) override;
   bool CancelJob(const std::string& job_id) override;
@@ -61,6 +64,9 @@ class SqliteTuningStore final : public TuningStore {
   void SetMissCounts(const std::map<std::string, int64_t>& counts) override;
   int64_t CountActiveJobsNamed(const std::string& name) override;
   int64_t CountActiveJobsSubmittedBy(const std::string& submitter) override;
+
+  // nullptr: this daemon is the only writer of its file.
+  std::unique_ptr<RecordWatch> WatchRecordChanges(RecordChangeFn on_change) override;
 
   std::string IntegrityCheck() override;
 

@@ -22,12 +22,26 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A claim's lease, the fencing token of fleet mode: each claim of an item
+// gets a new one, and writes of the item that carry an older one are
+// refused (LeaseLost). Stores without leases (SQLite, one node) hand out
+// kUnleased; writers that hold no claim pass it too.
+constexpr int64_t kUnleased = 0;
+
+// Thrown when a write carries a lease the item no longer has: its lease ran
+// out and another daemon claimed it. The caller must stop working on it.
+class LeaseLost : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
 // The next piece of work for a device: one item of one job.
 struct JobItemClaim {
   std::string job_id;
   int item_index = 0;
   v1::KernelKey key;
   v1::JobSpec spec;
+  int64_t lease = kUnleased;
 };
 
 struct RecordPage {
@@ -61,8 +75,19 @@ struct KnownFailure {
   std::string job_id;
 };
 
+// (device class, canonical key) of a record another writer changed; an
+// empty key means any record of the class, an empty class any record.
+using RecordChangeFn =
+    std::function<void(const std::string& device_class, const std::string& canonical_key)>;
+
+// Keeps reporting record changes while it lives.
+class RecordWatch {
+ public:
+  virtual ~RecordWatch() = default;
+};
+
 // The tuning database. The server and tuner use only this interface; SQLite
-// is the embedded implementation, PostgreSQL the fleet one (later). Keys are
+// is the embedded implementation, PostgreSQL the fleet one. Keys are
 // canonical strings computed by kernels::CanonicalKeyString: the store does
 // not interpret kernel keys. Every method is thread-safe. Writes are durable
 // when the call returns.
@@ -113,13 +138,21 @@ class TuningStore {
   // Newest first; empty `states` means every state.
   virtual JobPage ListJobs(const std::vector<v1::JobState>& states, int page_size,
                            const std::string& page_token) = 0;
-  // The next item for `device`: first the remaining items of a job already
-  // RUNNING there, else the first item of the QUEUED job with the highest
-  // priority, then the most lookup misses, then the oldest. Marks item and
-  // job RUNNING.
+  // The next item for `device` (the queue a job was created for): first the
+  // remaining items of a job already RUNNING there, else the first item of
+  // the QUEUED job with the highest priority, then the most lookup misses,
+  // then the oldest. Marks item and job RUNNING. With leases, a RUNNING item
+  // whose lease ran out counts as remaining: its daemon is gone.
   virtual std::optional<JobItemClaim> ClaimNextItem(const std::string& device) = 0;
-  // Saves an item's progress (state, counters, best so far).
-  virtual void UpdateItem(const std::string& job_id, const v1::JobItemProgress& item) = 0;
+  // Extends the lease of a claimed item (the heartbeat). False when the
+  // claim no longer holds the item: it finished or was cancelled, or (with
+  // leases) another daemon took it over.
+  virtual bool RenewLease(const std::string& job_id, int item_index, int64_t lease) = 0;
+  // Saves an item's progress (state, counters, best so far). With a lease
+  // other than kUnleased, throws LeaseLost unless it is the item's current
+  // one, so an item taken over never completes twice.
+  virtual void UpdateItem(const std::string& job_id, const v1::JobItemProgress& item,
+                          int64_t lease) = 0;
   // Marks the job finished (SUCCEEDED/FAILED/CANCELLED) when it is not
   // finished already.
   virtual void FinishJob(const std::string& job_id, v1::JobState state,
@@ -128,7 +161,8 @@ class TuningStore {
   // the job does not exist or had already finished.
   virtual bool CancelJob(const std::string& job_id) = 0;
   // At daemon start: RUNNING items go back to QUEUED (their trials stay, so
-  // a resumed item skips what it already tried). Returns the items requeued.
+  // a resumed item skips what it already tried); with leases, only those
+  // this daemon (its owner id) held. Returns the items requeued.
   virtual int RequeueInterrupted() = 0;
   // A QUEUED or RUNNING job on `device` with an unfinished item for this key.
   virtual std::optional<std::string> FindActiveJobForKey(const std::string& canonical_key,
@@ -144,6 +178,12 @@ class TuningStore {
   // that it holds across daemon restarts. An implementation keeps the
   // submitter beside the job and answers this from an index on it.
   virtual int64_t CountActiveJobsSubmittedBy(const std::string& submitter) = 0;
+
+  // Calls `on_change`, on a thread of its own, whenever a record is written
+  // (by any daemon), so that caches in front of the store stay exact; first
+  // with ("", "") and again after any gap in which changes may have been
+  // missed. nullptr where only this process writes (SQLite).
+  virtual std::unique_ptr<RecordWatch> WatchRecordChanges(RecordChangeFn on_change) = 0;
 
   // "ok" when PRAGMA integrity_check (or the engine's equivalent) passes.
   virtual std::string IntegrityCheck() = 0;
@@ -161,5 +201,43 @@ std::unique_ptr<TuningStore> OpenSqliteStore(const SqliteOptions& options);
 
 // The schema version this binary writes (PRAGMA user_version).
 int SqliteSchemaVersion();
+
+struct PostgresOptions {
+  // postgresql://[user[:password]@]host[:port]/dbname[?param=value...], or a
+  // libpq conninfo string; libpq's PG* variables and ~/.pgpass fill gaps.
+  std::string url;
+  int connections = 8;  // pooled, opened as needed
+  int connect_timeout_seconds = 5;
+  // Fleet mode: who holds the items this store claims (unique per daemon,
+  // stable across its restarts; empty: the host name), and how long a claim
+  // lasts without RenewLease before another daemon may take the item.
+  std::string owner;
+  int lease_seconds = 30;
+};
+
+// Connects to a PostgreSQL tuning database, creating or migrating its
+// schema. Throws StoreError (naming the database without its password)
+// when it cannot connect or the schema is newer than this binary.
+std::unique_ptr<TuningStore> OpenPostgresStore(const PostgresOptions& options);
+
+// The version stored in the schema_version table.
+int PostgresSchemaVersion();
+
+// The daemon's choice of store: `db` is a postgresql:// (or postgres://)
+// URL, or else a SQLite file path.
+struct StoreOptions {
+  std::string db;
+  int sqlite_read_connections = 4;
+  int sqlite_busy_timeout_ms = 5000;
+  int postgres_connections = 8;
+  int postgres_connect_timeout_seconds = 5;
+  std::string postgres_owner;
+  int postgres_lease_seconds = 30;
+};
+
+bool IsPostgresUrl(const std::string& db);
+std::unique_ptr<TuningStore> OpenStore(const StoreOptions& options);
+// `db` fit for logs and messages: a URL loses its password.
+std::string DescribeDb(const std::string& db);
 
 }  // namespace tiletune::db

@@ -8,6 +8,7 @@ set -euo pipefail
 runtime_packages=(
   ca-certificates
   libgrpc++1.51 libprotobuf32 libsqlite3-0 libspdlog1.10 libyaml-cpp0.7 libfmt9 libcpp-httplib0.11
+  libpq5 # PostgreSQL client: --db postgresql://... (fleet mode)
   libamdhip64-5 # HIP backend and hipRTC (opened at run time; absent is fine)
   g++ # the host backend compiles CPU kernel variants at run time
   tini # PID 1 in the containers: reaps the benchmark workers, forwards SIGTERM
@@ -16,6 +17,8 @@ build_packages=(
   build-essential cmake ninja-build pkg-config git
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
+  libpq-dev
+  postgresql # the tests start a throwaway cluster (tests/postgres-cluster.sh)
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libcpp-httplib-dev
   libamdhip64-dev
   clang-format

@@ -9,6 +9,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "db/tuning_store.h"
+
 namespace tiletune::server {
 namespace {
 
@@ -30,7 +32,7 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.metrics_listen; }},
       {"data_dir", "folder for the database and compiled-code cache",
        [](auto& c) { return &c.data_dir; }},
-      {"db", "SQLite database file (default <data_dir>/tiletune.db)",
+      {"db", "SQLite database file, or postgresql:// URL (default <data_dir>/tiletune.db)",
        [](auto& c) { return &c.db_path; }},
       {"backends", "backends to open, in order (host,cuda,hip)",
        [](auto& c) { return &c.backends; }},
@@ -48,6 +50,16 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.compile_threads; }},
       {"db_read_connections", "SQLite read connections",
        [](auto& c) { return &c.db_read_connections; }},
+      {"db_busy_timeout_ms", "SQLite: how long a write waits for another process's lock",
+       [](auto& c) { return &c.db_busy_timeout_ms; }},
+      {"db_connections", "PostgreSQL: pooled connections",
+       [](auto& c) { return &c.db_connections; }},
+      {"db_connect_timeout_seconds", "PostgreSQL: time limit of one connection attempt",
+       [](auto& c) { return &c.db_connect_timeout_seconds; }},
+      {"db_lease_seconds", "PostgreSQL: a claimed job item's lease, renewed while it runs",
+       [](auto& c) { return &c.db_lease_seconds; }},
+      {"daemon_id", "PostgreSQL: this daemon's unique, stable name (default: host name)",
+       [](auto& c) { return &c.daemon_id; }},
       {"compile_cache_max_bytes", "compiled-code cache size bound",
        [](auto& c) { return &c.compile_cache_max_bytes; }},
       {"max_dim", "largest dimension of a kernel key",
@@ -275,6 +287,10 @@ std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
   const std::pair<const char*, double> checks[] = {
       {"compile_threads", c.compile_threads},
       {"db_read_connections", c.db_read_connections},
+      {"db_busy_timeout_ms", c.db_busy_timeout_ms},
+      {"db_connections", c.db_connections},
+      {"db_connect_timeout_seconds", c.db_connect_timeout_seconds},
+      {"db_lease_seconds", c.db_lease_seconds},
       {"compile_cache_max_bytes", static_cast<double>(c.compile_cache_max_bytes)},
       {"max_dim", static_cast<double>(c.key_limits.max_dim)},
       {"max_elements", static_cast<double>(c.key_limits.max_elements)},
@@ -330,6 +346,13 @@ std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
     return ConfigError{"run_limit_min_seconds must not exceed run_limit_max_seconds"};
   }
   if (c.listen.empty()) return ConfigError{"listen must not be empty"};
+  if (db::IsPostgresUrl(c.db_path)) {
+    try {
+      db::DescribeDb(c.db_path);
+    } catch (const db::StoreError& e) {
+      return ConfigError{e.what()};
+    }
+  }
   if (c.tls_cert_file.empty() != c.tls_key_file.empty()) {
     return ConfigError{"tls_cert_file and tls_key_file must be given together"};
   }

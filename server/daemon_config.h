@@ -15,7 +15,9 @@ struct DaemonConfig {
   std::string listen = "127.0.0.1:7733";
   std::string metrics_listen = "127.0.0.1:9733";  // empty: no metrics endpoint
   std::string data_dir = "tiletune-data";         // database, compiled-code cache
-  std::string db_path;                            // default: <data_dir>/tiletune.db
+  // A SQLite file, or a postgresql:// URL (fleet mode: daemons share one
+  // database). Default: <data_dir>/tiletune.db.
+  std::string db_path;
   std::vector<std::string> backends = {"host", "cuda", "hip"};
   std::vector<std::string> devices;  // empty: every device found
   std::string log_level = "info";
@@ -26,7 +28,16 @@ struct DaemonConfig {
   // addresses (useful with port 0).
   std::string ready_file;
   int compile_threads = 2;
-  int db_read_connections = 4;
+  int db_read_connections = 4;         // SQLite readers beside the writer
+  int db_busy_timeout_ms = 5000;       // SQLite: wait for another process's lock
+  int db_connections = 8;              // PostgreSQL: pooled connections
+  int db_connect_timeout_seconds = 5;  // PostgreSQL: per connection attempt
+  // PostgreSQL: how long a claimed job item stays this daemon's without a
+  // heartbeat (renewed three times per lease), and the name it holds items
+  // under; unique per daemon sharing a database, stable across restarts
+  // (empty: the host name).
+  int db_lease_seconds = 30;
+  std::string daemon_id;
   int64_t compile_cache_max_bytes = int64_t{1} << 30;
 
   // Request limits.

@@ -1,6 +1,8 @@
 #include "server/job_scheduler.h"
 
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <set>
 
 #include <spdlog/spdlog.h>
@@ -21,13 +23,16 @@ class StoringObserver final : public tuner::TuningObserver {
  public:
   // `failure_key` names the kernel template, device class and toolchain
   // under which run failures are remembered (params are added per trial).
+  // `lease` fences the item's writes (db::kUnleased on one node).
   StoringObserver(db::TuningStore& store, JobEventHub& events, DaemonMetrics& metrics,
-                  std::string job_id, std::string canonical_key, db::KnownFailure failure_key,
-                  const std::atomic<bool>& interrupted, std::function<void(bool)> on_worker_fate)
+                  std::string job_id, int64_t lease, std::string canonical_key,
+                  db::KnownFailure failure_key, const std::atomic<bool>& interrupted,
+                  std::function<void(bool)> on_worker_fate)
       : store_(store),
         events_(events),
         metrics_(metrics),
         job_id_(std::move(job_id)),
+        lease_(lease),
         canonical_key_(std::move(canonical_key)),
         device_class_(failure_key.device_class),
         failure_key_(std::move(failure_key)),
@@ -75,7 +80,7 @@ class StoringObserver final : public tuner::TuningObserver {
     // shutdown must stay RUNNING so that it resumes at the next start.
     if (progress.state() == v1::JOB_CANCELLED) return;
     if (interrupted_.load()) return;
-    store_.UpdateItem(job_id_, progress);
+    store_.UpdateItem(job_id_, progress, lease_);
     v1::JobEvent event;
     event.set_kind(kind);
     event.set_job_id(job_id_);
@@ -95,6 +100,7 @@ class StoringObserver final : public tuner::TuningObserver {
   JobEventHub& events_;
   DaemonMetrics& metrics_;
   std::string job_id_;
+  int64_t lease_;
   std::string canonical_key_;
   std::string device_class_;
   db::KnownFailure failure_key_;
@@ -238,8 +244,10 @@ void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker
       .kernel_name = kernel_template ? std::string(kernel_template->name()) : "",
       .device_class = device.info.fingerprint.device_class(),
       .toolchain = ToolchainFingerprint(device.info.toolchain)};
-  StoringObserver observer(store_, events_, metrics_, claim.job_id, canonical, failure_key,
-                           interrupted, on_worker_fate);
+  StoringObserver observer(store_, events_, metrics_, claim.job_id, claim.lease, canonical,
+                           failure_key, interrupted, on_worker_fate);
+  std::jthread heartbeat;
+  if (claim.lease != db::kUnleased) heartbeat = RenewLeaseWhileRunning(claim, stop);
   try {
     if (!kernel_template) {
       v1::JobItemProgress failed;
@@ -265,6 +273,7 @@ void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker
                    std::make_shared<const v1::Record>(*outcome.record));
       }
     }
+    heartbeat = {};
     if (!interrupted.load()) FinishJobIfDone(claim.job_id);
   } catch (const std::exception& e) {
     spdlog::error("job={} item={}: {}", claim.job_id, claim.item_index, e.what());
@@ -278,6 +287,32 @@ void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker
     running_.erase(device.info.id);
   }
   cv_.notify_all();
+}
+
+std::jthread JobScheduler::RenewLeaseWhileRunning(const db::JobItemClaim& claim,
+                                                  std::shared_ptr<std::atomic<bool>> stop) {
+  // Three beats per lease: one lost beat does not cost the item.
+  const auto interval = std::chrono::milliseconds(config_.db_lease_seconds * 1000 / 3);
+  return std::jthread([this, claim, stop, interval](std::stop_token token) {
+    std::mutex mu;
+    std::condition_variable_any wake;
+    std::unique_lock lock(mu);
+    while (!wake.wait_for(lock, token, interval, [] { return false; }) && !token.stop_requested()) {
+      try {
+        if (store_.RenewLease(claim.job_id, claim.item_index, claim.lease)) continue;
+      } catch (const db::StoreError& e) {
+        spdlog::warn("job={} item={}: lease not renewed: {}", claim.job_id, claim.item_index,
+                     e.what());
+        continue;
+      }
+      // Finished or cancelled meanwhile, or taken over by another daemon
+      // after the lease ran out: its further writes would be refused.
+      spdlog::warn("job={} item={}: no longer holds its lease; stopping", claim.job_id,
+                   claim.item_index);
+      stop->store(true);
+      return;
+    }
+  });
 }
 
 void JobScheduler::FinishJobIfDone(const std::string& job_id) {

@@ -55,6 +55,10 @@ class JobScheduler {
   void FlushMissCountsLoop();
   void FlushMissCounts();
   void RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker, db::JobItemClaim claim);
+  // Fleet mode: renews a claim's lease until the returned thread is
+  // stopped; a claim that no longer holds its item sets `stop`.
+  std::jthread RenewLeaseWhileRunning(const db::JobItemClaim& claim,
+                                      std::shared_ptr<std::atomic<bool>> stop);
   void FinishJobIfDone(const std::string& job_id);
 
   db::TuningStore& store_;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -195,9 +196,12 @@ int Run(server::DaemonConfig config) {
 
   std::unique_ptr<db::TuningStore> store;
   try {
-    store = db::OpenSqliteStore({config.db_path, config.db_read_connections, 5000});
+    store = db::OpenStore({config.db_path, config.db_read_connections, config.db_busy_timeout_ms,
+                           config.db_connections, config.db_connect_timeout_seconds,
+                           config.daemon_id, config.db_lease_seconds});
   } catch (const db::StoreError& e) {
-    spdlog::critical("db {}: {}", config.db_path, e.what());
+    // The error names the database (a URL without its password).
+    spdlog::critical("{}", e.what());
     grpc_server->Shutdown();
     return 1;
   }
@@ -207,6 +211,20 @@ int Run(server::DaemonConfig config) {
   if (const int requeued = store->RequeueInterrupted(); requeued > 0) {
     spdlog::info("resuming {} interrupted job item(s)", requeued);
   }
+  // Other daemons on a shared database write records too: drop what the
+  // cache holds for them as their commits are announced.
+  std::set<std::string> device_classes;
+  for (const auto& d : devices->devices()) {
+    device_classes.insert(d->info.fingerprint.device_class());
+  }
+  auto record_watch = store->WatchRecordChanges(
+      [&cache, device_classes](const std::string& device_class, const std::string& key) {
+        if (device_class.empty() || (key.empty() && device_classes.contains(device_class))) {
+          cache.Clear();
+        } else if (device_classes.contains(device_class)) {
+          cache.Erase(device_class, key);
+        }
+      });
   context.store = store.get();
   AddGauges(registry, *store, *devices);
 
@@ -236,8 +254,8 @@ int Run(server::DaemonConfig config) {
     std::ofstream(tmp) << "grpc=" << grpc_address << "\nmetrics=" << metrics_address << "\n";
     fs::rename(tmp, config.ready_file, ec);
   }
-  spdlog::info("tiletuned {} serving: db {}, {} device(s)", TILETUNE_VERSION, config.db_path,
-               devices->devices().size());
+  spdlog::info("tiletuned {} serving: db {}, {} device(s)", TILETUNE_VERSION,
+               db::DescribeDb(config.db_path), devices->devices().size());
   const server::SystemdNotifier systemd;
   if (!systemd.Notify("READY=1\nSTATUS=serving on " + grpc_address)) {
     spdlog::warn("NOTIFY_SOCKET is set but systemd could not be told READY=1");

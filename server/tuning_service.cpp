@@ -90,10 +90,11 @@ grpc::Status TuningServiceImpl::AnswerLookup(const v1::LookupRequest& request,
   if (cached) {
     entry = *cached;
   } else {
+    const uint64_t erasures = ctx_.cache.Erasures(device.device_class, canonical);
     if (auto record = ctx_.store->FindRecord(canonical, device.device_class)) {
       entry = std::make_shared<const v1::Record>(std::move(*record));
     }
-    ctx_.cache.Put(device.device_class, canonical, entry);
+    ctx_.cache.PutUnlessErased(device.device_class, canonical, entry, erasures);
   }
 
   const std::string library = FallbackLibraryFor(device.vendor);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test, in the order CI wants to fail fast (this is what .ci/run and
 # the README's test command call):
-#   1. release preset (warnings as errors): build everything, run every test;
+#   1. release preset (warnings as errors): build everything, run every test,
+#      the PostgreSQL ones on a throwaway cluster (tests/postgres-cluster.sh)
+#      that lives until this script ends, however it ends;
 #   2. deploy/ lint: manifests, Dockerfiles, config against the built daemon;
 #   3. libFuzzer over every request message, bounded (FUZZ_SECONDS, 60);
 #   4. asan preset (ASan + UBSan): build and run the tests, except the suites
@@ -14,6 +16,9 @@ jobs="$(nproc)"
 
 cmake --preset release
 cmake --build --preset release -j"$jobs"
+pg_env="$(bash tests/postgres-cluster.sh start)"
+eval "$pg_env"
+trap 'bash tests/postgres-cluster.sh stop "$TILETUNE_TEST_POSTGRES_DIR"' EXIT
 ctest --preset release -j"$jobs"
 
 python3 .ci/lint-deploy.py build/release/bin/tiletuned

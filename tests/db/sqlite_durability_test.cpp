@@ -20,7 +20,7 @@ v1::Record Record(int i) {
   return record;
 }
 
-using SqliteDurability = StoreTest;
+using SqliteDurability = SqliteStoreTest;
 
 TEST_F(SqliteDurability, ConcurrentWritersAndReadersLeaveASoundFile) {
   auto store = Open(3);

@@ -17,7 +17,7 @@ v1::Record Record(const std::string& device_class, double tuned_us) {
   return record;
 }
 
-using SqliteOpen = StoreTest;
+using SqliteOpen = SqliteStoreTest;
 
 TEST_F(SqliteOpen, CreatesThenReopensWithTheData) {
   Open()->PutRecord("gemm:64x64x64", Record("cls-a", 12.5));
@@ -103,6 +103,49 @@ TEST_F(SqliteOpen, RefusesACorruptFileAtQuickCheck) {
     EXPECT_NE(message.find(path_), std::string::npos) << message;
     EXPECT_NE(message.find("quick_check"), std::string::npos) << message;
   }
+}
+
+TEST_F(SqliteOpen, AVersionOneDatabaseIsMigratedKeepingItsJobs) {
+  {
+    auto store = Open();
+    v1::Job job;
+    job.set_id("old-job");
+    job.set_device("cpu:0");
+    job.mutable_spec()->add_kernels()->set_op("softmax");
+    store->CreateJob(job, {"softmax k"});
+  }
+  // Take the file back to schema version 1.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+  const int rc = sqlite3_exec(
+      db,
+      "DROP TABLE known_failures; DROP INDEX jobs_by_state; DROP INDEX jobs_by_submitter;"
+      " ALTER TABLE jobs DROP COLUMN miss_count; ALTER TABLE jobs DROP COLUMN submitted_by;"
+      " CREATE INDEX jobs_by_state ON jobs (state, device, priority DESC, created_at_us);"
+      " PRAGMA user_version = 1;",
+      nullptr, nullptr, nullptr);
+  EXPECT_EQ(rc, SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  ASSERT_EQ(Query("PRAGMA user_version"), "1");
+
+  auto store = Open();
+  EXPECT_EQ(Query("PRAGMA user_version"), std::to_string(SqliteSchemaVersion()));
+  auto job = store->GetJob("old-job");
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->miss_count(), 0);
+  EXPECT_EQ(job->submitted_by(), "");
+  KnownFailure failure;
+  failure.kernel_name = "host_gemm";
+  failure.params = "tile_m=32";
+  failure.device_class = "cpu-abc";
+  failure.toolchain = "tc1";
+  failure.status = v1::TRIAL_CRASH;
+  store->RememberFailure(failure);
+  EXPECT_EQ(store->KnownFailures("host_gemm", "cpu-abc", "tc1").size(), 1u);
+}
+
+TEST_F(SqliteOpen, HasNoRecordChangesToWatchAsTheOnlyWriter) {
+  EXPECT_EQ(Open()->WatchRecordChanges([](const std::string&, const std::string&) {}), nullptr);
 }
 
 TEST_F(SqliteOpen, ReadConnectionsMustBePositive) {

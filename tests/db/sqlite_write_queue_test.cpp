@@ -12,10 +12,10 @@
 namespace tiletune::db {
 namespace {
 
-class SqliteWriteQueue : public StoreTest {
+class SqliteWriteQueue : public SqliteStoreTest {
  protected:
   void SetUp() override {
-    StoreTest::SetUp();
+    SqliteStoreTest::SetUp();
     connection_ = std::make_unique<Connection>(path_, OpenMode::kReadWriteCreate, 5000);
     connection_->Exec("PRAGMA journal_mode = WAL; CREATE TABLE t (v INTEGER)");
   }

@@ -97,6 +97,28 @@ TEST(DaemonConfig, ReferenceSamplingSettings) {
   EXPECT_EQ(error({"--reference-threads", "-1"}), "reference_threads must not be negative");
 }
 
+TEST(DaemonConfig, DbIsAFileOrAPostgresUrlWithItsPoolLimits) {
+  auto parsed = Parse({"--db", "postgresql://tuner@db.internal:5432/tiletune", "--db-connections",
+                       "16", "--db-connect-timeout-seconds", "3"});
+  ASSERT_TRUE(parsed.config) << parsed.error->message;
+  EXPECT_EQ(parsed.config->db_path, "postgresql://tuner@db.internal:5432/tiletune");
+  EXPECT_EQ(parsed.config->db_connections, 16);
+  EXPECT_EQ(parsed.config->db_connect_timeout_seconds, 3);
+
+  parsed = Parse({"--db", "postgresql://db.internal/tiletune?sslmdoe=require"});
+  ASSERT_TRUE(parsed.error);
+  EXPECT_NE(parsed.error->message.find(
+                "db: not a PostgreSQL URL (invalid URI query parameter: \"sslmdoe\")"),
+            std::string::npos)
+      << parsed.error->message;
+  parsed = Parse({"--db-connections", "0"});
+  ASSERT_TRUE(parsed.error);
+  EXPECT_EQ(parsed.error->message, "db_connections must be positive");
+  parsed = Parse({"--db-busy-timeout-ms", "-1"});
+  ASSERT_TRUE(parsed.error);
+  EXPECT_EQ(parsed.error->message, "db_busy_timeout_ms must be positive");
+}
+
 TEST(DaemonConfig, TlsAndAuthSettingsMustFitTogether) {
   auto error = [](std::vector<std::string> args) {
     auto parsed = Parse(std::move(args));

@@ -20,6 +20,34 @@ TEST(LookupCache, RemembersRecordsAndKnownMisses) {
   EXPECT_FALSE(cache.Find("c2", "k")) << "device classes are separate";
 }
 
+TEST(LookupCache, ErasesOneKeyOfOneClass) {
+  LookupCache cache(100);
+  cache.Put("c1", "k", nullptr);
+  cache.Put("c1", "other", nullptr);
+  cache.Put("c2", "k", nullptr);
+  cache.Erase("c1", "k");
+  EXPECT_FALSE(cache.Find("c1", "k"));
+  EXPECT_TRUE(cache.Find("c1", "other"));
+  EXPECT_TRUE(cache.Find("c2", "k"));
+}
+
+TEST(LookupCache, AFillThatRacedWithAnEraseIsDropped) {
+  LookupCache cache(100);
+  // A lookup reads the database (no record yet) ...
+  uint64_t before = cache.Erasures("c1", "k");
+  // ... another daemon commits the record and its announcement arrives ...
+  cache.Erase("c1", "k");
+  // ... and the stale miss must not be cached.
+  cache.PutUnlessErased("c1", "k", nullptr, before);
+  EXPECT_FALSE(cache.Find("c1", "k"));
+  cache.PutUnlessErased("c1", "k", nullptr, cache.Erasures("c1", "k"));
+  EXPECT_TRUE(cache.Find("c1", "k"));
+  before = cache.Erasures("c2", "k");
+  cache.Clear();
+  cache.PutUnlessErased("c2", "k", nullptr, before);
+  EXPECT_FALSE(cache.Find("c2", "k"));
+}
+
 TEST(LookupCache, StaysWithinItsBound) {
   LookupCache cache(32);
   for (int i = 0; i < 10000; ++i) cache.Put("c", std::to_string(i), nullptr);

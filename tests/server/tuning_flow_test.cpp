@@ -12,6 +12,7 @@
 #include "client/tiletune_client.h"
 #include "db/tuning_store.h"
 #include "kernels/kernel_key.h"
+#include "tests/support/postgres_test_database.h"
 #include "tests/support/tiletuned_process.h"
 
 namespace tiletune::testing {
@@ -157,6 +158,117 @@ TEST(TuningFlow, SubmitWatchThenLookupHits) {
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->find("tiletune_lookups_total{result=\"hit\"} 1"), std::string::npos)
       << *metrics;
+}
+
+// With --db postgresql://..., the job queue and the records live in
+// PostgreSQL: the tuned record is served by this daemon, and within a second
+// of commit by a second daemon on the same database that never tuned it and
+// had cached a miss. Skipped without a test cluster
+// (tests/postgres-cluster.sh).
+TEST(TuningFlow, OnPostgresTheTunedRecordIsServedByEveryDaemonOfTheDatabase) {
+  auto admin = PostgresAdminUrl();
+  if (!admin) GTEST_SKIP() << kNoPostgresCluster;
+  PostgresTestDatabase database(*admin);
+  TempDir dir;
+  TiletunedProcess daemon(dir.path() / "a", {"--db", database.url()});
+  std::filesystem::create_directories(dir.path() / "a");
+  daemon.Start();
+  auto stub = daemon.Stub();
+
+  // A second daemon on the same database. Either may tune the job (they
+  // share the device queue); both caches hold a miss for the key before.
+  TiletunedProcess other(dir.path() / "b", {"--db", database.url(), "--daemon-id", "b"});
+  std::filesystem::create_directories(dir.path() / "b");
+  other.Start();
+  const auto key = GemmKey(160, 144, 128, {"bias", "gelu_tanh"});
+  EXPECT_EQ(Lookup(*stub, key).result(), v1::LookupResponse::RESULT_MISS);
+  EXPECT_EQ(Lookup(*other.Stub(), key).result(), v1::LookupResponse::RESULT_MISS);
+
+  v1::JobSpec spec;
+  spec.set_strategy(v1::STRATEGY_RANDOM);
+  spec.set_seed(11);
+  spec.mutable_budget()->set_max_variants(5);
+  *spec.add_kernels() = key;
+  const std::string id = Submit(*stub, spec);
+  const auto events = WatchToEnd(*stub, id);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().kind(), v1::JobEvent::KIND_JOB_FINISHED);
+  const auto job = Get(*stub, id);
+  ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
+  ASSERT_EQ(job.items(0).winner(), v1::WINNER_TUNED) << job.ShortDebugString();
+  // The commit was announced: each daemon dropped its cached miss.
+  auto hit_within_a_second = [&](v1::TuningService::Stub& daemon_stub) {
+    v1::LookupResponse response;
+    const auto finished = std::chrono::steady_clock::now();
+    do {
+      response = Lookup(daemon_stub, key);
+    } while (response.result() != v1::LookupResponse::RESULT_HIT &&
+             std::chrono::steady_clock::now() - finished < 1s);
+    return response;
+  };
+  const auto hit = hit_within_a_second(*stub);
+  ASSERT_EQ(hit.result(), v1::LookupResponse::RESULT_HIT);
+  EXPECT_EQ(hit.record().job_id(), id);
+  const auto served = hit_within_a_second(*other.Stub());
+  ASSERT_EQ(served.result(), v1::LookupResponse::RESULT_HIT);
+  EXPECT_EQ(served.record().config().source_hash(), hit.record().config().source_hash());
+
+  EXPECT_EQ(database.Query("SELECT count(*) FROM records"), "1");
+  EXPECT_EQ(database.Query("SELECT state FROM jobs WHERE id = '" + id + "'"),
+            std::to_string(v1::JOB_SUCCEEDED));
+  EXPECT_NE(database.Query("SELECT count(*) FROM trials"), "0");
+  EXPECT_FALSE(std::filesystem::exists(daemon.db_path())) << "a SQLite file was created";
+
+  EXPECT_EQ(Get(*other.Stub(), id).state(), v1::JOB_SUCCEEDED);
+}
+
+// Fleet mode: two daemons share a PostgreSQL database and a device queue.
+// While the daemon running an item renews its lease, the other leaves the
+// item alone; once it is killed with SIGKILL, the other takes the item over
+// when the lease runs out and finishes the job.
+TEST(TuningFlow, OnPostgresTheItemOfAKilledDaemonIsFinishedByAnother) {
+  auto admin = PostgresAdminUrl();
+  if (!admin) GTEST_SKIP() << kNoPostgresCluster;
+  PostgresTestDatabase database(*admin);
+  TempDir dir;
+  auto daemon_args = [&](const std::string& id) {
+    return std::vector<std::string>{"--db", database.url(),       "--daemon-id",
+                                    id,     "--db-lease-seconds", "2"};
+  };
+  TiletunedProcess a(dir.path() / "a", daemon_args("daemon-a"));
+  TiletunedProcess b(dir.path() / "b", daemon_args("daemon-b"));
+  std::filesystem::create_directories(dir.path() / "a");
+  std::filesystem::create_directories(dir.path() / "b");
+  a.Start();
+  v1::JobSpec spec;
+  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
+  spec.mutable_budget()->set_max_variants(200);
+  spec.mutable_budget()->set_max_seconds(8);
+  *spec.add_kernels() = GemmKey(512, 512, 512);
+  const std::string id = Submit(*a.Stub(), spec);
+  for (int i = 0; i < 600 && Get(*a.Stub(), id).items(0).compiled() == 0; ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_EQ(Get(*a.Stub(), id).state(), v1::JOB_RUNNING);
+
+  b.Start();
+  // Longer than a lease: a's heartbeat keeps the item a's.
+  std::this_thread::sleep_for(3s);
+  ASSERT_EQ(database.Query("SELECT owner || ' ' || state FROM job_items"),
+            "daemon-a " + std::to_string(v1::JOB_RUNNING));
+  const int64_t lease = std::stoll(database.Query("SELECT lease FROM job_items"));
+
+  EXPECT_EQ(a.Stop(SIGKILL), 128 + SIGKILL);
+  v1::Job job;
+  for (int i = 0; i < 1200; ++i) {
+    job = Get(*b.Stub(), id);
+    if (job.state() != v1::JOB_RUNNING) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
+  EXPECT_EQ(database.Query("SELECT owner FROM job_items"), "daemon-b");
+  EXPECT_GT(std::stoll(database.Query("SELECT lease FROM job_items")), lease);
+  EXPECT_EQ(database.Query("SELECT count(*) FROM records"), "1");
 }
 
 // Nothing clears an unreachable speedup bar: the record says VENDOR, keeps

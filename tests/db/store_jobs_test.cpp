@@ -45,9 +45,9 @@ std::string Claim(TuningStore& store, const std::string& device) {
   return claim->job_id + "/" + std::to_string(claim->item_index);
 }
 
-using SqliteJobs = StoreTest;
+class StoreJobs : public StoreTest {};
 
-TEST_F(SqliteJobs, CreatedJobComesBackWithItsItems) {
+TEST_P(StoreJobs, CreatedJobComesBackWithItsItems) {
   auto store = Open();
   auto job = Job("j1", "cpu:0", 3, 1000, 3);
   Create(*store, job);
@@ -67,7 +67,7 @@ TEST_F(SqliteJobs, CreatedJobComesBackWithItsItems) {
   EXPECT_FALSE(store->GetJob("j2"));
 }
 
-TEST_F(SqliteJobs, CreateRefusesMismatchedKeysAndEmptyJobs) {
+TEST_P(StoreJobs, CreateRefusesMismatchedKeysAndEmptyJobs) {
   auto store = Open();
   auto job = Job("j1", "cpu:0", 0, 1);
   EXPECT_THROW(store->CreateJob(job, {"only-one"}), std::invalid_argument);
@@ -77,7 +77,7 @@ TEST_F(SqliteJobs, CreateRefusesMismatchedKeysAndEmptyJobs) {
   EXPECT_THROW(Create(*store, job), StoreError);
 }
 
-TEST_F(SqliteJobs, ClaimsByPriorityThenAgeAndFinishesARunningJobFirst) {
+TEST_P(StoreJobs, ClaimsByPriorityThenAgeAndFinishesARunningJobFirst) {
   auto store = Open();
   Create(*store, Job("old-low", "cpu:0", 0, 100));
   Create(*store, Job("high", "cpu:0", 5, 300));
@@ -102,7 +102,7 @@ TEST_F(SqliteJobs, ClaimsByPriorityThenAgeAndFinishesARunningJobFirst) {
   EXPECT_EQ(Claim(*store, "gpu:7"), "none");
 }
 
-TEST_F(SqliteJobs, EqualPriorityAndTimeClaimInCreationOrder) {
+TEST_P(StoreJobs, EqualPriorityAndTimeClaimInCreationOrder) {
   auto store = Open();
   Create(*store, Job("b-first", "cpu:0", 1, 100, 1));
   Create(*store, Job("a-second", "cpu:0", 1, 100, 1));
@@ -110,7 +110,7 @@ TEST_F(SqliteJobs, EqualPriorityAndTimeClaimInCreationOrder) {
   EXPECT_EQ(Claim(*store, "cpu:0"), "a-second/0");
 }
 
-TEST_F(SqliteJobs, AmongEqualPrioritiesTheMostMissedJobRunsFirst) {
+TEST_P(StoreJobs, AmongEqualPrioritiesTheMostMissedJobRunsFirst) {
   auto store = Open();
   Create(*store, Job("old", "cpu:0", 0, 100, 1));
   Create(*store, Job("missed", "cpu:0", 0, 200, 1));
@@ -124,7 +124,7 @@ TEST_F(SqliteJobs, AmongEqualPrioritiesTheMostMissedJobRunsFirst) {
   EXPECT_EQ(Claim(*store, "cpu:0"), "old/0");
 }
 
-TEST_F(SqliteJobs, CountsActiveJobsByName) {
+TEST_P(StoreJobs, CountsActiveJobsByName) {
   auto store = Open();
   Create(*store, Job("a", "cpu:0", 0, 100, 1));
   Create(*store, Job("b", "cpu:0", 0, 200, 1));
@@ -134,7 +134,7 @@ TEST_F(SqliteJobs, CountsActiveJobsByName) {
   EXPECT_EQ(store->CountActiveJobsNamed("job b"), 1);
 }
 
-TEST_F(SqliteJobs, CountsActiveJobsBySubmitterAcrossReopening) {
+TEST_P(StoreJobs, CountsActiveJobsBySubmitterAcrossReopening) {
   {
     auto store = Open();
     for (const char* id : {"a1", "a2", "a3"}) {
@@ -159,7 +159,7 @@ TEST_F(SqliteJobs, CountsActiveJobsBySubmitterAcrossReopening) {
   EXPECT_EQ(store->CountActiveJobsSubmittedBy("alice"), 1);
 }
 
-TEST_F(SqliteJobs, ClaimCarriesTheKeyAndSpec) {
+TEST_P(StoreJobs, ClaimCarriesTheKeyAndSpec) {
   auto store = Open();
   auto job = Job("j1", "cpu:0", 0, 1, 2);
   Create(*store, job);
@@ -171,7 +171,7 @@ TEST_F(SqliteJobs, ClaimCarriesTheKeyAndSpec) {
   EXPECT_EQ(claim->spec.name(), "job j1");
 }
 
-TEST_F(SqliteJobs, ItemProgressIsSavedAndSurvivesReopening) {
+TEST_P(StoreJobs, ItemProgressIsSavedAndSurvivesReopening) {
   {
     auto store = Open();
     Create(*store, Job("j1", "cpu:0", 0, 1));
@@ -183,9 +183,9 @@ TEST_F(SqliteJobs, ItemProgressIsSavedAndSurvivesReopening) {
     progress.set_benchmarked(10);
     progress.set_best_us(3.5);
     (*progress.mutable_best_params())["block_m"] = 128;
-    store->UpdateItem("j1", progress);
+    store->UpdateItem("j1", progress, kUnleased);
     progress.set_index(5);
-    EXPECT_THROW(store->UpdateItem("j1", progress), std::invalid_argument);
+    EXPECT_THROW(store->UpdateItem("j1", progress, kUnleased), std::invalid_argument);
   }
   auto item = Open()->GetJob("j1")->items(0);
   EXPECT_EQ(item.state(), v1::JOB_SUCCEEDED);
@@ -195,14 +195,14 @@ TEST_F(SqliteJobs, ItemProgressIsSavedAndSurvivesReopening) {
   EXPECT_EQ(item.best_params().at("block_m"), 128);
 }
 
-TEST_F(SqliteJobs, CancelStopsAnUnfinishedJobOnce) {
+TEST_P(StoreJobs, CancelStopsAnUnfinishedJobOnce) {
   auto store = Open();
   Create(*store, Job("j1", "cpu:0", 0, 1, 3));
   Claim(*store, "cpu:0");
   v1::JobItemProgress done;
   done.set_index(0);
   done.set_state(v1::JOB_SUCCEEDED);
-  store->UpdateItem("j1", done);
+  store->UpdateItem("j1", done, kUnleased);
   Claim(*store, "cpu:0");
 
   EXPECT_TRUE(store->CancelJob("j1"));
@@ -222,13 +222,31 @@ TEST_F(SqliteJobs, CancelStopsAnUnfinishedJobOnce) {
   late.set_index(1);
   late.set_state(v1::JOB_RUNNING);
   late.set_compiled(4);
-  store->UpdateItem("j1", late);
+  store->UpdateItem("j1", late, kUnleased);
   auto item = store->GetJob("j1")->items(1);
   EXPECT_EQ(item.state(), v1::JOB_CANCELLED);
   EXPECT_EQ(item.compiled(), 4);
 }
 
-TEST_F(SqliteJobs, FinishRecordsTheOutcomeOnlyOnce) {
+TEST_P(StoreJobs, ALeaseRenewsWhileItsItemRunsAndNotAfter) {
+  auto store = Open();
+  Create(*store, Job("j1", "cpu:0", 0, 1, 2));
+  auto first = store->ClaimNextItem("cpu:0");
+  auto second = store->ClaimNextItem("cpu:0");
+  ASSERT_TRUE(first && second);
+  EXPECT_TRUE(store->RenewLease("j1", 0, first->lease));
+  v1::JobItemProgress done;
+  done.set_index(0);
+  done.set_state(v1::JOB_SUCCEEDED);
+  store->UpdateItem("j1", done, first->lease);
+  EXPECT_FALSE(store->RenewLease("j1", 0, first->lease));
+  EXPECT_TRUE(store->RenewLease("j1", 1, second->lease));
+  store->CancelJob("j1");
+  EXPECT_FALSE(store->RenewLease("j1", 1, second->lease));
+  EXPECT_FALSE(store->RenewLease("j9", 0, first->lease));
+}
+
+TEST_P(StoreJobs, FinishRecordsTheOutcomeOnlyOnce) {
   auto store = Open();
   Create(*store, Job("j1", "cpu:0", 0, 1));
   Claim(*store, "cpu:0");
@@ -243,7 +261,7 @@ TEST_F(SqliteJobs, FinishRecordsTheOutcomeOnlyOnce) {
   EXPECT_THROW(store->FinishJob("j1", v1::JOB_RUNNING, ""), std::invalid_argument);
 }
 
-TEST_F(SqliteJobs, InterruptedItemsAreRequeuedAfterRestart) {
+TEST_P(StoreJobs, InterruptedItemsAreRequeuedAfterRestart) {
   {
     auto store = Open();
     Create(*store, Job("j1", "cpu:0", 0, 1, 2));
@@ -252,7 +270,7 @@ TEST_F(SqliteJobs, InterruptedItemsAreRequeuedAfterRestart) {
     v1::JobItemProgress done;
     done.set_index(0);
     done.set_state(v1::JOB_SUCCEEDED);
-    store->UpdateItem("j2", done);
+    store->UpdateItem("j2", done, kUnleased);
     store->FinishJob("j2", v1::JOB_SUCCEEDED, "");
     EXPECT_EQ(Claim(*store, "cpu:0"), "j1/0");
     v1::Trial trial;
@@ -270,7 +288,7 @@ TEST_F(SqliteJobs, InterruptedItemsAreRequeuedAfterRestart) {
   EXPECT_EQ(Claim(*store, "cpu:0"), "j1/0");
 }
 
-TEST_F(SqliteJobs, ListIsNewestFirstFilteredAndPaged) {
+TEST_P(StoreJobs, ListIsNewestFirstFilteredAndPaged) {
   auto store = Open();
   for (int i = 0; i < 7; ++i) Create(*store, Job("j" + std::to_string(i), "cpu:0", 0, 100 + i));
   store->CancelJob("j2");
@@ -299,7 +317,7 @@ TEST_F(SqliteJobs, ListIsNewestFirstFilteredAndPaged) {
   EXPECT_THROW(store->ListJobs({}, 3, "zz"), std::invalid_argument);
 }
 
-TEST_F(SqliteJobs, FindsTheActiveJobForAKeyOnADevice) {
+TEST_P(StoreJobs, FindsTheActiveJobForAKeyOnADevice) {
   auto store = Open();
   Create(*store, Job("j1", "cpu:0", 0, 1));
   EXPECT_EQ(store->FindActiveJobForKey("j1/1", "cpu:0"), "j1");
@@ -309,14 +327,14 @@ TEST_F(SqliteJobs, FindsTheActiveJobForAKeyOnADevice) {
   v1::JobItemProgress done;
   done.set_index(0);
   done.set_state(v1::JOB_SUCCEEDED);
-  store->UpdateItem("j1", done);
+  store->UpdateItem("j1", done, kUnleased);
   EXPECT_FALSE(store->FindActiveJobForKey("j1/0", "cpu:0"));
   EXPECT_EQ(store->FindActiveJobForKey("j1/1", "cpu:0"), "j1");
   store->CancelJob("j1");
   EXPECT_FALSE(store->FindActiveJobForKey("j1/1", "cpu:0"));
 }
 
-TEST_F(SqliteJobs, CountsJobsByState) {
+TEST_P(StoreJobs, CountsJobsByState) {
   auto store = Open();
   EXPECT_TRUE(store->CountJobsByState().empty());
   Create(*store, Job("j1", "cpu:0", 0, 1));
@@ -328,6 +346,8 @@ TEST_F(SqliteJobs, CountsJobsByState) {
   EXPECT_EQ(counts, (std::map<v1::JobState, int64_t>{
                         {v1::JOB_QUEUED, 1}, {v1::JOB_RUNNING, 1}, {v1::JOB_CANCELLED, 1}}));
 }
+
+TILETUNE_STORE_TEST_SUITE(StoreJobs);
 
 }  // namespace
 }  // namespace tiletune::db

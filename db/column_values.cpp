@@ -1,0 +1,30 @@
+#include "db/column_values.h"
+
+#include <google/protobuf/util/time_util.h>
+#include <nlohmann/json.hpp>
+
+namespace tiletune::db {
+
+using google::protobuf::util::TimeUtil;
+
+int64_t NowMicros() {
+  return TimeUtil::TimestampToMicroseconds(TimeUtil::GetCurrentTime());
+}
+
+std::optional<int64_t> MicrosOf(bool present, const google::protobuf::Timestamp& timestamp) {
+  if (!present) return std::nullopt;
+  return TimeUtil::TimestampToMicroseconds(timestamp);
+}
+
+google::protobuf::Timestamp TimestampOfMicros(int64_t micros) {
+  return TimeUtil::MicrosecondsToTimestamp(micros);
+}
+
+std::string ParamsJson(const google::protobuf::Map<std::string, int64_t>& params) {
+  // nlohmann::json objects are sorted maps.
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& [name, value] : params) json[name] = value;
+  return json.dump();
+}
+
+}  // namespace tiletune::db

@@ -1,0 +1,21 @@
+#pragma once
+
+#include <google/protobuf/map.h>
+#include <google/protobuf/timestamp.pb.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tiletune::db {
+
+// How both engines store values that are not whole protos: timestamps as
+// unix microseconds (an unset one is NULL), trial params as JSON.
+int64_t NowMicros();
+std::optional<int64_t> MicrosOf(bool present, const google::protobuf::Timestamp& timestamp);
+google::protobuf::Timestamp TimestampOfMicros(int64_t micros);
+
+// Sorted keys, so equal parameter sets are equal strings.
+std::string ParamsJson(const google::protobuf::Map<std::string, int64_t>& params);
+
+}  // namespace tiletune::db

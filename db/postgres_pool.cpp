@@ -1,0 +1,58 @@
+#include "db/postgres_pool.h"
+
+#include <stdexcept>
+#include <utility>
+
+namespace tiletune::db {
+
+PgPool::Lease::Lease(PgPool& pool, std::unique_ptr<PgConnection> connection)
+    : pool_(&pool), connection_(std::move(connection)) {}
+
+PgPool::Lease::~Lease() {
+  if (connection_) pool_->GiveBack(std::move(connection_));
+}
+
+PgPool::PgPool(std::string url, int size, int connect_timeout_seconds)
+    : url_(std::move(url)), size_(size), connect_timeout_seconds_(connect_timeout_seconds) {
+  if (size_ <= 0) throw std::invalid_argument("connections must be positive");
+  if (connect_timeout_seconds_ <= 0) {
+    throw std::invalid_argument("connect_timeout_seconds must be positive");
+  }
+  idle_.push_back(std::make_unique<PgConnection>(url_, connect_timeout_seconds_));
+  open_ = 1;
+}
+
+PgPool::Lease PgPool::Acquire() {
+  std::unique_lock lock(mutex_);
+  returned_.wait(lock, [this] { return !idle_.empty() || open_ < size_; });
+  if (!idle_.empty()) {
+    auto connection = std::move(idle_.back());
+    idle_.pop_back();
+    return Lease(*this, std::move(connection));
+  }
+  // Connect without holding the lock: others may borrow idle ones meanwhile.
+  ++open_;
+  lock.unlock();
+  try {
+    return Lease(*this, std::make_unique<PgConnection>(url_, connect_timeout_seconds_));
+  } catch (...) {
+    lock.lock();
+    --open_;
+    returned_.notify_one();
+    throw;
+  }
+}
+
+void PgPool::GiveBack(std::unique_ptr<PgConnection> connection) {
+  bool reusable = connection->Reusable();
+  if (!reusable) connection.reset();
+  std::lock_guard lock(mutex_);
+  if (reusable) {
+    idle_.push_back(std::move(connection));
+  } else {
+    --open_;
+  }
+  returned_.notify_one();
+}
+
+}  // namespace tiletune::db

@@ -1,0 +1,105 @@
+#include "db/store_rules.h"
+
+#include <stdexcept>
+
+namespace tiletune::db {
+
+void RequireDeviceClass(const v1::DeviceFingerprint& device) {
+  if (device.device_class().empty()) {
+    throw std::invalid_argument("device.device_class is required");
+  }
+}
+
+void RequireSourceHash(const std::string& source_hash) {
+  if (source_hash.empty()) throw std::invalid_argument("source_hash is required");
+}
+
+void RequireRecordKey(const std::string& canonical_key, const v1::Record& record) {
+  if (canonical_key.empty()) throw std::invalid_argument("record.key: canonical key is empty");
+  if (record.device_class().empty()) {
+    throw std::invalid_argument("record.device_class is required");
+  }
+}
+
+void RequireJobToCreate(const v1::Job& job, const std::vector<std::string>& canonical_keys) {
+  const auto& spec = job.spec();
+  if (job.id().empty()) throw std::invalid_argument("job.id is required");
+  if (job.device().empty()) throw std::invalid_argument("job.device is required");
+  if (spec.kernels_size() == 0) {
+    throw std::invalid_argument("spec.kernels: a job needs at least one kernel");
+  }
+  if (static_cast<int>(canonical_keys.size()) != spec.kernels_size()) {
+    throw std::invalid_argument("canonical_keys: " + std::to_string(canonical_keys.size()) +
+                                " keys for " + std::to_string(spec.kernels_size()) + " kernels");
+  }
+}
+
+void RequireItemState(const v1::JobItemProgress& item) {
+  if (item.state() == v1::JOB_STATE_UNSPECIFIED) {
+    throw std::invalid_argument("item.state is required");
+  }
+}
+
+void RequireFinishedState(v1::JobState state) {
+  if (!IsFinished(state)) {
+    throw std::invalid_argument("state: a job finishes as SUCCEEDED, FAILED or CANCELLED, not " +
+                                v1::JobState_Name(state));
+  }
+}
+
+bool IsFinished(v1::JobState state) {
+  return state == v1::JOB_SUCCEEDED || state == v1::JOB_FAILED || state == v1::JOB_CANCELLED;
+}
+
+v1::JobItemProgress QueuedItem(int index, const v1::KernelKey& key) {
+  v1::JobItemProgress progress;
+  progress.set_index(index);
+  *progress.mutable_key() = key;
+  progress.set_state(v1::JOB_QUEUED);
+  return progress;
+}
+
+JobItemClaim ClaimOf(const std::string& database, const std::string& job_id, int item_index,
+                     v1::JobSpec spec) {
+  if (item_index >= spec.kernels_size()) {
+    throw StoreError("database " + database + ": job " + job_id + " has item " +
+                     std::to_string(item_index) + " but its spec only " +
+                     std::to_string(spec.kernels_size()) + " kernels");
+  }
+  JobItemClaim claim;
+  claim.job_id = job_id;
+  claim.item_index = item_index;
+  claim.key = spec.kernels(item_index);
+  claim.spec = std::move(spec);
+  return claim;
+}
+
+std::optional<v1::ImportReject> CheckImportLine(const ImportedRecord& item, bool replace,
+                                                ImportLinesSeen& seen,
+                                                const RecordExistsFn& record_exists) {
+  v1::ImportReject reject;
+  reject.set_line(item.line);
+  reject.set_field("record.key");
+  if (item.canonical_key.empty()) {
+    reject.set_message("has no canonical key");
+    return reject;
+  }
+  if (item.record.device_class().empty()) {
+    reject.set_field("record.device_class");
+    reject.set_message("is required");
+    return reject;
+  }
+  auto [earlier, first] =
+      seen.emplace(std::pair{item.canonical_key, item.record.device_class()}, item.line);
+  if (!first) {
+    reject.set_message("duplicate of line " + std::to_string(earlier->second));
+    return reject;
+  }
+  if (!replace && record_exists(item.canonical_key, item.record.device_class())) {
+    reject.set_message("record already exists; use replace");
+    return reject;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tiletune::db

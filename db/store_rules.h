@@ -1,0 +1,45 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "db/tuning_store.h"
+
+namespace tiletune::db {
+
+// What every TuningStore implementation checks and decides the same way,
+// whatever its engine. The Require* functions throw std::invalid_argument
+// naming the field.
+
+void RequireDeviceClass(const v1::DeviceFingerprint& device);
+void RequireSourceHash(const std::string& source_hash);
+void RequireRecordKey(const std::string& canonical_key, const v1::Record& record);
+void RequireJobToCreate(const v1::Job& job, const std::vector<std::string>& canonical_keys);
+void RequireItemState(const v1::JobItemProgress& item);
+void RequireFinishedState(v1::JobState state);
+
+bool IsFinished(v1::JobState state);
+
+// The progress an item starts with when its job is created.
+v1::JobItemProgress QueuedItem(int index, const v1::KernelKey& key);
+
+// The claim of item `item_index` of a job with `spec`. Throws StoreError,
+// naming `database`, when the stored spec has no such kernel.
+JobItemClaim ClaimOf(const std::string& database, const std::string& job_id, int item_index,
+                     v1::JobSpec spec);
+
+// Import lines keyed (canonical key, device class) -> the first line seen.
+using ImportLinesSeen = std::map<std::pair<std::string, std::string>, int>;
+// Whether a record exists for (canonical key, device class).
+using RecordExistsFn = std::function<bool(const std::string&, const std::string&)>;
+
+// What import reports for one line, or nullopt when the line may be written.
+std::optional<v1::ImportReject> CheckImportLine(const ImportedRecord& item, bool replace,
+                                                ImportLinesSeen& seen,
+                                                const RecordExistsFn& record_exists);
+
+}  // namespace tiletune::db
