@@ -364,4 +364,11 @@ int64_t ProblemFlops(const v1::KernelKey& key) {
   return per_element * DimSize(key, "rows").value_or(0) * DimSize(key, "cols").value_or(0);
 }
 
+bool IsColMajor(const v1::KernelKey& key, std::string_view tensor) {
+  for (const auto& l : key.layouts()) {
+    if (l.tensor() == tensor) return l.layout() == v1::LAYOUT_COL_MAJOR;
+  }
+  return false;
+}
+
 }  // namespace tiletune::kernels

@@ -58,6 +58,10 @@ std::vector<v1::ChainOp> ChainArgumentOps(const v1::KernelKey& key);
 // A dimension by name; nullopt if the key has none.
 std::optional<int64_t> DimSize(const v1::KernelKey& key, std::string_view name);
 
+// Whether the key lays `tensor` out column-major (row-major when it does not
+// say).
+bool IsColMajor(const v1::KernelKey& key, std::string_view tensor);
+
 // Short lower-case names used in canonical strings, the CLI and job files.
 std::string_view DTypeName(v1::DType dtype);
 std::optional<v1::DType> ParseDType(std::string_view name);

@@ -5,12 +5,21 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tiletune::kernels {
 
 // One point of a search space: parameter name -> value.
 using Variant = std::map<std::string, int64_t>;
+
+// Name of the variant key that plants a fault in a generated kernel, for the
+// tests of the benchmark worker's isolation. Never part of a search space;
+// every kernel template honours it; the daemon adds such variants only under a testing flag.
+//   1: the kernel loops forever        (the worker must time out)
+//   2: it writes through a null pointer (SIGSEGV: the worker must crash)
+//   3: it adds 1 to every output        (validation must reject it)
+inline constexpr std::string_view kPlantedFault = "planted_fault";
 
 struct Parameter {
   std::string name;

@@ -211,21 +211,21 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
     }
   }
 
+  const std::vector<kernels::Variant> valid = space.ValidVariants();
   std::deque<kernels::Variant> planted;
   // Planted faults run on top of the budget, unless remembered as failures.
   int planted_count = 0;
   if (limits_.plant_faults) {
-    const auto valid = space.ValidVariants();
     if (!valid.empty()) {
       for (int fault : {1, 2, 3}) {
         kernels::Variant v = valid.front();
-        v["planted_fault"] = fault;
+        v[std::string(kernels::kPlantedFault)] = fault;
         if (!item.known_failures.contains(kernels::VariantString(v))) ++planted_count;
         if (!tried.contains(kernels::VariantString(v))) planted.push_back(std::move(v));
       }
     }
   }
-  const int valid_count = static_cast<int>(space.ValidVariants().size());
+  const int valid_count = static_cast<int>(valid.size());
   progress.set_variants_planned(std::min(max_variants, valid_count) + planted_count);
 
   // Baseline first: its time bounds every variant's run time. A vendor

@@ -111,7 +111,7 @@ Table MakeTable(const v1::KernelKey& key, const kernels::KernelTemplate& t,
   table.best_us = std::numeric_limits<double>::infinity();
   for (const auto& trial : trials) {
     const kernels::Variant v(trial.params().begin(), trial.params().end());
-    if (v.contains("planted_fault")) continue;
+    if (v.contains(std::string(kernels::kPlantedFault))) continue;
     tuner::Observation o;
     if (trial.status() == v1::TRIAL_OK || trial.status() == v1::TRIAL_SLOWER) {
       o.median_us = trial.timing().median_us();

@@ -23,7 +23,7 @@ std::optional<std::string> UnsupportedTileGemm(const v1::KernelKey& key);
 // The source of one variant of the tile GEMM (kernels/gemm/include/tt_gemm.h)
 // for the key on the target: its Config, the key's epilogue chain, one
 // extern "C" entry named after the variant, the launch geometry and every
-// tile-library header. `planted_fault` is 0 or one of host::kPlantedFault's:
+// tile-library header. `planted_fault` is 0 or one of kPlantedFault's:
 // 1 never ends, 2 writes far past the output, 3 adds 1 to every output.
 // Throws std::invalid_argument when the variant lacks a parameter.
 KernelSource TileGemmSource(const v1::KernelKey& key, const GemmTarget& target,

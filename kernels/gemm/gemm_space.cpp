@@ -40,13 +40,6 @@ int64_t CeilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-bool IsColMajor(const v1::KernelKey& key, const std::string& tensor) {
-  for (const auto& l : key.layouts()) {
-    if (l.tensor() == tensor) return l.layout() == v1::LAYOUT_COL_MAJOR;
-  }
-  return false;
-}
-
 int64_t Warps(const Variant& v) {
   return v.at("warps_m") * v.at("warps_n") * v.at("warps_k");
 }

@@ -43,13 +43,6 @@ int64_t SharedBytes(const Variant& v) {
          int64_t{sizeof(float)};
 }
 
-bool IsColMajor(const v1::KernelKey& key, const std::string& tensor) {
-  for (const auto& l : key.layouts()) {
-    if (l.tensor() == tensor) return l.layout() == v1::LAYOUT_COL_MAJOR;
-  }
-  return false;
-}
-
 class GpuGemmTiled final : public KernelTemplate {
  public:
   explicit GpuGemmTiled(const GpuVendor& vendor) : vendor_(vendor) {}

@@ -73,7 +73,7 @@ std::string GpuEntry(std::string_view stem, const Variant& variant);
 // functor and one extern "C" __global__
 // entry taking tt_kernel_args by value; its launch geometry; the embedded
 // device headers. `planted_fault` is 0 for a real kernel, else one of
-// host::kPlantedFault's: 1 never ends, 2 writes far past the output
+// kPlantedFault's: 1 never ends, 2 writes far past the output
 // (illegal address), 3 adds 1 to every output.
 KernelSource GenerateGpuSource(const v1::KernelKey& key, const GpuVendor& vendor,
                                const GpuKernelSpec& spec, int64_t planted_fault = 0);

@@ -17,13 +17,6 @@ int64_t RoundUp(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
-bool IsColMajor(const v1::KernelKey& key, const std::string& tensor) {
-  for (const auto& l : key.layouts()) {
-    if (l.tensor() == tensor) return l.layout() == v1::LAYOUT_COL_MAJOR;
-  }
-  return false;
-}
-
 class HostGemmBlocked final : public KernelTemplate {
  public:
   std::string_view name() const override { return kName; }

@@ -11,14 +11,6 @@
 
 namespace tiletune::kernels::host {
 
-// Name of the variant key that plants a fault in a generated kernel, for the
-// tests of the benchmark worker's isolation. Never part of a search space;
-// the daemon adds such variants only under a testing flag.
-//   1: the kernel loops forever        (the worker must time out)
-//   2: it writes through a null pointer (SIGSEGV: the worker must crash)
-//   3: it adds 1 to every output        (validation must reject it)
-inline constexpr std::string_view kPlantedFault = "planted_fault";
-
 // What one generated host kernel is: `function` is a kernel template of the
 // op's header (tt::gemm_blocked...) called as function<Config>(args, epilogue)
 // with Config holding `config` as constants.

@@ -272,7 +272,7 @@ TEST_F(GemmOnGpu, PlantedWrongResultIsCaught) {
     ASSERT_NE(first, variants.end()) << "mma=" << mma;
     Variant v = *first;
     const KernelSource clean = t->Source(key, v);
-    v["planted_fault"] = 3;
+    v[std::string(kernels::kPlantedFault)] = 3;
     const KernelSource wrong = t->Source(key, v);
     const std::vector<std::string> cubins = CompileAll({clean, wrong});
     ASSERT_FALSE(cubins[0].empty() || cubins[1].empty());
@@ -291,7 +291,7 @@ TEST_F(GemmOnGpu, PlantedWrongResultIsCaughtOnTf32) {
   const Problem p = MakeProblem(key, 11);
   Variant v = t->Space(key).ValidVariants().front();
   const KernelSource clean = t->Source(key, v);
-  v["planted_fault"] = 3;
+  v[std::string(kernels::kPlantedFault)] = 3;
   const KernelSource wrong = t->Source(key, v);
   const std::vector<std::string> cubins = CompileAll({clean, wrong});
   ASSERT_FALSE(cubins[0].empty() || cubins[1].empty());

@@ -267,15 +267,15 @@ TEST(TileGemmTemplate, PlantsFaultsOnRequest) {
   const std::pair<int64_t, const char*> faults[] = {
       {1, "while (tt_release == 0)"}, {2, "[1LL << 40] = 1.0f"}, {3, "v += 1.0f;"}};
   for (const auto& [fault, mark] : faults) {
-    v["planted_fault"] = fault;
+    v[std::string(kernels::kPlantedFault)] = fault;
     const KernelSource s = t.Source(key, v);
     EXPECT_TRUE(Contains(s.code, mark)) << fault;
     EXPECT_FALSE(Contains(clean.code, mark)) << fault;
     EXPECT_NE(s.entry, clean.entry) << fault;
   }
-  v["planted_fault"] = 4;
+  v[std::string(kernels::kPlantedFault)] = 4;
   EXPECT_THROW(t.Source(key, v), std::invalid_argument);
-  v.erase("planted_fault");
+  v.erase(std::string(kernels::kPlantedFault));
   v.erase("stages");
   EXPECT_THROW(t.Source(key, v), std::invalid_argument);
 }

@@ -147,7 +147,7 @@ std::vector<kernels::KernelSource> Sources(const kernels::KernelTemplate& t,
   }
   for (int64_t fault : {1, 2, 3}) {
     kernels::Variant planted = variants.at(0);
-    planted[std::string(kernels::host::kPlantedFault)] = fault;
+    planted[std::string(kernels::kPlantedFault)] = fault;
     sources.push_back(t.Source(key, planted));
   }
   return sources;

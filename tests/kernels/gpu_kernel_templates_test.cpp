@@ -457,13 +457,13 @@ TEST_P(GpuTemplates, PlantFaultsOnlyOnRequest) {
   EXPECT_EQ(clean.code.find("planted fault"), std::string::npos);
   const char* marks[] = {"", "while (tt_release == 0)", "[1LL << 40] = 1.0f;", "v += 1.0f;"};
   for (int fault : {1, 2, 3}) {
-    v[std::string(host::kPlantedFault)] = fault;
+    v[std::string(kPlantedFault)] = fault;
     const KernelSource planted = t.Source(key, v);
     EXPECT_NE(planted.code.find("planted fault"), std::string::npos) << fault;
     EXPECT_NE(planted.code.find(marks[fault]), std::string::npos) << planted.code;
     EXPECT_NE(planted.entry, clean.entry);
   }
-  v[std::string(host::kPlantedFault)] = 4;
+  v[std::string(kPlantedFault)] = 4;
   EXPECT_THROW(t.Source(key, v), std::invalid_argument);
 }
 

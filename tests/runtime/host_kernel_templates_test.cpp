@@ -92,7 +92,7 @@ TEST(HostGemmSpace, FollowsTheShape) {
     EXPECT_EQ(v.at("tile_m"), 32);
   }
   for (const auto& v : big_valid) {
-    EXPECT_FALSE(v.contains(std::string(host::kPlantedFault)));
+    EXPECT_FALSE(v.contains(std::string(kPlantedFault)));
     EXPECT_EQ(v.at("tile_m") % v.at("micro_m"), 0);
   }
   EXPECT_EQ(small.Violation({{"tile_m", 128},
@@ -165,10 +165,10 @@ TEST(HostKernelSource, PlantsFaultsOnlyOnRequest) {
   const std::string clean = t->Source(key, v).code;
   EXPECT_EQ(clean.find("planted fault"), std::string::npos);
   for (int fault : {1, 2, 3}) {
-    v[std::string(host::kPlantedFault)] = fault;
+    v[std::string(kPlantedFault)] = fault;
     EXPECT_NE(t->Source(key, v).code.find("planted fault"), std::string::npos) << fault;
   }
-  v[std::string(host::kPlantedFault)] = 4;
+  v[std::string(kPlantedFault)] = 4;
   EXPECT_THROW(t->Source(key, v), std::invalid_argument);
 }
 

@@ -12,6 +12,7 @@
 #include "client/tiletune_client.h"
 #include "db/tuning_store.h"
 #include "kernels/kernel_key.h"
+#include "kernels/search_space.h"
 #include "tests/support/postgres_test_database.h"
 #include "tests/support/tiletuned_process.h"
 
@@ -348,7 +349,7 @@ TEST(TuningFlow, PlantedHangCrashAndWrongVariantsAreIsolated) {
   std::multiset<v1::TrialStatus> statuses;
   for (const auto& t : store->TrialsForItem(id, 0)) {
     statuses.insert(t.status());
-    if (t.params().contains("planted_fault")) {
+    if (t.params().contains(std::string(kernels::kPlantedFault))) {
       EXPECT_FALSE(t.error().empty());
     }
   }
@@ -359,7 +360,7 @@ TEST(TuningFlow, PlantedHangCrashAndWrongVariantsAreIsolated) {
   auto records = store->ListRecords("softmax", "", 10, "");
   ASSERT_EQ(records.records.size(), 1u);
   const auto* record = &records.records[0];
-  EXPECT_FALSE(record->config().params().contains("planted_fault"));
+  EXPECT_FALSE(record->config().params().contains(std::string(kernels::kPlantedFault)));
 }
 
 TEST(TuningFlow, RepeatedWorkerCrashesQuarantineTheDevice) {

@@ -44,7 +44,7 @@ worker::v1::BenchRequest VariantRequest(const v1::KernelKey& key, const kernels:
 worker::v1::BenchRequest PlantedRequest(int fault) {
   const v1::KernelKey key = MakeKey("softmax", {{"rows", 3}, {"cols", 5}});
   kernels::Variant v = HostTemplate(key).Space(key).ValidVariants().front();
-  if (fault != 0) v[std::string(kernels::host::kPlantedFault)] = fault;
+  if (fault != 0) v[std::string(kernels::kPlantedFault)] = fault;
   return CompileRequest(key, HostTemplate(key).Source(key, v));
 }
 

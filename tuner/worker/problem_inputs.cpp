@@ -34,13 +34,6 @@ class InputDraw {
   std::mt19937_64 engine_;
 };
 
-bool IsColMajor(const v1::KernelKey& key, const std::string& tensor) {
-  for (const auto& l : key.layouts()) {
-    if (l.tensor() == tensor) return l.layout() == v1::LAYOUT_COL_MAJOR;
-  }
-  return false;
-}
-
 // A drawn tensor rounded to the element type the kernel reads it in.
 std::vector<float> Rounded(std::vector<float> tensor, v1::DType dtype) {
   for (auto& v : tensor) v = RoundToDType(v, dtype);
@@ -66,8 +59,8 @@ ProblemInputs MakeProblemInputs(const v1::KernelKey& raw_key, uint64_t seed) {
     p.n = *kernels::DimSize(key, "n");
     p.k = *kernels::DimSize(key, "k");
     p.batch = kernels::DimSize(key, "batch").value_or(1);
-    p.a_col_major = IsColMajor(key, "a");
-    p.b_col_major = IsColMajor(key, "b");
+    p.a_col_major = kernels::IsColMajor(key, "a");
+    p.b_col_major = kernels::IsColMajor(key, "b");
     p.lda = p.a_col_major ? p.m : p.k;
     p.ldb = p.b_col_major ? p.k : p.n;
     p.a = Rounded(draw.Tensor(p.batch * p.m * p.k), in);
