@@ -13,7 +13,8 @@
   URL from a Secret, daemon_id is set (in Kubernetes: the node's name), the
   password comes from a libpq password file that is not a mounted Secret
   (libpq ignores group-readable ones), daemons wait for the database, the
-  trial PostgreSQL has probes, a volume claim and a fast shutdown; no file
+  trial PostgreSQL has probes, a volume claim and a fast shutdown; the
+  password file script escapes and writes mode 0600 (run on a sample); no file
   under deploy/ holds a database URL with a password;
 - every stop budget (Kubernetes terminationGracePeriodSeconds, compose
   stop_grace_period, systemd TimeoutStopSec) exceeds drain_timeout_seconds +
@@ -33,6 +34,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import yaml
 
@@ -371,6 +373,21 @@ for path in sorted(DEPLOY.rglob("*")):
     if path.is_file() and path.parent != DEPLOY / "secrets":
         if URL_WITH_PASSWORD.search(path.read_text(errors="replace")):
             fail(path.relative_to(ROOT), "a database URL with a password")
+
+# The password file script, run on a password that needs escaping: libpq
+# reads only a file of mode 0600 or less, with ':' and '\\' escaped.
+script = DEPLOY / "k8s" / "fleet" / "external-postgres" / "pgpass-from-password.sh"
+with tempfile.TemporaryDirectory() as tmp:
+    password, pgpass = pathlib.Path(tmp, "password"), pathlib.Path(tmp, "pgpass")
+    password.write_text("a:b\\c d$e\n")
+    run = subprocess.run(["sh", str(script), str(password), str(pgpass)],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        fail(script.relative_to(ROOT), f"fails: {run.stderr.strip()}")
+    elif pgpass.read_text() != "*:*:*:*:a\\:b\\\\c d$e\n":
+        fail(script.relative_to(ROOT), f"writes {pgpass.read_text()!r}")
+    elif pgpass.stat().st_mode & 0o077:
+        fail(script.relative_to(ROOT), f"writes mode {pgpass.stat().st_mode & 0o777:o}")
 
 # systemd.
 unit = configparser.ConfigParser(strict=False, interpolation=None)
