@@ -1,12 +1,21 @@
 #!/usr/bin/env python3
 """Checks deploy/ without a container engine or a cluster (none exist in CI).
 
-- every YAML file parses; the Kubernetes manifests have the fields the
-  design needs (GPU requests, gRPC probes, a database volume, Prometheus
-  annotations) and their ports agree with the daemon's config;
+- every YAML file parses; each Kubernetes deployment (deploy/k8s and the
+  fleet overlays deploy/k8s/fleet/*, rendered with `kubectl kustomize`) has
+  the fields the design needs (GPU requests, gRPC probes, a database volume,
+  Prometheus annotations) and its ports agree with the daemon's config;
 - the ConfigMap holds deploy/tiletuned.yaml verbatim, and tiletuned accepts
   that config (`tiletuned --config ... --print-config`, with the binary given
-  as the first argument);
+  as the first argument) and the command line of every manifest: each flag
+  is a setting of --print-config;
+- fleet mode (the overlays, docker-compose.fleet.yaml): db is a postgresql://
+  URL from a Secret, daemon_id is set (in Kubernetes: the node's name), the
+  password comes from a libpq password file that is not a mounted Secret
+  (libpq ignores group-readable ones), daemons wait for the database, the
+  trial PostgreSQL has probes, a volume claim and a fast shutdown; the
+  password file script escapes and writes mode 0600 (run on a sample); no file
+  under deploy/ holds a database URL with a password;
 - every stop budget (Kubernetes terminationGracePeriodSeconds, compose
   stop_grace_period, systemd TimeoutStopSec) exceeds drain_timeout_seconds +
   shutdown_grace_seconds;
@@ -14,6 +23,7 @@
   deploy/install-deps.sh, the CMake presets of CMakePresets.json and user and
   file housekeeping; tini is PID 1; the health check is `tiletune health`;
 - the systemd unit is Type=notify.
+Needs kubectl on PATH (`kubectl kustomize` renders locally, no cluster).
 Usage: .ci/lint-deploy.py [PATH/TO/tiletuned]
 """
 import configparser
@@ -21,8 +31,10 @@ import json
 import pathlib
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import yaml
 
@@ -63,61 +75,256 @@ stop_needs = float(config["drain_timeout_seconds"]) + float(config["shutdown_gra
 grpc_port = port_of(config["listen"])
 metrics_port = port_of(config["metrics_listen"])
 
-if len(sys.argv) > 1:
-    run = subprocess.run([sys.argv[1], "--config", str(config_path), "--print-config"],
+daemon = sys.argv[1] if len(sys.argv) > 1 else None
+# The settings tiletuned has (every flag is one of them), from its own
+# --print-config; empty without the binary.
+daemon_keys = set()
+if daemon:
+    run = subprocess.run([daemon, "--config", str(config_path), "--print-config"],
                          capture_output=True, text=True)
     if run.returncode != 0:
         fail("deploy/tiletuned.yaml", f"tiletuned refuses it: {run.stderr.strip()}")
+    else:
+        daemon_keys = set(yaml.safe_load(run.stdout))
 
-# Kubernetes.
-k8s = DEPLOY / "k8s"
-kustomization = yaml.safe_load((k8s / "kustomization.yaml").read_text())
-for resource in kustomization["resources"]:
-    if not (k8s / resource).exists():
-        fail("deploy/k8s/kustomization.yaml", f"lists missing {resource}")
-gpu_resources = set()
-for path in sorted(k8s.glob("*.yaml")):
+# Where the manifests and compose mount deploy/tiletuned.yaml.
+MOUNTED_CONFIG = "/etc/tiletune/tiletuned.yaml"
+# A database URL that carries a password (libpq's password file supplies it).
+URL_WITH_PASSWORD = re.compile(r"postgres(?:ql)?://[^\s/@:]+:[^\s/@]*@")
+VAR_REFERENCE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+
+
+def flag_values(args):
+    """{setting: value} of a tiletuned command line (--name value or --name=value)."""
+    values = {}
+    i = 0
+    while i < len(args):
+        name, equals, value = args[i].partition("=")
+        if not name.startswith("--"):
+            return None
+        if not equals:
+            i += 1
+            value = args[i] if i < len(args) else ""
+        values[name[2:].replace("-", "_")] = value
+        i += 1
+    return values
+
+
+def check_daemon_args(where, args, samples):
+    """Checks a tiletuned command line of a manifest: every flag is a setting
+    of --print-config, --config names the mounted deploy/tiletuned.yaml, and
+    tiletuned accepts the whole line once each $(VAR) is replaced by
+    samples[VAR]. Returns the effective settings ({} without the binary)."""
+    values = flag_values(args)
+    if values is None:
+        fail(where, f"tiletuned args are not --flag value pairs: {args}")
+        return {}
+    if values.get("config") != MOUNTED_CONFIG:
+        fail(where, f"tiletuned does not read --config {MOUNTED_CONFIG}")
+    for key in values:
+        if daemon_keys and key != "config" and key not in daemon_keys:
+            fail(where, f"sets --{key.replace('_', '-')}, which tiletuned --print-config lacks")
+    for name in {n for a in args for n in VAR_REFERENCE.findall(a)} - samples.keys():
+        fail(where, f"$({name}) in the args is not defined in the container's env")
+    if not daemon:
+        return {}
+    line = [VAR_REFERENCE.sub(lambda m: samples.get(m.group(1), ""), a) for a in args]
+    line = [str(config_path) if a == MOUNTED_CONFIG else a for a in line]
+    run = subprocess.run([daemon, *line, "--print-config"], capture_output=True, text=True)
+    if run.returncode != 0:
+        fail(where, f"tiletuned refuses its args: {run.stderr.strip()}")
+        return {}
+    return yaml.safe_load(run.stdout)
+
+
+def check_fleet_settings(where, settings):
+    """Fleet mode: a shared PostgreSQL database, a password-free URL, a daemon_id."""
+    if not settings:
+        return
+    if not str(settings["db"]).startswith(("postgresql://", "postgres://")):
+        fail(where, f"db is not a postgresql:// URL in fleet mode: {settings['db']}")
+    if not settings["daemon_id"]:
+        fail(where, "daemon_id is empty: pods would hold job items under a changing host name")
+
+
+def kustomize(path):
+    """The manifests `kubectl apply -k path` would apply, rendered locally."""
     where = path.relative_to(ROOT)
-    for doc in load_all(path):
-        kind = doc.get("kind")
-        if kind == "ConfigMap":
+    kubectl = shutil.which("kubectl")
+    if not kubectl:
+        fail(where, "kubectl is not installed: cannot render the kustomization (kubectl kustomize)")
+        return []
+    run = subprocess.run([kubectl, "kustomize", str(path)], capture_output=True, text=True)
+    if run.returncode != 0:
+        fail(where, f"kubectl kustomize fails: {run.stderr.strip()}")
+        return []
+    return [d for d in yaml.safe_load_all(run.stdout) if d is not None]
+
+
+def env_samples(container):
+    """A value for each env var of a container: the literal one, a sample
+    PostgreSQL URL for a Secret (the only secret the args read), the
+    variable's name for the downward API."""
+    samples = {}
+    for var in container.get("env", []):
+        source = var.get("valueFrom", {})
+        if "value" in var:
+            samples[var["name"]] = str(var["value"])
+        elif "secretKeyRef" in source:
+            samples[var["name"]] = "postgresql://tiletune@db.invalid:5432/tiletune"
+        else:
+            samples[var["name"]] = var["name"].lower()
+    return samples
+
+
+def check_volumes(where, spec, rendered_configmaps, claims=()):
+    """Every mount names a volume (or a StatefulSet's claim), every
+    configMap volume a ConfigMap of the rendered manifests."""
+    volumes = {v["name"]: v for v in spec.get("volumes", [])}
+    for container in spec.get("initContainers", []) + spec["containers"]:
+        for mount in container.get("volumeMounts", []):
+            if mount["name"] not in volumes and mount["name"] not in claims:
+                fail(where, f"{container['name']} mounts undefined volume {mount['name']}")
+    for volume in volumes.values():
+        if "configMap" in volume and volume["configMap"]["name"] not in rendered_configmaps:
+            fail(where, f"volume {volume['name']} names missing ConfigMap "
+                        f"{volume['configMap']['name']}")
+    return volumes
+
+
+def tiletuned_container(spec):
+    return next(c for c in spec["containers"] if c["name"] == "tiletuned")
+
+
+def check_daemonset(where, doc, rendered_configmaps):
+    pod = doc["spec"]["template"]
+    spec = pod["spec"]
+    if pod["metadata"].get("annotations", {}).get("prometheus.io/scrape") != "true":
+        fail(where, "pod template lacks prometheus.io/scrape")
+    grace = spec.get("terminationGracePeriodSeconds", 30)
+    if grace <= stop_needs:
+        fail(where, f"terminationGracePeriodSeconds {grace} <= drain + grace {stop_needs}")
+    if spec.get("securityContext", {}).get("runAsNonRoot") is not True:
+        fail(where, "pod does not run as non-root")
+    volumes = check_volumes(where, spec, rendered_configmaps)
+    gpus = set()
+    for container in spec["containers"]:
+        gpus.update(k for k in container["resources"]["limits"] if k.endswith("/gpu"))
+        ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+        if ports.get("grpc") != grpc_port or ports.get("metrics") != metrics_port:
+            fail(where, "container ports differ from listen/metrics_listen")
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+            grpc = container.get(probe, {}).get("grpc")
+            if not grpc or grpc.get("port") != grpc_port:
+                fail(where, f"{probe} is not a gRPC probe on port {grpc_port}")
+        mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+        data = mounts.get(config["data_dir"])
+        if not data or not ({"hostPath", "persistentVolumeClaim"} & volumes[data].keys()):
+            fail(where, "data_dir is not on a hostPath or PVC volume")
+    return gpus
+
+
+def check_fleet_daemonset(where, doc, settings):
+    """The fleet overlay's changes: URL from a Secret, daemon_id from the
+    node, the password through a libpq password file written at start.
+    `settings`: what tiletuned makes of the container's args."""
+    spec = doc["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in spec.get("volumes", [])}
+    container = tiletuned_container(spec)
+    env = {v["name"]: v for v in container.get("env", [])}
+    check_fleet_settings(where, settings)
+    values = flag_values(container["args"]) or {}
+
+    def sources(setting):
+        names = VAR_REFERENCE.findall(values.get(setting, ""))
+        return [env.get(n, {}).get("valueFrom", {}) for n in names]
+
+    if not sources("db") or not all("secretKeyRef" in s for s in sources("db")):
+        fail(where, "--db does not come from a Secret (secretKeyRef env var)")
+    if {"fieldPath": "spec.nodeName"} not in [s.get("fieldRef") for s in sources("daemon_id")]:
+        fail(where, "--daemon-id does not name the node (downward API spec.nodeName)")
+    passfile = env.get("PGPASSFILE", {}).get("value")
+    if not passfile:
+        fail(where, "no PGPASSFILE: the daemon has no password for the database")
+        return
+    mounts = [m for m in container["volumeMounts"] if passfile.startswith(m["mountPath"] + "/")]
+    if not mounts:
+        fail(where, f"PGPASSFILE {passfile} is on no volume")
+        return
+    volume = volumes[mounts[0]["name"]]
+    if {"secret", "projected"} & volume.keys():
+        fail(where, "PGPASSFILE is on a Secret volume: group-readable under fsGroup, "
+                    "which libpq ignores")
+    writers = [c["name"] for c in spec.get("initContainers", [])
+               for m in c.get("volumeMounts", [])
+               if m["name"] == volume["name"] and not m.get("readOnly")]
+    if not writers:
+        fail(where, f"no init container writes PGPASSFILE's volume {volume['name']}")
+
+
+def check_trial_postgres(where, doc, rendered_configmaps, daemon_secrets):
+    """The in-cluster PostgreSQL: probes, data on a PVC, its password from
+    the Secret the daemons' URL comes from, a fast shutdown."""
+    spec = doc["spec"]["template"]["spec"]
+    if spec.get("securityContext", {}).get("runAsNonRoot") is not True:
+        fail(where, "pod does not run as non-root")
+    claims = {c["metadata"]["name"] for c in doc["spec"].get("volumeClaimTemplates", [])}
+    check_volumes(where, spec, rendered_configmaps, claims)
+    container = spec["containers"][0]
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        if probe not in container:
+            fail(where, f"no {probe}")
+    env = {v["name"]: v for v in container.get("env", [])}
+    password = env.get("POSTGRES_PASSWORD", {})
+    secret = password.get("valueFrom", {}).get("secretKeyRef", {}).get("name")
+    if secret not in daemon_secrets:
+        fail(where, f"POSTGRES_PASSWORD is not from a Secret the daemons read ({daemon_secrets})")
+    pgdata = env.get("PGDATA", {}).get("value", "")
+    if not any(pgdata.startswith(m["mountPath"] + "/") and m["name"] in claims
+               for m in container.get("volumeMounts", [])):
+        fail(where, "PGDATA is not on a volumeClaimTemplates volume")
+    if "preStop" not in container.get("lifecycle", {}):
+        fail(where, "no preStop fast shutdown: SIGTERM waits for the daemons to disconnect")
+
+
+# Kubernetes: what `kubectl apply -k` applies for each deployment.
+k8s = DEPLOY / "k8s"
+for path in [k8s, *sorted(p.parent for p in (k8s / "fleet").glob("*/kustomization.yaml"))]:
+    where = path.relative_to(ROOT)
+    fleet = path != k8s
+    docs = kustomize(path)
+    configmaps = {d["metadata"]["name"] for d in docs if d["kind"] == "ConfigMap"}
+    gpu_resources = set()
+    daemon_secrets = set()
+    for doc in docs:
+        kind = doc["kind"]
+        here = f"{where}: {kind} {doc['metadata']['name']}"
+        if kind == "ConfigMap" and doc["metadata"]["name"] == "tiletuned-config":
             if doc["data"].get("tiletuned.yaml") != config_path.read_text():
-                fail(where, "data.tiletuned.yaml differs from deploy/tiletuned.yaml")
-        if kind == "Service":
+                fail(here, "data.tiletuned.yaml differs from deploy/tiletuned.yaml")
+        if kind == "Service" and doc["metadata"]["name"] == "tiletuned":
             annotations = doc["metadata"].get("annotations", {})
             if annotations.get("prometheus.io/port") != str(metrics_port):
-                fail(where, "prometheus.io/port is not the metrics_listen port")
+                fail(here, "prometheus.io/port is not the metrics_listen port")
             ports = {p["name"]: p["port"] for p in doc["spec"]["ports"]}
             if ports.get("grpc") != grpc_port or ports.get("metrics") != metrics_port:
-                fail(where, "service ports differ from listen/metrics_listen")
-        if kind != "DaemonSet":
-            continue
-        pod = doc["spec"]["template"]
-        spec = pod["spec"]
-        if pod["metadata"].get("annotations", {}).get("prometheus.io/scrape") != "true":
-            fail(where, "pod template lacks prometheus.io/scrape")
-        grace = spec.get("terminationGracePeriodSeconds", 30)
-        if grace <= stop_needs:
-            fail(where, f"terminationGracePeriodSeconds {grace} <= drain + grace {stop_needs}")
-        if spec.get("securityContext", {}).get("runAsNonRoot") is not True:
-            fail(where, "pod does not run as non-root")
-        volumes = {v["name"]: v for v in spec["volumes"]}
-        for container in spec["containers"]:
-            gpu_resources.update(k for k in container["resources"]["limits"] if k.endswith("/gpu"))
-            ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-            if ports.get("grpc") != grpc_port or ports.get("metrics") != metrics_port:
-                fail(where, "container ports differ from listen/metrics_listen")
-            for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-                grpc = container.get(probe, {}).get("grpc")
-                if not grpc or grpc.get("port") != grpc_port:
-                    fail(where, f"{probe} is not a gRPC probe on port {grpc_port}")
-            mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
-            data = mounts.get(config["data_dir"])
-            if not data or not ({"hostPath", "persistentVolumeClaim"} & volumes[data].keys()):
-                fail(where, "data_dir is not on a hostPath or PVC volume")
-for wanted in ("nvidia.com/gpu", "amd.com/gpu"):
-    if wanted not in gpu_resources:
-        fail("deploy/k8s", f"no DaemonSet requests {wanted}")
+                fail(here, "service ports differ from listen/metrics_listen")
+        if kind == "DaemonSet":
+            gpu_resources |= check_daemonset(here, doc, configmaps)
+            container = tiletuned_container(doc["spec"]["template"]["spec"])
+            settings = check_daemon_args(here, container["args"], env_samples(container))
+            if fleet:
+                check_fleet_daemonset(here, doc, settings)
+                daemon_secrets |= {v["valueFrom"]["secretKeyRef"]["name"]
+                                   for v in container.get("env", [])
+                                   if "secretKeyRef" in v.get("valueFrom", {})}
+    for doc in docs:
+        if doc["kind"] == "StatefulSet":
+            here = f"{where}: StatefulSet {doc['metadata']['name']}"
+            check_trial_postgres(here, doc, configmaps, daemon_secrets)
+    for wanted in ("nvidia.com/gpu", "amd.com/gpu"):
+        if docs and wanted not in gpu_resources:
+            fail(where, f"no DaemonSet requests {wanted}")
 
 # Compose.
 compose = yaml.safe_load((DEPLOY / "docker-compose.yaml").read_text())
@@ -128,6 +335,59 @@ for name, service in compose["services"].items():
     dockerfile = ROOT / service["build"]["dockerfile"]
     if not dockerfile.exists():
         fail("deploy/docker-compose.yaml", f"{name}: no {dockerfile.relative_to(ROOT)}")
+
+# Compose, fleet mode: docker-compose.fleet.yaml layered over it.
+where = "deploy/docker-compose.fleet.yaml"
+fleet_compose = yaml.safe_load((DEPLOY / "docker-compose.fleet.yaml").read_text())
+fleet_services = fleet_compose["services"]
+daemon_ids = []
+for name, service in fleet_services.items():
+    environment = service.get("environment", {})
+    if "POSTGRES_PASSWORD" in environment:
+        fail(where, f"{name}: a literal POSTGRES_PASSWORD (use POSTGRES_PASSWORD_FILE)")
+    for volume in service.get("volumes", []):
+        source = volume.split(":")[0]
+        if source.startswith(".") and not (DEPLOY / source).exists():
+            fail(where, f"{name}: mounts missing {source}")
+    if name not in compose["services"]:
+        continue
+    # A daemon of docker-compose.yaml, switched to the shared database.
+    settings = check_daemon_args(f"{where}: {name}", service.get("command", []), environment)
+    check_fleet_settings(f"{where}: {name}", settings)
+    if settings:
+        daemon_ids.append(settings["daemon_id"])
+    if not environment.get("PGPASSFILE"):
+        fail(where, f"{name}: no PGPASSFILE: the daemon has no password for the database")
+    for dependency, condition in service.get("depends_on", {}).items():
+        if dependency not in fleet_services:
+            fail(where, f"{name}: depends on undefined service {dependency}")
+        wanted = "service_healthy" if "healthcheck" in fleet_services.get(dependency, {}) \
+            else "service_completed_successfully"
+        if condition.get("condition") != wanted:
+            fail(where, f"{name}: does not wait for {dependency} ({wanted})")
+if len(set(daemon_ids)) != len(daemon_ids):
+    fail(where, f"daemon_id repeats among the daemons: {daemon_ids}")
+
+# No database password in any file here: libpq password files supply it.
+for path in sorted(DEPLOY.rglob("*")):
+    if path.is_file() and path.parent != DEPLOY / "secrets":
+        if URL_WITH_PASSWORD.search(path.read_text(errors="replace")):
+            fail(path.relative_to(ROOT), "a database URL with a password")
+
+# The password file script, run on a password that needs escaping: libpq
+# reads only a file of mode 0600 or less, with ':' and '\\' escaped.
+script = DEPLOY / "k8s" / "fleet" / "external-postgres" / "pgpass-from-password.sh"
+with tempfile.TemporaryDirectory() as tmp:
+    password, pgpass = pathlib.Path(tmp, "password"), pathlib.Path(tmp, "pgpass")
+    password.write_text("a:b\\c d$e\n")
+    run = subprocess.run(["sh", str(script), str(password), str(pgpass)],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        fail(script.relative_to(ROOT), f"fails: {run.stderr.strip()}")
+    elif pgpass.read_text() != "*:*:*:*:a\\:b\\\\c d$e\n":
+        fail(script.relative_to(ROOT), f"writes {pgpass.read_text()!r}")
+    elif pgpass.stat().st_mode & 0o077:
+        fail(script.relative_to(ROOT), f"writes mode {pgpass.stat().st_mode & 0o777:o}")
 
 # systemd.
 unit = configparser.ConfigParser(strict=False, interpolation=None)
