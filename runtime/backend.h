@@ -24,6 +24,10 @@ struct DeviceInfo {
 
 struct CompileLimits {
   double timeout_seconds = 60;
+  // Added to the daemon's nice value for the compiler processes: compiles
+  // take every core while a job tunes, and the daemon's own threads
+  // (lookups) must still get them at once.
+  int niceness = 0;
 };
 
 // Resource usage the compiler reported; GPU backends fill it, the host

@@ -47,7 +47,8 @@ CompileResult CompileThroughCache(CompiledCodeCache& cache, const std::string& c
 
     const auto timeout =
         std::chrono::milliseconds(static_cast<int64_t>(limits.timeout_seconds * 1000));
-    const CommandResult run = RunCommand(command.argv(work, code, artifact), timeout);
+    const CommandResult run =
+        RunCommand(command.argv(work, code, artifact), timeout, {}, limits.niceness);
     result.log = run.out + run.err;
     if (run.timed_out) {
       result.timed_out = true;

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -152,6 +153,14 @@ ChildProcess ChildProcess::Start(const ProcessSpec& spec) {
     throw std::system_error(rc, std::generic_category(), "cannot start " + program);
   }
 
+  if (spec.niceness != 0) {
+    // posix_spawn cannot set it; the group is a few instructions old, and
+    // whatever it starts later inherits the value. Best effort: a failure
+    // (the child already gone) leaves it at the parent's priority.
+    errno = 0;
+    const int base = ::getpriority(PRIO_PROCESS, 0);
+    if (errno == 0) ::setpriority(PRIO_PGRP, static_cast<id_t>(pid), base + spec.niceness);
+  }
   ChildProcess child;
   child.pid_ = pid;
   CloseFd(in[0]);
@@ -228,11 +237,11 @@ std::optional<ExitStatus> ChildProcess::TryWait() {
 }
 
 CommandResult RunCommand(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                         const std::map<std::string, std::string>& env) {
+                         const std::map<std::string, std::string>& env, int niceness) {
   const auto start = Clock::now();
   const auto deadline = start + timeout;
-  ChildProcess child =
-      ChildProcess::Start({.argv = argv, .env = env, .pipe_stdout = true, .pipe_stderr = true});
+  ChildProcess child = ChildProcess::Start(
+      {.argv = argv, .env = env, .pipe_stdout = true, .pipe_stderr = true, .niceness = niceness});
   CommandResult result;
   // Negative fds are skipped by poll: a pipe at end of file stops being polled.
   pollfd fds[2] = {{child.stdout_fd(), POLLIN, 0}, {child.stderr_fd(), POLLIN, 0}};

@@ -32,6 +32,9 @@ struct ProcessSpec {
   bool pipe_stdin = false;
   bool pipe_stdout = false;
   bool pipe_stderr = false;
+  // Added to the parent's nice value for the child's process group (what
+  // it starts inherits it); 0 keeps the parent's.
+  int niceness = 0;
 };
 
 // A child process leading its own process group, so that killing it also
@@ -84,6 +87,6 @@ struct CommandResult {
 // the process group is killed with SIGKILL. Throws std::system_error when the
 // command cannot be started.
 CommandResult RunCommand(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                         const std::map<std::string, std::string>& env = {});
+                         const std::map<std::string, std::string>& env = {}, int niceness = 0);
 
 }  // namespace tiletune::runtime

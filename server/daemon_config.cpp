@@ -131,6 +131,9 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.tuning.max_variants_cap; }},
       {"compile_timeout_seconds", "a compile past this is killed",
        [](auto& c) { return &c.tuning.compile_timeout_seconds; }},
+      {"compile_niceness",
+       "compilers run this much nicer than the daemon (0-19), so lookups stay fast",
+       [](auto& c) { return &c.tuning.compile_niceness; }},
       {"run_limit_factor", "a variant may run this many times the baseline's time",
        [](auto& c) { return &c.tuning.run_limit_factor; }},
       {"run_limit_min_seconds", "floor of a variant's run limit",
@@ -339,6 +342,9 @@ std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
     return ConfigError{"max_throttle_retries must not be negative"};
   }
   if (c.tuning.noise_factor < 0) return ConfigError{"noise_factor must not be negative"};
+  if (c.tuning.compile_niceness < 0 || c.tuning.compile_niceness > 19) {
+    return ConfigError{"compile_niceness must be between 0 and 19"};
+  }
   if (c.tuning.reference_threads < 0) {
     return ConfigError{"reference_threads must not be negative"};
   }

@@ -239,7 +239,7 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
   } else if (!baseline.source) {
     return fail("baseline " + baseline.name + " has no source to compile");
   }
-  runtime::CompileLimits compile_limits{limits_.compile_timeout_seconds};
+  runtime::CompileLimits compile_limits{limits_.compile_timeout_seconds, limits_.compile_niceness};
   std::optional<runtime::CompileResult> base_compiled;
   if (baseline.source) {
     base_compiled =

@@ -22,6 +22,9 @@ struct TuningLimits {
   double default_max_seconds = 120;
   int max_variants_cap = 4096;
   double compile_timeout_seconds = 60;
+  // Compiler processes run this much nicer than the daemon, so that lookups
+  // keep their latency while a job compiles on every core.
+  int compile_niceness = 10;
   // A variant may take this many times the baseline's benchmark wall time,
   // but never less than run_limit_min nor more than run_limit_max seconds.
   double run_limit_factor = 20;

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -64,6 +67,18 @@ TEST(Subprocess, PassesEnvironmentOverrides) {
   const CommandResult r =
       RunCommand({"sh", "-c", "echo $TILETUNE_TEST_VALUE"}, 10s, {{"TILETUNE_TEST_VALUE", "42"}});
   EXPECT_EQ(r.out, "42\n");
+}
+
+// The group gets the niceness, and what it starts inherits it (a compiler
+// driver's cc1plus). The sleep lets the parent set it before the child asks.
+TEST(Subprocess, NicenessAppliesToTheChildAndWhatItStarts) {
+  errno = 0;
+  const int base = ::getpriority(PRIO_PROCESS, 0);
+  ASSERT_EQ(errno, 0);
+  const int expected = std::min(base + 7, 19);
+  const CommandResult r = RunCommand({"sh", "-c", "sleep 0.2; nice; sh -c nice"}, 10s, {}, 7);
+  EXPECT_EQ(r.out, std::to_string(expected) + "\n" + std::to_string(expected) + "\n") << r.err;
+  EXPECT_EQ(RunCommand({"nice"}, 10s).out, std::to_string(base) + "\n");
 }
 
 TEST(Subprocess, MissingProgramThrowsNamingIt) {

@@ -73,6 +73,18 @@ TEST(DaemonConfig, CallCeilingsHaveDefaultsAndMustBePositive) {
   EXPECT_EQ(parsed.error->message, "max_stream_seconds must be positive");
 }
 
+TEST(DaemonConfig, CompilersRunNicerThanTheDaemon) {
+  EXPECT_EQ(DaemonConfig{}.tuning.compile_niceness, 10);
+  auto parsed = Parse({"--compile-niceness", "0"});
+  ASSERT_TRUE(parsed.config) << parsed.error->message;
+  EXPECT_EQ(parsed.config->tuning.compile_niceness, 0);
+  for (const char* bad : {"-1", "20"}) {
+    parsed = Parse({"--compile-niceness", bad});
+    ASSERT_TRUE(parsed.error) << bad;
+    EXPECT_EQ(parsed.error->message, "compile_niceness must be between 0 and 19");
+  }
+}
+
 TEST(DaemonConfig, ReferenceSamplingSettings) {
   const tuner::TuningLimits defaults;
   EXPECT_DOUBLE_EQ(defaults.reference_full_max_flops, 1e10);
