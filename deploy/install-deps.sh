@@ -10,6 +10,7 @@ runtime_packages=(
   libgrpc++1.51 libprotobuf32 libsqlite3-0 libspdlog1.10 libyaml-cpp0.7 libfmt9 libcpp-httplib0.11
   libpq5 # PostgreSQL client: --db postgresql://... (fleet mode)
   libamdhip64-5 # HIP backend and hipRTC (opened at run time; absent is fine)
+  librocm-smi64-1 # AMD clocks, temperature, throttle state (opened at run time; absent is fine)
   g++ # the host backend compiles CPU kernel variants at run time
   tini # PID 1 in the containers: reaps the benchmark workers, forwards SIGTERM
 )
@@ -21,6 +22,7 @@ build_packages=(
   postgresql # the tests start a throwaway cluster (tests/postgres-cluster.sh)
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libcpp-httplib-dev
   libamdhip64-dev
+  librocm-smi-dev # rocm_smi.h: the build checks our ROCm SMI declarations against it
   clang-format
   openssl # the TLS tests make a throwaway CA and certificates
   clang libclang-rt-14-dev # libFuzzer target (fuzz/)

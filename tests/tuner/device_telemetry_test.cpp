@@ -1,8 +1,12 @@
 // Device telemetry: NVML reason bits as text, throttle detection, and the
-// "unknown" answer where nothing can be read (this machine: no NVML).
+// "unknown" answer, with its reason, where nothing can be read (this
+// machine: no NVML, and ROCm SMI without an AMD GPU).
 #include "tuner/worker/device_telemetry.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+
+#include <chrono>
 
 namespace tiletune::tuner {
 namespace {
@@ -21,6 +25,14 @@ TEST(DeviceTelemetry, SlowdownReasonsAreNamedAndIdleIsNotOne) {
   EXPECT_EQ(ThrottleReasonText(0x20), "sw_thermal");
   EXPECT_EQ(ThrottleReasonText(0x4 | 0x40 | 0x1), "sw_power_cap+hw_thermal");
   EXPECT_EQ(ThrottleReasonText(0x8 | 0x80), "hw_slowdown+hw_power_brake");
+}
+
+TEST(DeviceTelemetry, SmuThrottleMaskIsKeptRawAndAnySetBitIsASlowdown) {
+  EXPECT_EQ(SmuThrottleText(0), "none");
+  EXPECT_EQ(SmuThrottleText(0x5), "smu_throttle_0x00000005");
+  EXPECT_EQ(SmuThrottleText(0x80000000u), "smu_throttle_0x80000000");
+  EXPECT_FALSE(IsThrottled(State(SmuThrottleText(0))));
+  EXPECT_TRUE(IsThrottled(State(SmuThrottleText(0x100))));
 }
 
 TEST(DeviceTelemetry, OnlyNamedSlowdownsCountAsThrottled) {
@@ -43,20 +55,50 @@ TEST(DeviceTelemetry, AMeasurementIsThrottledWhenEitherSampleWas) {
 }
 
 TEST(DeviceTelemetry, HostAndMissingNvmlAnswerUnknown) {
-  const auto host = OpenDeviceTelemetry("host")->Sample();
+  std::string why = "stale";
+  const auto host = OpenDeviceTelemetry("host", &why)->Sample();
   EXPECT_EQ(host.source(), "unknown");
   EXPECT_EQ(host.throttle(), "unknown");
   EXPECT_EQ(host.sm_clock_mhz(), 0);
   EXPECT_FALSE(IsThrottled(host));
-  // On a machine without NVML (or its GPU) the CUDA reader says unknown too;
-  // with NVML it reads real clocks.
-  const auto cuda = OpenDeviceTelemetry("cuda")->Sample();
+  EXPECT_EQ(why, "") << "the host backend has no telemetry source to fail";
+  // On a machine without NVML (or its GPU) the CUDA reader says unknown too,
+  // and why; with NVML it reads real clocks.
+  const auto cuda = OpenDeviceTelemetry("cuda", &why)->Sample();
   if (cuda.source() == "nvml") {
     EXPECT_GT(cuda.sm_clock_mhz(), 0);
     EXPECT_NE(cuda.throttle(), "unknown");
+    EXPECT_EQ(why, "");
   } else {
     EXPECT_EQ(cuda.source(), "unknown");
     EXPECT_EQ(cuda.throttle(), "unknown");
+    EXPECT_NE(why.find("NVML"), std::string::npos) << why;
+  }
+}
+
+// No AMD GPU exists on the machines this runs on, so the ROCm SMI reader is
+// exercised only as far as loading: with librocm-smi64-1 installed the
+// library opens and rsmi_init fails (no /sys/class/drm) or finds no device;
+// without it the load fails. Either way the answer is "unknown", promptly,
+// with a reason naming ROCm SMI.
+TEST(DeviceTelemetry, RocmSmiWithoutAnAmdGpuAnswersUnknownAndSaysWhy) {
+  void* installed = ::dlopen("librocm_smi64.so.1", RTLD_NOW | RTLD_LOCAL);
+  std::string why;
+  const auto started = std::chrono::steady_clock::now();
+  const auto hip = OpenDeviceTelemetry("hip", &why)->Sample();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+  if (hip.source() == "rocm_smi") GTEST_SKIP() << "an AMD GPU is present: " << why;
+  EXPECT_EQ(hip.source(), "unknown");
+  EXPECT_EQ(hip.throttle(), "unknown");
+  EXPECT_EQ(hip.sm_clock_mhz(), 0);
+  EXPECT_EQ(hip.temperature_c(), 0);
+  ASSERT_TRUE(why.starts_with("ROCm SMI ")) << why;
+  if (installed) {
+    EXPECT_TRUE(why.find("rsmi_init failed") != std::string::npos ||
+                why.find("sees 0 GPUs") != std::string::npos)
+        << why;
+  } else {
+    EXPECT_NE(why.find("not loaded: librocm_smi64.so.1"), std::string::npos) << why;
   }
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <spdlog/spdlog.h>
+
 #include "kernels/kernel_key.h"
 #include "tuner/worker/element_codec.h"
 #include "tuner/worker/host_reference.h"
@@ -140,7 +142,11 @@ BenchRunner::Problem& BenchRunner::ProblemFor(const worker::v1::BenchRequest& re
 
 DeviceTelemetry& BenchRunner::TelemetryFor(const std::string& backend) {
   auto& telemetry = telemetry_[backend];
-  if (!telemetry) telemetry = OpenDeviceTelemetry(backend);
+  if (!telemetry) {
+    std::string why;
+    telemetry = OpenDeviceTelemetry(backend, &why);
+    if (!why.empty()) spdlog::warn("device state of {} measurements is unknown: {}", backend, why);
+  }
   return *telemetry;
 }
 
