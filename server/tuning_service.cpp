@@ -424,20 +424,31 @@ grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* ctx,
   snapshot.set_job_id(request->job_id());
   if (auto s = LoadJob(request->job_id(), *snapshot.mutable_job()); !s.ok()) return s;
   if (!writer->Write(snapshot)) return grpc::Status::OK;
-  if (!IsActive(snapshot.job().state())) {
+  auto write_finished = [&](const v1::Job& job) {
     v1::JobEvent done;
     done.set_kind(v1::JobEvent::KIND_JOB_FINISHED);
     done.set_job_id(request->job_id());
-    *done.mutable_job() = snapshot.job();
+    *done.mutable_job() = job;
     writer->Write(done);
+  };
+  if (!IsActive(snapshot.job().state())) {
+    write_finished(snapshot.job());
     return grpc::Status::OK;
   }
+  // Fleet mode: another daemon may run the job and its events stay there;
+  // the store says when it finished.
+  const bool fleet = ctx_.devices.queues() == JobQueues::kPerDeviceClass;
   while (!ctx->IsCancelled()) {
     if (deadline.Passed()) return deadline.Exceeded();
     auto event = sub->Next(std::min(std::chrono::milliseconds(200), deadline.Remaining()));
     if (!event) {
       if (sub->closed()) {
         return {grpc::StatusCode::UNAVAILABLE, "tiletuned is shutting down; watch again later"};
+      }
+      v1::Job job;
+      if (fleet && LoadJob(request->job_id(), job).ok() && !IsActive(job.state())) {
+        write_finished(job);
+        break;
       }
       continue;
     }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <future>
 #include <map>
 #include <set>
 #include <thread>
@@ -43,6 +44,20 @@ v1::Job Get(const TiletunedProcess& daemon, const std::string& id) {
   v1::Job job;
   EXPECT_TRUE(daemon.Stub()->GetJob(&ctx, request, &job).ok());
   return job;
+}
+
+// The last event of a WatchJob stream.
+v1::JobEvent LastEventOfWatch(const TiletunedProcess& daemon, const std::string& id) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + 120s);
+  v1::WatchJobRequest request;
+  request.set_job_id(id);
+  auto reader = daemon.Stub()->WatchJob(&ctx, request);
+  v1::JobEvent event, last;
+  while (reader->Read(&event)) last = event;
+  const auto status = reader->Finish();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return last;
 }
 
 // Tiny host jobs: two variants per item.
@@ -106,6 +121,8 @@ TEST_F(FleetFlow, JobsRunOnceOnADaemonOfTheirClassAndEveryDaemonListsTheFleet) {
   class_of_job[id] = shared;
   ASSERT_TRUE(Submit(a, TinyJob(other, {GemmKey(16, 24, 8), RowKey("softmax", 8, 96)}), &id).ok());
   class_of_job[id] = other;
+  // Only c can run it; a, where it was submitted, is watched from now on.
+  auto watched_on_a = std::async(std::launch::async, [&a, id] { return LastEventOfWatch(a, id); });
   ASSERT_TRUE(Submit(b, TinyJob("", {GemmKey(8, 16, 24), GemmKey(24, 8, 16)}), &id).ok());
   class_of_job[id] = shared;
 
@@ -125,6 +142,9 @@ TEST_F(FleetFlow, JobsRunOnceOnADaemonOfTheirClassAndEveryDaemonListsTheFleet) {
     ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
     EXPECT_EQ(job.device(), device_class);
   }
+
+  // Its events stayed on c, yet the watch on a saw it end.
+  EXPECT_EQ(watched_on_a.get().kind(), v1::JobEvent::KIND_JOB_FINISHED);
 
   // Each item was claimed once (one lease drawn per claim) by a daemon of
   // its class, and every trial was measured on that class.
