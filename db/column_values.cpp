@@ -3,12 +3,18 @@
 #include <google/protobuf/util/time_util.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+
 namespace tiletune::db {
 
 using google::protobuf::util::TimeUtil;
 
 int64_t NowMicros() {
-  return TimeUtil::TimestampToMicroseconds(TimeUtil::GetCurrentTime());
+  // Not TimeUtil::GetCurrentTime: protobuf 3.21 reads it with time(), whole
+  // seconds, too coarse for heartbeat ages and lease deadlines.
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 std::optional<int64_t> MicrosOf(bool present, const google::protobuf::Timestamp& timestamp) {

@@ -158,6 +158,17 @@ CREATE TRIGGER records_changed AFTER INSERT OR UPDATE ON records
 ALTER TABLE jobs ADD COLUMN submitted_by TEXT COLLATE "C" NOT NULL DEFAULT '';
 CREATE INDEX jobs_by_submitter ON jobs (submitted_by, state);
 )sql"},
+    // The fleet view: one row per daemon sharing the database, replaced at
+    // each heartbeat. `daemon` is the whole v1.FleetDaemon as last
+    // announced (its devices, their classes, states and running jobs).
+    Migration{5, R"sql(
+CREATE TABLE daemons (
+  daemon_id TEXT COLLATE "C" PRIMARY KEY,
+  address TEXT NOT NULL,
+  heartbeat_us BIGINT NOT NULL,
+  daemon BYTEA NOT NULL
+);
+)sql"},
 };
 
 // Any constant shared by every tiletuned: the key of the migration lock.

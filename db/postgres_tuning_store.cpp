@@ -16,13 +16,13 @@ std::unique_ptr<TuningStore> OpenPostgresStore(const PostgresOptions& options) {
   return std::make_unique<PostgresTuningStore>(options);
 }
 
-namespace {
-
 std::string HostName() {
   std::array<char, 256> name{};
   if (gethostname(name.data(), name.size() - 1) != 0) return "localhost";
   return name.data();
 }
+
+namespace {
 
 int64_t LeaseMicros(int lease_seconds) {
   if (lease_seconds <= 0) throw std::invalid_argument("lease_seconds must be positive");

@@ -64,6 +64,9 @@ class PostgresTuningStore final : public TuningStore {
   int64_t CountActiveJobsNamed(const std::string& name) override;
   int64_t CountActiveJobsSubmittedBy(const std::string& submitter) override;
 
+  void AnnounceDaemon(const v1::FleetDaemon& daemon) override;
+  std::vector<v1::FleetDaemon> ListDaemons() override;
+
   // LISTEN on a connection of its own (postgres_record_listener.h).
   std::unique_ptr<RecordWatch> WatchRecordChanges(RecordChangeFn on_change) override;
 

@@ -130,6 +130,16 @@ CREATE INDEX jobs_by_state ON jobs (state, device, priority DESC, miss_count DES
 ALTER TABLE jobs ADD COLUMN submitted_by TEXT NOT NULL DEFAULT '';
 CREATE INDEX jobs_by_submitter ON jobs (submitted_by, state);
 )sql"},
+    // The fleet view; on one node it holds this daemon alone. `daemon` is
+    // the whole v1.FleetDaemon as last announced.
+    Migration{4, R"sql(
+CREATE TABLE daemons (
+  daemon_id TEXT PRIMARY KEY,
+  address TEXT NOT NULL,
+  heartbeat_us INTEGER NOT NULL,
+  daemon BLOB NOT NULL
+);
+)sql"},
 };
 
 }  // namespace

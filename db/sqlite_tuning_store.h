@@ -65,6 +65,9 @@ class SqliteTuningStore final : public TuningStore {
   int64_t CountActiveJobsNamed(const std::string& name) override;
   int64_t CountActiveJobsSubmittedBy(const std::string& submitter) override;
 
+  void AnnounceDaemon(const v1::FleetDaemon& daemon) override;
+  std::vector<v1::FleetDaemon> ListDaemons() override;
+
   // nullptr: this daemon is the only writer of its file.
   std::unique_ptr<RecordWatch> WatchRecordChanges(RecordChangeFn on_change) override;
 

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "db/column_values.h"
+
 namespace tiletune::db {
 
 void RequireDeviceClass(const v1::DeviceFingerprint& device) {
@@ -12,6 +14,16 @@ void RequireDeviceClass(const v1::DeviceFingerprint& device) {
 
 void RequireSourceHash(const std::string& source_hash) {
   if (source_hash.empty()) throw std::invalid_argument("source_hash is required");
+}
+
+void RequireDaemonId(const v1::FleetDaemon& daemon) {
+  if (daemon.daemon_id().empty()) throw std::invalid_argument("daemon.daemon_id is required");
+}
+
+v1::FleetDaemon ListedDaemon(v1::FleetDaemon stored, int64_t heartbeat_us, int64_t now_us) {
+  *stored.mutable_last_heartbeat() = TimestampOfMicros(heartbeat_us);
+  stored.set_heartbeat_age_seconds(static_cast<double>(now_us - heartbeat_us) / 1e6);
+  return stored;
 }
 
 void RequireRecordKey(const std::string& canonical_key, const v1::Record& record) {

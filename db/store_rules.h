@@ -32,6 +32,12 @@ v1::JobItemProgress QueuedItem(int index, const v1::KernelKey& key);
 JobItemClaim ClaimOf(const std::string& database, const std::string& job_id, int item_index,
                      v1::JobSpec spec);
 
+// daemon.daemon_id must be set (std::invalid_argument naming it).
+void RequireDaemonId(const v1::FleetDaemon& daemon);
+// A daemon as ListDaemons answers it: as stored, with its heartbeat time and
+// age at `now_us`.
+v1::FleetDaemon ListedDaemon(v1::FleetDaemon stored, int64_t heartbeat_us, int64_t now_us);
+
 // Import lines keyed (canonical key, device class) -> the first line seen.
 using ImportLinesSeen = std::map<std::pair<std::string, std::string>, int>;
 // Whether a record exists for (canonical key, device class).

@@ -179,6 +179,15 @@ class TuningStore {
   // submitter beside the job and answers this from an index on it.
   virtual int64_t CountActiveJobsSubmittedBy(const std::string& submitter) = 0;
 
+  // The fleet view. AnnounceDaemon inserts or replaces the row of
+  // daemon.daemon_id with what it says (its devices, their states and
+  // running jobs) and stamps it with the current time, the heartbeat.
+  // ListDaemons returns every daemon ever announced, ordered by id, with
+  // last_heartbeat and heartbeat_age_seconds set; rows are never deleted, so
+  // a stopped daemon is seen as one whose heartbeat grows old.
+  virtual void AnnounceDaemon(const v1::FleetDaemon& daemon) = 0;
+  virtual std::vector<v1::FleetDaemon> ListDaemons() = 0;
+
   // Calls `on_change`, on a thread of its own, whenever a record is written
   // (by any daemon), so that caches in front of the store stay exact; first
   // with ("", "") and again after any gap in which changes may have been
@@ -214,6 +223,10 @@ struct PostgresOptions {
   std::string owner;
   int lease_seconds = 30;
 };
+
+// This machine's host name ("localhost" when it has none): the default
+// PostgresOptions::owner.
+std::string HostName();
 
 // Connects to a PostgreSQL tuning database, creating or migrating its
 // schema. Throws StoreError (naming the database without its password)

@@ -39,7 +39,8 @@ const Daemon& TheDaemon() {
     options.enabled = {"host"};
     options.cache_dir = "/tmp/tiletune-fuzz-cache";
     d.devices = std::make_unique<server::DeviceRegistry>(runtime::DiscoverBackends(options),
-                                                         std::vector<std::string>{});
+                                                         std::vector<std::string>{},
+                                                         server::JobQueues::kPerDevice);
     return d;
   }();
   return daemon;
@@ -101,7 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 2: {
       v1::SubmitJobRequest m;
       if (!Parse(m, data, size)) break;
-      if (server::ValidateJobSpec(m.spec(), d.config, *d.devices)) break;
+      if (server::ValidateJobSpec(m.spec(), d.config, *d.devices, {})) break;
       for (const auto& key : m.spec().kernels()) Plan(key);
       break;
     }

@@ -60,6 +60,14 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.db_lease_seconds; }},
       {"daemon_id", "PostgreSQL: this daemon's unique, stable name (default: host name)",
        [](auto& c) { return &c.daemon_id; }},
+      {"fleet_heartbeat_seconds", "how often this daemon announces itself and its devices",
+       [](auto& c) { return &c.fleet_heartbeat_seconds; }},
+      {"fleet_gone_after_seconds", "a daemon silent this long is shown as gone",
+       [](auto& c) { return &c.fleet_gone_after_seconds; }},
+      {"host_cpus",
+       "CPUs the daemon and its host workers use, the first N allowed (0: all); part of the "
+       "host device class",
+       [](auto& c) { return &c.host_cpus; }},
       {"compile_cache_max_bytes", "compiled-code cache size bound",
        [](auto& c) { return &c.compile_cache_max_bytes; }},
       {"max_dim", "largest dimension of a kernel key",
@@ -294,6 +302,8 @@ std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
       {"db_connections", c.db_connections},
       {"db_connect_timeout_seconds", c.db_connect_timeout_seconds},
       {"db_lease_seconds", c.db_lease_seconds},
+      {"fleet_heartbeat_seconds", c.fleet_heartbeat_seconds},
+      {"fleet_gone_after_seconds", c.fleet_gone_after_seconds},
       {"compile_cache_max_bytes", static_cast<double>(c.compile_cache_max_bytes)},
       {"max_dim", static_cast<double>(c.key_limits.max_dim)},
       {"max_elements", static_cast<double>(c.key_limits.max_elements)},
@@ -344,6 +354,10 @@ std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
   if (c.tuning.noise_factor < 0) return ConfigError{"noise_factor must not be negative"};
   if (c.tuning.compile_niceness < 0 || c.tuning.compile_niceness > 19) {
     return ConfigError{"compile_niceness must be between 0 and 19"};
+  }
+  if (c.host_cpus < 0) return ConfigError{"host_cpus must not be negative"};
+  if (c.fleet_gone_after_seconds <= c.fleet_heartbeat_seconds) {
+    return ConfigError{"fleet_gone_after_seconds must exceed fleet_heartbeat_seconds"};
   }
   if (c.tuning.reference_threads < 0) {
     return ConfigError{"reference_threads must not be negative"};

@@ -38,6 +38,16 @@ struct DaemonConfig {
   // (empty: the host name).
   int db_lease_seconds = 30;
   std::string daemon_id;
+  // The fleet view (the daemons table): how often this daemon announces
+  // itself, its devices and what they run, and how old a daemon's last
+  // heartbeat may be before it is shown as gone and its device classes no
+  // longer count as served when a job names one this daemon lacks.
+  double fleet_heartbeat_seconds = 5;
+  double fleet_gone_after_seconds = 30;
+  // CPUs the daemon, its compilers and its host-backend workers run on: the
+  // first N of those it may use (0: all of them). The count is the host
+  // device's compute units, so it is part of the host device class.
+  int host_cpus = 0;
   int64_t compile_cache_max_bytes = int64_t{1} << 30;
 
   // Request limits.

@@ -16,8 +16,8 @@ void ManagedDevice::set_running_job(std::string job_id) {
 }
 
 DeviceRegistry::DeviceRegistry(runtime::DiscoveredBackends backends,
-                               const std::vector<std::string>& wanted)
-    : backends_(std::move(backends)) {
+                               const std::vector<std::string>& wanted, JobQueues queues)
+    : backends_(std::move(backends)), queues_(queues) {
   for (const auto& backend : backends_.backends) {
     for (auto& info : backend->Devices()) {
       if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), info.id) == wanted.end()) {
@@ -26,6 +26,8 @@ DeviceRegistry::DeviceRegistry(runtime::DiscoveredBackends backends,
       auto device = std::make_unique<ManagedDevice>();
       device->info = std::move(info);
       device->backend = backend.get();
+      device->queue = queues == JobQueues::kPerDevice ? device->info.id
+                                                      : device->info.fingerprint.device_class();
       devices_.push_back(std::move(device));
     }
   }

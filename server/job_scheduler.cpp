@@ -192,7 +192,7 @@ void JobScheduler::DeviceLoop(ManagedDevice& device) {
     std::optional<db::JobItemClaim> claim;
     FlushMissCounts();
     try {
-      claim = store_.ClaimNextItem(device.info.id);
+      claim = store_.ClaimNextItem(device.queue);
     } catch (const db::StoreError& e) {
       spdlog::error("device {}: cannot claim work: {}", device.info.id, e.what());
     }

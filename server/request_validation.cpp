@@ -42,7 +42,8 @@ std::variant<ResolvedDevice, kernels::FieldError> ResolveDevice(const v1::Device
 
 std::optional<kernels::FieldError> ValidateJobSpec(const v1::JobSpec& spec,
                                                    const DaemonConfig& config,
-                                                   const DeviceRegistry& devices) {
+                                                   const DeviceRegistry& devices,
+                                                   const std::set<std::string>& fleet_classes) {
   if (spec.kernels_size() == 0) {
     return kernels::FieldError{"spec.kernels", "a job needs at least one kernel key"};
   }
@@ -79,10 +80,12 @@ std::optional<kernels::FieldError> ValidateJobSpec(const v1::JobSpec& spec,
   }
   auto device = ResolveDevice(spec.device(), devices, "spec.device");
   if (auto* e = std::get_if<kernels::FieldError>(&device)) return *e;
-  if (!std::get<ResolvedDevice>(device).device) {
+  if (!std::get<ResolvedDevice>(device).device &&
+      !fleet_classes.contains(spec.device().device_class())) {
     return kernels::FieldError{"spec.device.device_class",
                                "no device of class '" + spec.device().device_class() +
-                                   "' on this daemon (known: " + devices.KnownIds() + ")"};
+                                   "' on this daemon (known: " + devices.KnownIds() +
+                                   ") nor on a live daemon of its fleet"};
   }
   return std::nullopt;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 
@@ -26,10 +27,12 @@ std::variant<ResolvedDevice, kernels::FieldError> ResolveDevice(const v1::Device
 
 // Field-level checks of a job spec against the daemon's limits; keys are
 // checked with kernels::ValidateKernelKey. The spec's device must be one of
-// ours (jobs run here).
+// ours, or name a device class in `fleet_classes`: those that live daemons
+// of the fleet serve (ServedDeviceClasses; empty on one node).
 std::optional<kernels::FieldError> ValidateJobSpec(const v1::JobSpec& spec,
                                                    const DaemonConfig& config,
-                                                   const DeviceRegistry& devices);
+                                                   const DeviceRegistry& devices,
+                                                   const std::set<std::string>& fleet_classes);
 
 // Page size to use: `requested` <= 0 gives the default, larger than the
 // limit is an error.

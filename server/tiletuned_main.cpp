@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -25,6 +26,8 @@
 #include "server/daemon_config.h"
 #include "server/daemon_metrics.h"
 #include "server/device_registry.h"
+#include "server/fleet_heartbeat.h"
+#include "server/host_cpus.h"
 #include "server/job_event_hub.h"
 #include "server/job_scheduler.h"
 #include "server/lookup_cache.h"
@@ -93,6 +96,15 @@ int Run(server::DaemonConfig config) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // Before any thread starts, so that every one and every child inherits it.
+  if (config.host_cpus > 0) {
+    if (auto error = server::KeepFirstCpus(config.host_cpus)) {
+      spdlog::critical("{}", *error);
+      return 2;
+    }
+  }
+  if (config.daemon_id.empty()) config.daemon_id = db::HostName();
+
   std::error_code ec;
   fs::create_directories(config.data_dir, ec);
   if (ec) {
@@ -113,7 +125,11 @@ int Run(server::DaemonConfig config) {
   }
   std::unique_ptr<server::DeviceRegistry> devices;
   try {
-    devices = std::make_unique<server::DeviceRegistry>(std::move(discovered), config.devices);
+    // A shared database is a fleet: jobs queue per device class.
+    devices = std::make_unique<server::DeviceRegistry>(std::move(discovered), config.devices,
+                                                       db::IsPostgresUrl(config.db_path)
+                                                           ? server::JobQueues::kPerDeviceClass
+                                                           : server::JobQueues::kPerDevice);
   } catch (const std::invalid_argument& e) {
     spdlog::critical("{}", e.what());
     return 2;
@@ -227,6 +243,13 @@ int Run(server::DaemonConfig config) {
       });
   context.store = store.get();
   AddGauges(registry, *store, *devices);
+  v1::FleetDaemon self;
+  self.set_daemon_id(config.daemon_id);
+  self.set_address(grpc_address);
+  self.set_version(TILETUNE_VERSION);
+  *self.mutable_started_at() = context.started_at;
+  std::optional<server::FleetHeartbeat> heartbeat;
+  heartbeat.emplace(*store, *devices, std::move(self), config.fleet_heartbeat_seconds);
 
   server::JobScheduler scheduler(*store, *devices, events, cache, metrics, context.misses, config);
   context.scheduler = &scheduler;
@@ -295,6 +318,7 @@ int Run(server::DaemonConfig config) {
   spdlog::debug("metrics server stopped");
   context.ready.store(false);
   watchdog = {};
+  heartbeat.reset();
   context.store = nullptr;
   store.reset();
   if (!config.ready_file.empty()) fs::remove(config.ready_file, ec);

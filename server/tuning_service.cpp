@@ -9,6 +9,7 @@
 #include "kernels/fusion/fusion_planner.h"
 #include "kernels/kernel_key.h"
 #include "server/call_deadline.h"
+#include "server/fleet_view.h"
 #include "server/planned_kernels.h"
 #include "server/record_import.h"
 #include "server/request_validation.h"
@@ -184,7 +185,7 @@ std::optional<std::string> TuningServiceImpl::QueueTuning(const v1::KernelKey& k
   // One at a time, so that a flood of lookups for one key makes one job.
   std::lock_guard lock(tune_on_miss_mu_);
   const std::string& device_id = device.info.id;
-  std::optional<std::string> job = ctx_.store->FindActiveJobForKey(canonical, device_id);
+  std::optional<std::string> job = ctx_.store->FindActiveJobForKey(canonical, device.queue);
   if (!job) {
     const int64_t queued = ctx_.store->CountActiveJobsNamed(job_name);
     if (queued >= ctx_.config.max_queued_tune_on_miss) {
@@ -198,7 +199,7 @@ std::optional<std::string> TuningServiceImpl::QueueTuning(const v1::KernelKey& k
     *spec.add_kernels() = kernels::NormalizeKernelKey(key);
     spec.set_priority(ctx_.config.tune_on_miss_priority);
     spec.mutable_device()->set_device(device_id);
-    job = CreateJob(std::move(spec), device_id, /*submitted_by=*/"");
+    job = CreateJob(std::move(spec), device.queue, /*submitted_by=*/"");
   }
   ctx_.misses.SetJob(device_id, canonical, *job);
   return job;
@@ -268,12 +269,12 @@ grpc::ServerUnaryReactor* TuningServiceImpl::BatchLookup(grpc::CallbackServerCon
   return reactor;
 }
 
-std::string TuningServiceImpl::CreateJob(v1::JobSpec spec, const std::string& device_id,
+std::string TuningServiceImpl::CreateJob(v1::JobSpec spec, const std::string& queue,
                                          const std::string& submitted_by) {
   v1::Job job;
   job.set_id(NewJobId());
   job.set_state(v1::JOB_QUEUED);
-  job.set_device(device_id);
+  job.set_device(queue);
   job.set_submitted_by(submitted_by);
   *job.mutable_created_at() = TimeUtil::GetCurrentTime();
   std::vector<std::string> canonical;
@@ -293,7 +294,7 @@ std::string TuningServiceImpl::CreateJob(v1::JobSpec spec, const std::string& de
   ctx_.metrics.jobs_submitted.Increment();
   if (ctx_.scheduler) ctx_.scheduler->Wake();
   spdlog::info("job={}: queued {} kernel(s) on {} (priority {})", job.id(),
-               job.spec().kernels_size(), device_id, job.spec().priority());
+               job.spec().kernels_size(), queue, job.spec().priority());
   return job.id();
 }
 
@@ -305,7 +306,13 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* ctx,
   if (ctx_.draining.load()) {
     return {grpc::StatusCode::UNAVAILABLE, "tiletuned is shutting down and takes no new jobs"};
   }
-  if (auto e = ValidateJobSpec(request->spec(), ctx_.config, ctx_.devices)) return Invalid(*e);
+  std::set<std::string> fleet_classes;
+  if (ctx_.devices.queues() == JobQueues::kPerDeviceClass) {
+    fleet_classes = ServedDeviceClasses(ListFleet());
+  }
+  if (auto e = ValidateJobSpec(request->spec(), ctx_.config, ctx_.devices, fleet_classes)) {
+    return Invalid(*e);
+  }
   const auto counts = ctx_.store->CountJobsByState();
   int64_t active = 0;
   for (auto state : {v1::JOB_QUEUED, v1::JOB_RUNNING}) {
@@ -319,8 +326,10 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* ctx,
   }
   auto device = std::get<ResolvedDevice>(
       ResolveDevice(request->spec().device(), ctx_.devices, "spec.device"));
+  // No local device: a class only other daemons of the fleet have.
+  const std::string queue = device.device ? device.device->queue : device.device_class;
   std::string id;
-  auto create = [&] { id = CreateJob(request->spec(), device.device->info.id, caller.identity); };
+  auto create = [&] { id = CreateJob(request->spec(), queue, caller.identity); };
   if (!ctx_.quota) {
     create();
   } else if (auto mine = ctx_.quota->CreateWithin(caller.identity, create)) {
@@ -415,20 +424,31 @@ grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* ctx,
   snapshot.set_job_id(request->job_id());
   if (auto s = LoadJob(request->job_id(), *snapshot.mutable_job()); !s.ok()) return s;
   if (!writer->Write(snapshot)) return grpc::Status::OK;
-  if (!IsActive(snapshot.job().state())) {
+  auto write_finished = [&](const v1::Job& job) {
     v1::JobEvent done;
     done.set_kind(v1::JobEvent::KIND_JOB_FINISHED);
     done.set_job_id(request->job_id());
-    *done.mutable_job() = snapshot.job();
+    *done.mutable_job() = job;
     writer->Write(done);
+  };
+  if (!IsActive(snapshot.job().state())) {
+    write_finished(snapshot.job());
     return grpc::Status::OK;
   }
+  // Fleet mode: another daemon may run the job and its events stay there;
+  // the store says when it finished.
+  const bool fleet = ctx_.devices.queues() == JobQueues::kPerDeviceClass;
   while (!ctx->IsCancelled()) {
     if (deadline.Passed()) return deadline.Exceeded();
     auto event = sub->Next(std::min(std::chrono::milliseconds(200), deadline.Remaining()));
     if (!event) {
       if (sub->closed()) {
         return {grpc::StatusCode::UNAVAILABLE, "tiletuned is shutting down; watch again later"};
+      }
+      v1::Job job;
+      if (fleet && LoadJob(request->job_id(), job).ok() && !IsActive(job.state())) {
+        write_finished(job);
+        break;
       }
       continue;
     }
@@ -544,7 +564,16 @@ grpc::Status TuningServiceImpl::ListDevices(grpc::ServerContext* ctx, const v1::
   response->set_daemon(host);
   response->set_version(TILETUNE_VERSION);
   *response->mutable_started_at() = ctx_.started_at;
+  if (ctx_.ready.load()) {
+    for (auto& daemon : ListFleet()) *response->add_fleet() = std::move(daemon);
+  }
   return grpc::Status::OK;
+}
+
+std::vector<v1::FleetDaemon> TuningServiceImpl::ListFleet() const {
+  auto daemons = ctx_.store->ListDaemons();
+  MarkGoneDaemons(daemons, ctx_.config.fleet_gone_after_seconds);
+  return daemons;
 }
 
 }  // namespace tiletune::server

@@ -2,6 +2,9 @@
 
 #include <atomic>
 #include <mutex>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "db/tuning_store.h"
 #include "server/call_authorizer.h"
@@ -84,8 +87,12 @@ class TuningServiceImpl final : public TuningServiceBase {
                                  const std::string& prefix);
   // Creates a job from a validated spec; returns its id. `submitted_by` is
   // the caller's identity, empty for jobs the daemon queues itself.
-  std::string CreateJob(v1::JobSpec spec, const std::string& device_id,
+  // `queue` is the Job.device it waits in (ManagedDevice::queue).
+  std::string CreateJob(v1::JobSpec spec, const std::string& queue,
                         const std::string& submitted_by);
+  // Every daemon of the database, those silent past fleet_gone_after_seconds
+  // marked gone.
+  std::vector<v1::FleetDaemon> ListFleet() const;
   // Queues a job named `job_name` that tunes `key` on `device` unless one is
   // queued or running for it already; its id, or nullopt with `why` when the
   // cap on such jobs (max_queued_tune_on_miss) is reached.

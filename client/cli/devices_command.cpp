@@ -11,6 +11,30 @@
 namespace tiletune::cli {
 namespace {
 
+// Every daemon sharing the tuning database, one row per device; a daemon
+// whose heartbeat is too old shows as gone on each of its rows.
+void PrintFleet(const v1::ListDevicesResponse& response, std::ostream& out) {
+  if (response.fleet().empty()) return;
+  TextTable fleet({"DAEMON", "ADDRESS", "DEVICE", "CLASS", "STATE", "JOB", "HEARTBEAT"});
+  for (const auto& daemon : response.fleet()) {
+    const std::string heartbeat = fmt::format("{:.1f} s ago", daemon.heartbeat_age_seconds());
+    auto state = [&](const v1::Device& d) {
+      return daemon.gone() ? std::string("gone")
+                           : client::ShortEnumName(client::kDeviceStateNaming, d.state());
+    };
+    if (daemon.devices().empty()) {
+      fleet.AddRow({daemon.daemon_id(), daemon.address(), "-", "-", daemon.gone() ? "gone" : "-",
+                    "-", heartbeat});
+    }
+    for (const auto& d : daemon.devices()) {
+      fleet.AddRow({daemon.daemon_id(), daemon.address(), d.id(), d.fingerprint().device_class(),
+                    state(d), OrDash(d.running_job_id()), heartbeat});
+    }
+  }
+  out << "\nfleet (daemons sharing the tuning database)\n";
+  fleet.Print(out);
+}
+
 void PrintDevices(const v1::ListDevicesResponse& response, std::ostream& out) {
   out << fmt::format("daemon {} (version {}, started {})\n", response.daemon(), response.version(),
                      FormatTimestamp(response.started_at()));
@@ -31,6 +55,7 @@ void PrintDevices(const v1::ListDevicesResponse& response, std::ostream& out) {
   }
   out << '\n';
   devices.Print(out);
+  PrintFleet(response, out);
 }
 
 ExitCode Devices(CliContext& context) {
@@ -49,7 +74,8 @@ ExitCode Devices(CliContext& context) {
 
 void AddDevicesCommand(CLI::App& app, CommandRun& run) {
   auto* command = app.add_subcommand(
-      "devices", "Show the backends the daemon found (and why not) and its devices");
+      "devices",
+      "Show the backends the daemon found (and why not), its devices and the fleet's daemons");
   command->callback([&run] { run = Devices; });
 }
 

@@ -1,5 +1,6 @@
 #include "cpu_fingerprint.h"
 
+#include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -86,12 +87,21 @@ std::string CpuArch() {
 #endif
 }
 
+int UsableCpuCount() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
+    return static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+  }
+  return CPU_COUNT(&allowed);
+}
+
 v1::DeviceFingerprint ReadCpuFingerprint() {
   v1::DeviceFingerprint fp;
   fp.set_vendor("cpu");
   fp.set_arch(CpuArch());
   fp.set_name(ProcField("/proc/cpuinfo", "model name").value_or(fp.arch()));
-  fp.set_compute_units(static_cast<int32_t>(::sysconf(_SC_NPROCESSORS_ONLN)));
+  fp.set_compute_units(UsableCpuCount());
   if (const auto mem = ProcField("/proc/meminfo", "MemTotal")) {
     fp.set_memory_bytes(LeadingInteger(*mem) * 1024);  // "16318412 kB"
   }

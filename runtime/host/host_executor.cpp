@@ -7,7 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <thread>
+
+#include "runtime/host/cpu_fingerprint.h"
 
 namespace tiletune::runtime::host {
 namespace {
@@ -78,7 +79,8 @@ std::optional<std::string> HostExecutor::Load(const std::string& artifact_path,
 }
 
 int HostExecutor::compute_units() const {
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // As the fingerprint counts them, so persistent grids match the class.
+  return std::max(1, UsableCpuCount());
 }
 
 void HostExecutor::Unload() {

@@ -119,7 +119,8 @@ TEST_F(SqliteOpen, AVersionOneDatabaseIsMigratedKeepingItsJobs) {
   ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
   const int rc = sqlite3_exec(
       db,
-      "DROP TABLE known_failures; DROP INDEX jobs_by_state; DROP INDEX jobs_by_submitter;"
+      "DROP TABLE known_failures; DROP TABLE daemons; DROP INDEX jobs_by_state;"
+      " DROP INDEX jobs_by_submitter;"
       " ALTER TABLE jobs DROP COLUMN miss_count; ALTER TABLE jobs DROP COLUMN submitted_by;"
       " CREATE INDEX jobs_by_state ON jobs (state, device, priority DESC, created_at_us);"
       " PRAGMA user_version = 1;",

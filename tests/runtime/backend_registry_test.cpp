@@ -1,7 +1,10 @@
 #include "runtime/backend_registry.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
+
+#include <thread>
 
 #include "runtime/device_class.h"
 #include "runtime/host/cpu_fingerprint.h"
@@ -62,9 +65,34 @@ TEST(CpuFingerprint, DescribesThisMachine) {
       << fp.arch();
 #endif
   EXPECT_FALSE(fp.name().empty());
-  EXPECT_EQ(fp.compute_units(), ::sysconf(_SC_NPROCESSORS_ONLN));
+  EXPECT_EQ(fp.compute_units(), host::UsableCpuCount());
+  EXPECT_LE(fp.compute_units(), ::sysconf(_SC_NPROCESSORS_ONLN));
   EXPECT_GT(fp.memory_bytes(), int64_t{64} << 20);
   EXPECT_EQ(fp.device_class(), DeviceClassId(fp));
+}
+
+// The CPUs a process may run on (a cpuset, tiletuned's host_cpus) are its
+// compute units and so part of its device class.
+TEST(CpuFingerprint, CountsOnlyTheCpusThisThreadMayUse) {
+  const v1::DeviceFingerprint all = host::ReadCpuFingerprint();
+  if (all.compute_units() < 2) GTEST_SKIP() << "needs 2 usable CPUs";
+  v1::DeviceFingerprint one;
+  std::thread([&] {
+    cpu_set_t first;
+    CPU_ZERO(&first);
+    cpu_set_t allowed;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &allowed)) {
+        CPU_SET(cpu, &first);
+        break;
+      }
+    }
+    ASSERT_EQ(sched_setaffinity(0, sizeof(first), &first), 0);
+    one = host::ReadCpuFingerprint();
+  }).join();
+  EXPECT_EQ(one.compute_units(), 1);
+  EXPECT_NE(one.device_class(), all.device_class());
 }
 
 TEST(DeviceClass, DependsOnTheClassFieldsOnly) {

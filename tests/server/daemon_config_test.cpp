@@ -109,6 +109,28 @@ TEST(DaemonConfig, ReferenceSamplingSettings) {
   EXPECT_EQ(error({"--reference-threads", "-1"}), "reference_threads must not be negative");
 }
 
+TEST(DaemonConfig, FleetViewAndHostCpuSettings) {
+  const DaemonConfig defaults;
+  EXPECT_DOUBLE_EQ(defaults.fleet_heartbeat_seconds, 5);
+  EXPECT_DOUBLE_EQ(defaults.fleet_gone_after_seconds, 30);
+  EXPECT_EQ(defaults.host_cpus, 0);
+  auto parsed = Parse(
+      {"--fleet-heartbeat-seconds", "0.5", "--fleet-gone-after-seconds", "3", "--host-cpus", "2"});
+  ASSERT_TRUE(parsed.config) << parsed.error->message;
+  EXPECT_DOUBLE_EQ(parsed.config->fleet_heartbeat_seconds, 0.5);
+  EXPECT_DOUBLE_EQ(parsed.config->fleet_gone_after_seconds, 3);
+  EXPECT_EQ(parsed.config->host_cpus, 2);
+
+  auto error = [](std::vector<std::string> args) {
+    auto result = Parse(std::move(args));
+    return result.error ? result.error->message : std::string("no error");
+  };
+  EXPECT_EQ(error({"--fleet-heartbeat-seconds", "0"}), "fleet_heartbeat_seconds must be positive");
+  EXPECT_EQ(error({"--fleet-gone-after-seconds", "5"}),
+            "fleet_gone_after_seconds must exceed fleet_heartbeat_seconds");
+  EXPECT_EQ(error({"--host-cpus", "-1"}), "host_cpus must not be negative");
+}
+
 TEST(DaemonConfig, DbIsAFileOrAPostgresUrlWithItsPoolLimits) {
   auto parsed = Parse({"--db", "postgresql://tuner@db.internal:5432/tiletune", "--db-connections",
                        "16", "--db-connect-timeout-seconds", "3"});

@@ -489,7 +489,11 @@ TEST(TuningFlow, QueuedJobsRunInPriorityOrder) {
     *spec.add_kernels() = RowKey("softmax", 16, cols);
     return spec;
   };
-  const std::string first = Submit(*stub, spec_for(0, 100));  // occupies the device
+  // The first job occupies the device before the others arrive: queued
+  // together, `low` would outrank it and could be claimed before `high`
+  // exists.
+  const std::string first = Submit(*stub, spec_for(0, 100));
+  ASSERT_TRUE(PollUntil([&] { return Get(*stub, first).state() == v1::JOB_RUNNING; }, In(30s)));
   const std::string low = Submit(*stub, spec_for(1, 101));
   const std::string high = Submit(*stub, spec_for(5, 102));
   for (const auto& id : {first, low, high}) WatchToEnd(*stub, id);
