@@ -94,6 +94,12 @@ v1::LookupResponse Lookup(v1::TuningService::Stub& stub, const v1::KernelKey& ke
   return resp;
 }
 
+// The record's decision (numbers and reason) when a job answered VENDOR:
+// what a failed WINNER_TUNED expectation must show to be diagnosed.
+std::string WhyVendor(v1::TuningService::Stub& stub, const v1::KernelKey& key) {
+  return Lookup(stub, key).record().decision().ShortDebugString();
+}
+
 TEST(TuningFlow, SubmitWatchThenLookupHits) {
   TempDir dir;
   TiletunedProcess daemon(dir.path());
@@ -122,7 +128,8 @@ TEST(TuningFlow, SubmitWatchThenLookupHits) {
 
   const auto job = Get(*stub, id);
   ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
-  ASSERT_EQ(job.items(0).winner(), v1::WINNER_TUNED) << job.ShortDebugString();
+  ASSERT_EQ(job.items(0).winner(), v1::WINNER_TUNED)
+      << job.ShortDebugString() << "\ndecision: " << WhyVendor(*stub, key);
 
   const auto hit = Lookup(*stub, key);
   ASSERT_EQ(hit.result(), v1::LookupResponse::RESULT_HIT);
@@ -196,7 +203,8 @@ TEST(TuningFlow, OnPostgresTheTunedRecordIsServedByEveryDaemonOfTheDatabase) {
   EXPECT_EQ(events.back().kind(), v1::JobEvent::KIND_JOB_FINISHED);
   const auto job = Get(*stub, id);
   ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
-  ASSERT_EQ(job.items(0).winner(), v1::WINNER_TUNED) << job.ShortDebugString();
+  ASSERT_EQ(job.items(0).winner(), v1::WINNER_TUNED)
+      << job.ShortDebugString() << "\ndecision: " << WhyVendor(*stub, key);
   // The commit was announced: each daemon dropped its cached miss.
   auto hit_within_a_second = [&](v1::TuningService::Stub& daemon_stub) {
     v1::LookupResponse response;
