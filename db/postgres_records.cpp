@@ -90,17 +90,6 @@ RecordPage PostgresTuningStore::ListRecords(const std::string& op, const std::st
   return page;
 }
 
-void PostgresTuningStore::ExportRecords(const std::string& op, const std::string& device_class,
-                                        const std::function<void(const v1::Record&)>& sink) {
-  // Page by page, so a slow sink holds no connection between pages.
-  std::string token;
-  do {
-    RecordPage page = ListRecords(op, device_class, kMaxPageSize, token);
-    for (const auto& record : page.records) sink(record);
-    token = page.next_page_token;
-  } while (!token.empty());
-}
-
 std::vector<v1::ImportReject> PostgresTuningStore::ImportRecords(
     const std::vector<ImportedRecord>& records, bool replace, bool dry_run) {
   auto connection = pool_.Acquire();

@@ -26,8 +26,6 @@ class PostgresTuningStore final : public TuningStore {
   void PutRecord(const std::string& canonical_key, const v1::Record& record) override;
   RecordPage ListRecords(const std::string& op, const std::string& device_class, int page_size,
                          const std::string& page_token) override;
-  void ExportRecords(const std::string& op, const std::string& device_class,
-                     const std::function<void(const v1::Record&)>& sink) override;
   // Holds off other writers of records while it checks and writes, so the
   // answer is all or nothing as with SQLite's single writer.
   std::vector<v1::ImportReject> ImportRecords(const std::vector<ImportedRecord>& records,

@@ -92,17 +92,6 @@ RecordPage SqliteTuningStore::ListRecords(const std::string& op, const std::stri
   return page;
 }
 
-void SqliteTuningStore::ExportRecords(const std::string& op, const std::string& device_class,
-                                      const std::function<void(const v1::Record&)>& sink) {
-  // Page by page, so a slow sink holds no read connection between pages.
-  std::string token;
-  do {
-    RecordPage page = ListRecords(op, device_class, kMaxPageSize, token);
-    for (const auto& record : page.records) sink(record);
-    token = page.next_page_token;
-  } while (!token.empty());
-}
-
 std::vector<v1::ImportReject> SqliteTuningStore::ImportRecords(
     const std::vector<ImportedRecord>& records, bool replace, bool dry_run) {
   return writer_->Run([&](Connection& connection) {

@@ -27,8 +27,6 @@ class SqliteTuningStore final : public TuningStore {
   void PutRecord(const std::string& canonical_key, const v1::Record& record) override;
   RecordPage ListRecords(const std::string& op, const std::string& device_class, int page_size,
                          const std::string& page_token) override;
-  void ExportRecords(const std::string& op, const std::string& device_class,
-                     const std::function<void(const v1::Record&)>& sink) override;
   std::vector<v1::ImportReject> ImportRecords(const std::vector<ImportedRecord>& records,
                                               bool replace, bool dry_run) override;
 

@@ -3,8 +3,19 @@
 #include <stdexcept>
 
 #include "db/column_values.h"
+#include "db/page_token.h"
 
 namespace tiletune::db {
+
+void TuningStore::ExportRecords(const std::string& op, const std::string& device_class,
+                                const std::function<void(const v1::Record&)>& sink) {
+  std::string token;
+  do {
+    RecordPage page = ListRecords(op, device_class, kMaxPageSize, token);
+    for (const auto& record : page.records) sink(record);
+    token = page.next_page_token;
+  } while (!token.empty());
+}
 
 void RequireDeviceClass(const v1::DeviceFingerprint& device) {
   if (device.device_class().empty()) {

@@ -109,8 +109,10 @@ class TuningStore {
   // Filters are exact; empty means any. Ordered by op, key, device class.
   virtual RecordPage ListRecords(const std::string& op, const std::string& device_class,
                                  int page_size, const std::string& page_token) = 0;
-  virtual void ExportRecords(const std::string& op, const std::string& device_class,
-                             const std::function<void(const v1::Record&)>& sink) = 0;
+  // Every record ListRecords would list, page by page, so that a slow sink
+  // holds no connection between pages. The same on every engine.
+  void ExportRecords(const std::string& op, const std::string& device_class,
+                     const std::function<void(const v1::Record&)>& sink);
   // All or nothing: returns the lines whose key and device class already
   // have a record (when !replace) or repeat an earlier line; on any such
   // conflict, or when dry_run, nothing is written.
