@@ -12,6 +12,7 @@
 
 #include "kernels/kernel_key.h"
 #include "runtime/content_hash.h"
+#include "tuner/decision_margin.h"
 #include "tuner/search_strategy.h"
 #include "tuner/worker/timing_summary.h"
 
@@ -486,18 +487,16 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
     for (size_t r = 0; r < chosen->round_medians_s.size(); ++r) {
       ratios.push_back(chosen->round_medians_s[r] / base_rounds.round_medians_s[r]);
     }
-    std::sort(ratios.begin(), ratios.end());
-    const double noise = Quantile(ratios, 0.9) - Quantile(ratios, 0.1);
-    const double measured = 1 - Quantile(ratios, 0.5);
-    const double required = std::max(1 - 1 / limits_.min_speedup, limits_.noise_factor * noise);
-    decision.set_noise(noise);
-    decision.set_required_margin(required);
-    decision.set_measured_margin(measured);
-    tuned = measured > required;
+    const DecisionMargin margin = JudgeMargin(ratios, limits_.min_speedup, limits_.noise_factor);
+    decision.set_noise(margin.noise);
+    decision.set_required_margin(margin.required);
+    decision.set_measured_margin(margin.measured);
+    tuned = margin.tuned;
     decision.set_reason(std::string(tuned ? "beats " : "does not beat ") + baseline.name + " by " +
-                        Percent(measured) + " (needed more than " + Percent(required) +
-                        ": min_speedup " + std::to_string(limits_.min_speedup) + ", noise " +
-                        Percent(noise) + " x " + std::to_string(limits_.noise_factor) + ")");
+                        Percent(margin.measured) + " (needed more than " +
+                        Percent(margin.required) + ": min_speedup " +
+                        std::to_string(limits_.min_speedup) + ", noise " + Percent(margin.noise) +
+                        " x " + std::to_string(limits_.noise_factor) + ")");
   }
 
   v1::Record record;

@@ -51,7 +51,7 @@ struct TuningLimits {
   // are re-timed in this many interleaved rounds (A B C A B C ...).
   int decision_rounds = 5;
   // The winner must beat the baseline by more than this many times the
-  // measured noise (p90 - p10 of its per-round time ratio to the baseline),
+  // measured noise (p75 - p25 of its per-round time ratio to the baseline),
   // and by min_speedup.
   double noise_factor = 1;
   // The worker compares outputs with the whole float64 reference up to this
