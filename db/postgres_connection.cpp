@@ -185,7 +185,7 @@ PgConnection::PgConnection(const std::string& url, int connect_timeout_seconds)
   if (PQstatus(conn_) != CONNECTION_OK) {
     std::string message = Trimmed(PQerrorMessage(conn_));
     PQfinish(conn_);
-    throw StoreError("database " + name_ + ": cannot connect: " + message);
+    throw StoreUnreachable("database " + name_ + ": cannot connect: " + message);
   }
 }
 
@@ -194,15 +194,21 @@ PgConnection::~PgConnection() {
 }
 
 PgResult PgConnection::Checked(pg_result* result) {
-  if (result == nullptr) {
-    throw StoreError("database " + name_ + ": " + Trimmed(PQerrorMessage(conn_)));
-  }
+  if (result == nullptr) Fail(Trimmed(PQerrorMessage(conn_)));
   PgResult owned(result, name_);
   auto status = PQresultStatus(result);
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-    throw StoreError("database " + name_ + ": " + Trimmed(PQresultErrorMessage(result)));
+    Fail(Trimmed(PQresultErrorMessage(result)));
   }
   return owned;
+}
+
+void PgConnection::Fail(const std::string& message) const {
+  // A broken connection is the server's absence, not a bad statement.
+  if (PQstatus(conn_) == CONNECTION_BAD) {
+    throw StoreUnreachable("database " + name_ + ": connection lost: " + message);
+  }
+  throw StoreError("database " + name_ + ": " + message);
 }
 
 PgResult PgConnection::Exec(const std::string& sql, const PgParams& params) {
@@ -220,15 +226,17 @@ int PgConnection::Socket() const {
 }
 
 std::vector<std::string> PgConnection::TakeNotifications() {
-  if (PQconsumeInput(conn_) == 0) {
-    throw StoreError("database " + name_ + ": " + Trimmed(PQerrorMessage(conn_)));
-  }
+  if (PQconsumeInput(conn_) == 0) Fail(Trimmed(PQerrorMessage(conn_)));
   std::vector<std::string> payloads;
   while (PGnotify* notification = PQnotifies(conn_)) {
     payloads.emplace_back(notification->extra);
     PQfreemem(notification);
   }
   return payloads;
+}
+
+bool PgConnection::StillOpen() {
+  return PQconsumeInput(conn_) != 0 && PQstatus(conn_) == CONNECTION_OK;
 }
 
 bool PgConnection::Reusable() const {

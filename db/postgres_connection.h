@@ -103,7 +103,8 @@ class PgResult {
 
 // One libpq connection (RAII). Not thread-safe: the pool lends it to one
 // thread at a time. Failures throw StoreError naming the database (never its
-// password) and carrying the server's message.
+// password) and carrying the server's message; StoreUnreachable when the
+// server cannot be reached or the connection broke.
 class PgConnection {
  public:
   // `url` is a postgresql:// URL or a libpq conninfo string.
@@ -117,12 +118,16 @@ class PgConnection {
   void ExecScript(const std::string& sql);
   // For LISTEN: the socket to wait on, and the payloads of the
   // notifications that arrived (reads what the server sent; throws
-  // StoreError when the connection broke).
+  // StoreUnreachable when the connection broke).
   int Socket() const;
   std::vector<std::string> TakeNotifications();
   // False once the server went away, or a transaction was left open: such
   // a connection is not handed out again.
   bool Reusable() const;
+  // Reads what the server sent meanwhile without waiting, so that an idle
+  // connection the server closed (restart, terminated backend) is found
+  // broken before it is lent out; false then.
+  bool StillOpen();
 
   // The URL without its password, for messages.
   const std::string& name() const { return name_; }
@@ -131,6 +136,7 @@ class PgConnection {
   // Owns `result`; throws StoreError with the server's message unless the
   // statement succeeded.
   PgResult Checked(pg_result* result);
+  [[noreturn]] void Fail(const std::string& message) const;
 
   pg_conn* conn_ = nullptr;
   std::string name_;

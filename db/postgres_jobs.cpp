@@ -9,6 +9,9 @@
 namespace tiletune::db {
 namespace {
 
+// The advisory lock job creations take turns on ("tiletune" in ASCII).
+constexpr int64_t kCreateJobLock = 0x74696c6574756e65;
+
 constexpr const char* kJobColumns =
     "id, state, device, created_at_us, started_at_us, finished_at_us, error, spec, seq,"
     " miss_count, submitted_by";
@@ -61,13 +64,32 @@ bool CloseJob(PgConnection& connection, const std::string& job_id, v1::JobState 
 
 }  // namespace
 
-void PostgresTuningStore::CreateJob(const v1::Job& job,
-                                    const std::vector<std::string>& canonical_keys) {
+JobAdmissionResult PostgresTuningStore::CreateJob(const v1::Job& job,
+                                                  const std::vector<std::string>& canonical_keys,
+                                                  const JobAdmission& admission) {
   RequireJobToCreate(job, canonical_keys);
   const auto& spec = job.spec();
   int64_t created = MicrosOf(job.has_created_at(), job.created_at()).value_or(NowMicros());
   auto connection = pool_.Acquire();
   PgTransaction transaction(*connection, PgTransactionKind::kWrite);
+  // Creations take turns, fleet-wide, so each counts the jobs the ones
+  // before it created (statements in READ COMMITTED see every commit).
+  connection->Exec("SELECT pg_advisory_xact_lock($1)", PgParams(kCreateJobLock));
+  auto counts = connection->Exec(
+      "SELECT COUNT(*), COUNT(*) FILTER (WHERE submitted_by = $3),"
+      " COUNT(*) FILTER (WHERE name = $4) FROM jobs WHERE state IN ($1, $2)",
+      PgParams(v1::JOB_QUEUED, v1::JOB_RUNNING, job.submitted_by(), spec.name()));
+  ActiveJobs active{
+      .all = counts.Int64(0, 0), .submitted = counts.Int64(0, 1), .named = counts.Int64(0, 2)};
+  if (admission.reuse_active_for_key && canonical_keys.size() == 1) {
+    auto rows = connection->Exec(
+        "SELECT j.id FROM job_items i JOIN jobs j ON j.id = i.job_id"
+        " WHERE i.canonical_key = $1 AND i.state IN ($2, $3) AND j.device = $4"
+        " AND j.state IN ($2, $3) ORDER BY j.created_at_us, j.seq LIMIT 1",
+        PgParams(canonical_keys[0], v1::JOB_QUEUED, v1::JOB_RUNNING, job.device()));
+    if (rows.Rows() > 0) active.with_key = rows.Text(0, 0);
+  }
+  if (auto judged = JudgeAdmission(admission, active)) return *judged;
   connection->Exec(
       "INSERT INTO jobs (id, name, state, priority, device, created_at_us, error, spec,"
       " submitted_by) VALUES ($1, $2, $3, $4, $5, $6, '', $7, $8)",
@@ -81,6 +103,7 @@ void PostgresTuningStore::CreateJob(const v1::Job& job,
                  Bytea{QueuedItem(i, spec.kernels(i)).SerializeAsString()}));
   }
   transaction.Commit();
+  return {.job_id = job.id()};
 }
 
 std::optional<v1::Job> PostgresTuningStore::GetJob(const std::string& job_id) {
@@ -212,17 +235,6 @@ int PostgresTuningStore::RequeueInterrupted() {
           .Affected());
 }
 
-std::optional<std::string> PostgresTuningStore::FindActiveJobForKey(
-    const std::string& canonical_key, const std::string& device) {
-  auto rows = pool_.Acquire()->Exec(
-      "SELECT j.id FROM job_items i JOIN jobs j ON j.id = i.job_id"
-      " WHERE i.canonical_key = $1 AND i.state IN ($2, $3) AND j.device = $4"
-      " AND j.state IN ($2, $3) ORDER BY j.created_at_us, j.seq LIMIT 1",
-      PgParams(canonical_key, v1::JOB_QUEUED, v1::JOB_RUNNING, device));
-  if (rows.Rows() == 0) return std::nullopt;
-  return rows.Text(0, 0);
-}
-
 std::map<v1::JobState, int64_t> PostgresTuningStore::CountJobsByState() {
   auto rows = pool_.Acquire()->Exec("SELECT state, COUNT(*) FROM jobs GROUP BY state");
   std::map<v1::JobState, int64_t> counts;
@@ -240,20 +252,6 @@ void PostgresTuningStore::SetMissCounts(const std::map<std::string, int64_t>& co
     connection->Exec("UPDATE jobs SET miss_count = $1 WHERE id = $2", PgParams(count, job_id));
   }
   transaction.Commit();
-}
-
-int64_t PostgresTuningStore::CountActiveJobsNamed(const std::string& name) {
-  return pool_.Acquire()
-      ->Exec("SELECT COUNT(*) FROM jobs WHERE name = $1 AND state IN ($2, $3)",
-             PgParams(name, v1::JOB_QUEUED, v1::JOB_RUNNING))
-      .Int64(0, 0);
-}
-
-int64_t PostgresTuningStore::CountActiveJobsSubmittedBy(const std::string& submitter) {
-  return pool_.Acquire()
-      ->Exec("SELECT COUNT(*) FROM jobs WHERE submitted_by = $1 AND state IN ($2, $3)",
-             PgParams(submitter, v1::JOB_QUEUED, v1::JOB_RUNNING))
-      .Int64(0, 0);
 }
 
 }  // namespace tiletune::db

@@ -25,10 +25,12 @@ PgPool::PgPool(std::string url, int size, int connect_timeout_seconds)
 PgPool::Lease PgPool::Acquire() {
   std::unique_lock lock(mutex_);
   returned_.wait(lock, [this] { return !idle_.empty() || open_ < size_; });
-  if (!idle_.empty()) {
+  while (!idle_.empty()) {
     auto connection = std::move(idle_.back());
     idle_.pop_back();
-    return Lease(*this, std::move(connection));
+    if (connection->StillOpen()) return Lease(*this, std::move(connection));
+    // Closed by the server while idle: a fresh one takes its place.
+    --open_;
   }
   // Connect without holding the lock: others may borrow idle ones meanwhile.
   ++open_;

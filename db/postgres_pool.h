@@ -12,8 +12,9 @@ namespace tiletune::db {
 
 // Connections to one PostgreSQL database, lent to one caller at a time. A
 // connection is opened when needed, up to `size`; one that broke (server
-// restart, network) is dropped when handed back and replaced by a fresh one
-// on a later Acquire, so the store recovers once the server is back.
+// restart, network) is dropped when handed back, or when found closed by
+// the server before it is lent, and replaced by a fresh one, so the store
+// recovers once the server is back.
 class PgPool {
  public:
   class Lease {

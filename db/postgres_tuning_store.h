@@ -40,7 +40,9 @@ class PostgresTuningStore final : public TuningStore {
                                                        const std::string& device_class,
                                                        const std::string& toolchain) override;
 
-  void CreateJob(const v1::Job& job, const std::vector<std::string>& canonical_keys) override;
+  using TuningStore::CreateJob;
+  JobAdmissionResult CreateJob(const v1::Job& job, const std::vector<std::string>& canonical_keys,
+                               const JobAdmission& admission) override;
   std::optional<v1::Job> GetJob(const std::string& job_id) override;
   JobPage ListJobs(const std::vector<v1::JobState>& states, int page_size,
                    const std::string& page_token) override;
@@ -55,12 +57,8 @@ class PostgresTuningStore final : public TuningStore {
   void FinishJob(const std::string& job_id, v1::JobState state, const std::string& error) override;
   bool CancelJob(const std::string& job_id) override;
   int RequeueInterrupted() override;
-  std::optional<std::string> FindActiveJobForKey(const std::string& canonical_key,
-                                                 const std::string& device) override;
   std::map<v1::JobState, int64_t> CountJobsByState() override;
   void SetMissCounts(const std::map<std::string, int64_t>& counts) override;
-  int64_t CountActiveJobsNamed(const std::string& name) override;
-  int64_t CountActiveJobsSubmittedBy(const std::string& submitter) override;
 
   void AnnounceDaemon(const v1::FleetDaemon& daemon) override;
   std::vector<v1::FleetDaemon> ListDaemons() override;

@@ -63,12 +63,30 @@ bool CloseJob(Connection& connection, const std::string& job_id, v1::JobState st
 
 }  // namespace
 
-void SqliteTuningStore::CreateJob(const v1::Job& job,
-                                  const std::vector<std::string>& canonical_keys) {
+JobAdmissionResult SqliteTuningStore::CreateJob(const v1::Job& job,
+                                                const std::vector<std::string>& canonical_keys,
+                                                const JobAdmission& admission) {
   RequireJobToCreate(job, canonical_keys);
   const auto& spec = job.spec();
   int64_t created = MicrosOf(job.has_created_at(), job.created_at()).value_or(NowMicros());
-  writer_->Run([&](Connection& connection) {
+  // The one writer's transaction: the counts and the insert cannot be split.
+  return writer_->Run([&](Connection& connection) -> JobAdmissionResult {
+    auto counts = connection.Prepare(
+        "SELECT COUNT(*), COALESCE(SUM(submitted_by = ?3), 0), COALESCE(SUM(name = ?4), 0)"
+        " FROM jobs WHERE state IN (?1, ?2)");
+    counts.Bind(v1::JOB_QUEUED, v1::JOB_RUNNING, job.submitted_by(), spec.name()).Step();
+    ActiveJobs active{
+        .all = counts.Int64(0), .submitted = counts.Int64(1), .named = counts.Int64(2)};
+    if (admission.reuse_active_for_key && canonical_keys.size() == 1) {
+      auto row = connection.Prepare(
+          "SELECT j.id FROM job_items i JOIN jobs j ON j.id = i.job_id"
+          " WHERE i.canonical_key = ?1 AND i.state IN (?2, ?3) AND j.device = ?4"
+          " AND j.state IN (?2, ?3) ORDER BY j.created_at_us, j.rowid LIMIT 1");
+      if (row.Bind(canonical_keys[0], v1::JOB_QUEUED, v1::JOB_RUNNING, job.device()).Step()) {
+        active.with_key = row.Text(0);
+      }
+    }
+    if (auto judged = JudgeAdmission(admission, active)) return *judged;
     connection
         .Prepare(
             "INSERT INTO jobs (id, name, state, priority, device, created_at_us, error, spec,"
@@ -85,6 +103,7 @@ void SqliteTuningStore::CreateJob(const v1::Job& job,
           .Bind(job.id(), i, canonical_keys[i], v1::JOB_QUEUED, Blob{progress.SerializeAsString()})
           .Run();
     }
+    return {.job_id = job.id()};
   });
 }
 
@@ -214,19 +233,6 @@ int SqliteTuningStore::RequeueInterrupted() {
   });
 }
 
-std::optional<std::string> SqliteTuningStore::FindActiveJobForKey(const std::string& canonical_key,
-                                                                  const std::string& device) {
-  auto reader = readers_->Acquire();
-  auto row = reader->Prepare(
-      "SELECT j.id FROM job_items i JOIN jobs j ON j.id = i.job_id"
-      " WHERE i.canonical_key = ?1 AND i.state IN (?2, ?3) AND j.device = ?4"
-      " AND j.state IN (?2, ?3) ORDER BY j.created_at_us, j.rowid LIMIT 1");
-  if (!row.Bind(canonical_key, v1::JOB_QUEUED, v1::JOB_RUNNING, device).Step()) {
-    return std::nullopt;
-  }
-  return row.Text(0);
-}
-
 std::map<v1::JobState, int64_t> SqliteTuningStore::CountJobsByState() {
   auto reader = readers_->Acquire();
   auto rows = reader->Prepare("SELECT state, COUNT(*) FROM jobs GROUP BY state");
@@ -242,21 +248,6 @@ void SqliteTuningStore::SetMissCounts(const std::map<std::string, int64_t>& coun
       connection.Prepare("UPDATE jobs SET miss_count = ? WHERE id = ?").Bind(count, job_id).Run();
     }
   });
-}
-
-int64_t SqliteTuningStore::CountActiveJobsNamed(const std::string& name) {
-  auto reader = readers_->Acquire();
-  auto row = reader->Prepare("SELECT COUNT(*) FROM jobs WHERE name = ? AND state IN (?, ?)");
-  row.Bind(name, v1::JOB_QUEUED, v1::JOB_RUNNING).Step();
-  return row.Int64(0);
-}
-
-int64_t SqliteTuningStore::CountActiveJobsSubmittedBy(const std::string& submitter) {
-  auto reader = readers_->Acquire();
-  auto row =
-      reader->Prepare("SELECT COUNT(*) FROM jobs WHERE submitted_by = ? AND state IN (?, ?)");
-  row.Bind(submitter, v1::JOB_QUEUED, v1::JOB_RUNNING).Step();
-  return row.Int64(0);
 }
 
 }  // namespace tiletune::db

@@ -57,6 +57,24 @@ void RequireJobToCreate(const v1::Job& job, const std::vector<std::string>& cano
   }
 }
 
+std::optional<JobAdmissionResult> JudgeAdmission(const JobAdmission& admission,
+                                                 const ActiveJobs& active) {
+  using Outcome = JobAdmissionResult::Outcome;
+  if (admission.reuse_active_for_key && active.with_key) {
+    return JobAdmissionResult{.outcome = Outcome::kReused, .job_id = *active.with_key};
+  }
+  const std::pair<int64_t, int64_t> caps[] = {{admission.max_active, active.all},
+                                              {admission.max_active_submitted, active.submitted},
+                                              {admission.max_active_named, active.named}};
+  const Outcome refusals[] = {Outcome::kTooManyActive, Outcome::kTooManySubmitted,
+                              Outcome::kTooManyNamed};
+  for (int i = 0; i < 3; ++i) {
+    const auto [cap, count] = caps[i];
+    if (cap > 0 && count >= cap) return JobAdmissionResult{.outcome = refusals[i], .active = count};
+  }
+  return std::nullopt;
+}
+
 void RequireItemState(const v1::JobItemProgress& item) {
   if (item.state() == v1::JOB_STATE_UNSPECIFIED) {
     throw std::invalid_argument("item.state is required");

@@ -24,6 +24,21 @@ void RequireFinishedState(v1::JobState state);
 
 bool IsFinished(v1::JobState state);
 
+// The active jobs CreateJob's admission looks at, counted in its
+// transaction: all of them, those of the job's submitter and of its spec
+// name, and (reuse_active_for_key) the oldest with an unfinished item for
+// the job's one key in its queue.
+struct ActiveJobs {
+  int64_t all = 0;
+  int64_t submitted = 0;
+  int64_t named = 0;
+  std::optional<std::string> with_key;
+};
+// The refusal or reuse `admission` makes of a job given `active`; nullopt:
+// create it.
+std::optional<JobAdmissionResult> JudgeAdmission(const JobAdmission& admission,
+                                                 const ActiveJobs& active);
+
 // The progress an item starts with when its job is created.
 v1::JobItemProgress QueuedItem(int index, const v1::KernelKey& key);
 

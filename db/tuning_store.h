@@ -22,6 +22,13 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The database cannot be reached: the connection failed or broke (server
+// down or restarting, network). The same call may work once it is back.
+class StoreUnreachable : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
 // A claim's lease, the fencing token of fleet mode: each claim of an item
 // gets a new one, and writes of the item that carry an older one are
 // refused (LeaseLost). Stores without leases (SQLite, one node) hand out
@@ -42,6 +49,25 @@ struct JobItemClaim {
   v1::KernelKey key;
   v1::JobSpec spec;
   int64_t lease = kUnleased;
+};
+
+// Caps that CreateJob checks in the transaction that inserts the job, so
+// that daemons sharing a database cannot pass one together; 0: no cap.
+// Counted are jobs QUEUED or RUNNING.
+struct JobAdmission {
+  int64_t max_active = 0;            // all jobs
+  int64_t max_active_submitted = 0;  // of the job's submitted_by
+  int64_t max_active_named = 0;      // with the job's spec name
+  // One-kernel jobs: when an active job in the same queue (Job.device) has
+  // an unfinished item for the key, that job stands and none is created.
+  bool reuse_active_for_key = false;
+};
+
+struct JobAdmissionResult {
+  enum class Outcome { kCreated, kReused, kTooManyActive, kTooManySubmitted, kTooManyNamed };
+  Outcome outcome = Outcome::kCreated;
+  std::string job_id;  // the job created or reused
+  int64_t active = 0;  // refused: the count that reached its cap
 };
 
 struct RecordPage {
@@ -134,8 +160,14 @@ class TuningStore {
 
   // Jobs. CreateJob stores the job (state QUEUED, `device` and
   // `submitted_by` as given) and one item per spec kernel, with its
-  // canonical key.
-  virtual void CreateJob(const v1::Job& job, const std::vector<std::string>& canonical_keys) = 0;
+  // canonical key, unless `admission` refuses it or names a job to reuse;
+  // then nothing is written.
+  virtual JobAdmissionResult CreateJob(const v1::Job& job,
+                                       const std::vector<std::string>& canonical_keys,
+                                       const JobAdmission& admission) = 0;
+  void CreateJob(const v1::Job& job, const std::vector<std::string>& canonical_keys) {
+    CreateJob(job, canonical_keys, JobAdmission{});
+  }
   virtual std::optional<v1::Job> GetJob(const std::string& job_id) = 0;
   // Newest first; empty `states` means every state.
   virtual JobPage ListJobs(const std::vector<v1::JobState>& states, int page_size,
@@ -166,20 +198,10 @@ class TuningStore {
   // a resumed item skips what it already tried); with leases, only those
   // this daemon (its owner id) held. Returns the items requeued.
   virtual int RequeueInterrupted() = 0;
-  // A QUEUED or RUNNING job on `device` with an unfinished item for this key.
-  virtual std::optional<std::string> FindActiveJobForKey(const std::string& canonical_key,
-                                                         const std::string& device) = 0;
   virtual std::map<v1::JobState, int64_t> CountJobsByState() = 0;
   // Sets the lookup misses counted for jobs (id -> count); unknown ids are
   // ignored.
   virtual void SetMissCounts(const std::map<std::string, int64_t>& counts) = 0;
-  // QUEUED or RUNNING jobs with this spec name (e.g. "tune-on-miss").
-  virtual int64_t CountActiveJobsNamed(const std::string& name) = 0;
-  // QUEUED or RUNNING jobs whose Job.submitted_by is `submitter`: the
-  // per-client quota (max_queued_jobs_per_client) counts from the store so
-  // that it holds across daemon restarts. An implementation keeps the
-  // submitter beside the job and answers this from an index on it.
-  virtual int64_t CountActiveJobsSubmittedBy(const std::string& submitter) = 0;
 
   // The fleet view. AnnounceDaemon inserts or replaces the row of
   // daemon.daemon_id with what it says (its devices, their states and

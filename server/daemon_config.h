@@ -32,6 +32,10 @@ struct DaemonConfig {
   int db_busy_timeout_ms = 5000;       // SQLite: wait for another process's lock
   int db_connections = 8;              // PostgreSQL: pooled connections
   int db_connect_timeout_seconds = 5;  // PostgreSQL: per connection attempt
+  // A database that cannot be reached at start is tried again, the wait
+  // doubling from 1 s up to this, until it answers or a signal stops the
+  // daemon (orchestrators start the database and the daemons in any order).
+  double db_retry_max_seconds = 30;
   // PostgreSQL: how long a claimed job item stays this daemon's without a
   // heartbeat (renewed three times per lease), and the name it holds items
   // under; unique per daemon sharing a database, stable across restarts

@@ -1,6 +1,5 @@
 #include "server/fleet_heartbeat.h"
 
-#include <chrono>
 #include <condition_variable>
 #include <mutex>
 
@@ -9,15 +8,19 @@
 namespace tiletune::server {
 
 FleetHeartbeat::FleetHeartbeat(db::TuningStore& store, const DeviceRegistry& devices,
-                               v1::FleetDaemon self, double interval_seconds)
-    : store_(store), devices_(devices), self_(std::move(self)) {
+                               DatabaseHealth& database, v1::FleetDaemon self,
+                               double interval_seconds)
+    : store_(store), devices_(devices), database_(database), self_(std::move(self)) {
   Announce();
   const auto interval = std::chrono::milliseconds(static_cast<int64_t>(interval_seconds * 1000));
   thread_ = std::jthread([this, interval](std::stop_token stop) {
     std::mutex mu;
     std::condition_variable_any wake;
     std::unique_lock lock(mu);
-    while (!wake.wait_for(lock, stop, interval, [] { return false; }) && !stop.stop_requested()) {
+    for (;;) {
+      const auto wait =
+          database_.reachable() ? interval : std::min(interval, kProbeWhileUnreachable);
+      if (wake.wait_for(lock, stop, wait, [] { return false; }) || stop.stop_requested()) return;
       Announce();
     }
   });
@@ -32,6 +35,9 @@ v1::FleetDaemon FleetHeartbeat::Snapshot() const {
 void FleetHeartbeat::Announce() const {
   try {
     store_.AnnounceDaemon(Snapshot());
+    database_.Reachable();
+  } catch (const db::StoreUnreachable& e) {
+    database_.Unreachable(e.what());
   } catch (const db::StoreError& e) {
     // A missed beat only ages this daemon's row; the next one may land.
     spdlog::warn("fleet heartbeat not stored: {}", e.what());

@@ -1,8 +1,10 @@
 #pragma once
 
+#include <chrono>
 #include <thread>
 
 #include "db/tuning_store.h"
+#include "server/database_health.h"
 #include "server/device_registry.h"
 #include "tiletune/v1/tiletune.pb.h"
 
@@ -12,21 +14,27 @@ namespace tiletune::server {
 // at start and then every `interval_seconds` on a thread of its own, with
 // its devices as they are at that moment (state, running job), so that every
 // daemon sharing the database can list the fleet and see who went silent.
+// Each beat also tells `database` whether the database answered; while it
+// does not, beats come every kProbeWhileUnreachable, so that the daemon
+// notices soon after it is back.
 class FleetHeartbeat {
  public:
   // `self` holds what does not change: id, address, version, start time.
-  FleetHeartbeat(db::TuningStore& store, const DeviceRegistry& devices, v1::FleetDaemon self,
-                 double interval_seconds);
+  FleetHeartbeat(db::TuningStore& store, const DeviceRegistry& devices, DatabaseHealth& database,
+                 v1::FleetDaemon self, double interval_seconds);
   // Stops beating; the row stays and ages, which is how others see it gone.
   ~FleetHeartbeat() = default;
 
  private:
+  static constexpr std::chrono::milliseconds kProbeWhileUnreachable{500};
+
   // This daemon as it is now.
   v1::FleetDaemon Snapshot() const;
   void Announce() const;
 
   db::TuningStore& store_;
   const DeviceRegistry& devices_;
+  DatabaseHealth& database_;
   const v1::FleetDaemon self_;
   std::jthread thread_;
 };

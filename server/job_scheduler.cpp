@@ -113,13 +113,14 @@ class StoringObserver final : public tuner::TuningObserver {
 
 JobScheduler::JobScheduler(db::TuningStore& store, DeviceRegistry& devices, JobEventHub& events,
                            LookupCache& cache, DaemonMetrics& metrics, MissCounter& misses,
-                           const DaemonConfig& config)
+                           DatabaseHealth& database, const DaemonConfig& config)
     : store_(store),
       devices_(devices),
       events_(events),
       cache_(cache),
       metrics_(metrics),
       misses_(misses),
+      database_(database),
       config_(config),
       pool_(config.compile_threads) {}
 
@@ -135,8 +136,12 @@ void JobScheduler::Start() {
 }
 
 void JobScheduler::FlushMissCounts() {
+  // Kept in memory while the database is away, saved once it is back.
+  if (!database_.reachable()) return;
   try {
     store_.SetMissCounts(misses_.TakeChangedJobCounts());
+  } catch (const db::StoreUnreachable& e) {
+    database_.Unreachable(e.what());
   } catch (const db::StoreError& e) {
     spdlog::error("cannot save lookup miss counts: {}", e.what());
   }
@@ -193,6 +198,9 @@ void JobScheduler::DeviceLoop(ManagedDevice& device) {
     FlushMissCounts();
     try {
       claim = store_.ClaimNextItem(device.queue);
+      database_.Reachable();
+    } catch (const db::StoreUnreachable& e) {
+      database_.Unreachable(e.what());
     } catch (const db::StoreError& e) {
       spdlog::error("device {}: cannot claim work: {}", device.info.id, e.what());
     }

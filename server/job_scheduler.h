@@ -13,6 +13,7 @@
 #include "db/tuning_store.h"
 #include "server/daemon_config.h"
 #include "server/daemon_metrics.h"
+#include "server/database_health.h"
 #include "server/device_registry.h"
 #include "server/job_event_hub.h"
 #include "server/lookup_cache.h"
@@ -30,7 +31,7 @@ class JobScheduler {
  public:
   JobScheduler(db::TuningStore& store, DeviceRegistry& devices, JobEventHub& events,
                LookupCache& cache, DaemonMetrics& metrics, MissCounter& misses,
-               const DaemonConfig& config);
+               DatabaseHealth& database, const DaemonConfig& config);
   ~JobScheduler();
 
   void Start();
@@ -67,6 +68,7 @@ class JobScheduler {
   LookupCache& cache_;
   DaemonMetrics& metrics_;
   MissCounter& misses_;
+  DatabaseHealth& database_;
   const DaemonConfig& config_;
   tuner::CompilePool pool_;
 

@@ -5,13 +5,13 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -22,9 +22,9 @@
 #include "db/tuning_store.h"
 #include "runtime/backend_registry.h"
 #include "server/call_authorizer.h"
-#include "server/client_job_quota.h"
 #include "server/daemon_config.h"
 #include "server/daemon_metrics.h"
+#include "server/database_health.h"
 #include "server/device_registry.h"
 #include "server/fleet_heartbeat.h"
 #include "server/host_cpus.h"
@@ -43,6 +43,10 @@ namespace {
 
 constexpr char kServiceName[] = "tiletune.v1.TuningService";
 constexpr char kLivenessService[] = "liveness";
+// SERVING while calls that change the database (SubmitJob, CancelJob,
+// ImportRecords) can work: NOT_SERVING while the database is unreachable,
+// when "" and kServiceName stay SERVING for lookups from the cache.
+constexpr char kMutationsService[] = "tiletune.v1.TuningService.mutations";
 
 // A program installed beside tiletuned.
 std::string Sibling(const char* name) {
@@ -52,14 +56,29 @@ std::string Sibling(const char* name) {
 }
 
 void AddGauges(server::MetricsRegistry& registry, db::TuningStore& store,
-               const server::DeviceRegistry& devices) {
-  registry.AddGauge("tiletune_jobs", "Jobs by state", [&store] {
+               server::DatabaseHealth& database, const server::DeviceRegistry& devices) {
+  // Scrapes go on while the database is away: the job counts are left out
+  // then, and tiletune_database_reachable says why.
+  registry.AddGauge("tiletune_jobs", "Jobs by state", [&store, &database] {
     std::vector<std::pair<server::Labels, double>> out;
-    for (const auto& [state, count] : store.CountJobsByState()) {
-      out.push_back({{{"state", v1::JobState_Name(state)}}, static_cast<double>(count)});
+    if (!database.reachable()) return out;
+    try {
+      for (const auto& [state, count] : store.CountJobsByState()) {
+        out.push_back({{{"state", v1::JobState_Name(state)}}, static_cast<double>(count)});
+      }
+    } catch (const db::StoreUnreachable& e) {
+      database.Unreachable(e.what());
+      out.clear();
     }
     return out;
   });
+  registry.AddGauge("tiletune_database_reachable",
+                    "1 while the tuning database answers; 0 while lookups are served from the "
+                    "cache alone and mutating calls are refused",
+                    [&database] {
+                      return std::vector<std::pair<server::Labels, double>>{
+                          {{}, database.reachable() ? 1.0 : 0.0}};
+                    });
   // One gauge per device, read from its state at scrape time.
   auto per_device = [&registry, &devices](const char* name, const char* help,
                                           double (*value)(const server::ManagedDevice&)) {
@@ -168,14 +187,15 @@ int Run(server::DaemonConfig config) {
   server::DaemonMetrics metrics(registry);
   server::LookupCache cache(config.lookup_cache_entries);
   server::JobEventHub events;
-  server::ServiceContext context{config, *devices, cache, events, metrics};
+  // Set once the gRPC server is built; the database is opened after that.
+  grpc::HealthCheckServiceInterface* health = nullptr;
+  std::atomic<bool> serving{false};
+  server::DatabaseHealth database([&health, &serving](bool reachable) {
+    health->SetServingStatus(kMutationsService, serving.load() && reachable);
+  });
+  server::ServiceContext context{config, *devices, cache, events, metrics, database};
   context.started_at = google::protobuf::util::TimeUtil::GetCurrentTime();
   context.authorizer = authorizer.get();
-  server::ClientJobQuota quota(config.max_queued_jobs_per_client,
-                               [&context](const std::string& client) {
-                                 return context.store->CountActiveJobsSubmittedBy(client);
-                               });
-  context.quota = &quota;
   server::TuningServiceImpl service(context);
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -196,11 +216,13 @@ int Run(server::DaemonConfig config) {
     spdlog::critical("listen: cannot listen on {}", config.listen);
     return 1;
   }
-  auto* health = grpc_server->GetHealthCheckService();
+  health = grpc_server->GetHealthCheckService();
   // By name: the overload without one would switch "liveness" too.
-  auto set_serving = [health](bool serving) {
-    health->SetServingStatus("", serving);
-    health->SetServingStatus(kServiceName, serving);
+  auto set_serving = [health, &serving, &database](bool now) {
+    serving.store(now);
+    health->SetServingStatus("", now);
+    health->SetServingStatus(kServiceName, now);
+    health->SetServingStatus(kMutationsService, now && database.reachable());
   };
   set_serving(false);
   // Liveness for orchestrators: SERVING from here to exit, so that probing
@@ -211,47 +233,61 @@ int Run(server::DaemonConfig config) {
   spdlog::info("gRPC listening on {} (NOT_SERVING until the database is open)", grpc_address);
 
   std::unique_ptr<db::TuningStore> store;
-  try {
-    store = db::OpenStore({config.db_path, config.db_read_connections, config.db_busy_timeout_ms,
-                           config.db_connections, config.db_connect_timeout_seconds,
-                           config.daemon_id, config.db_lease_seconds});
-  } catch (const db::StoreError& e) {
-    // The error names the database (a URL without its password).
-    spdlog::critical("{}", e.what());
-    grpc_server->Shutdown();
-    return 1;
+  // A database that is down now may be up soon (it and the daemons start in
+  // any order): try again, waiting longer each time, until a signal.
+  for (double wait = 1;; wait = std::min(2 * wait, config.db_retry_max_seconds)) {
+    try {
+      store = db::OpenStore({config.db_path, config.db_read_connections, config.db_busy_timeout_ms,
+                             config.db_connections, config.db_connect_timeout_seconds,
+                             config.daemon_id, config.db_lease_seconds});
+      for (const auto& d : devices->devices()) {
+        store->UpsertDevice(d->info.fingerprint, d->info.toolchain);
+      }
+      if (const int requeued = store->RequeueInterrupted(); requeued > 0) {
+        spdlog::info("resuming {} interrupted job item(s)", requeued);
+      }
+      break;
+    } catch (const db::StoreUnreachable& e) {
+      store.reset();
+      spdlog::error("{}; trying again in {:.0f} s", e.what(), wait);
+      const timespec timeout{static_cast<time_t>(wait),
+                             static_cast<long>((wait - static_cast<time_t>(wait)) * 1e9)};
+      if (const int signal = sigtimedwait(&signals, nullptr, &timeout); signal > 0) {
+        spdlog::info("{} before the database could be opened: stopped", strsignal(signal));
+        grpc_server->Shutdown();
+        return 0;
+      }
+    } catch (const db::StoreError& e) {
+      // The error names the database (a URL without its password).
+      spdlog::critical("{}", e.what());
+      grpc_server->Shutdown();
+      return 1;
+    }
   }
-  for (const auto& d : devices->devices()) {
-    store->UpsertDevice(d->info.fingerprint, d->info.toolchain);
-  }
-  if (const int requeued = store->RequeueInterrupted(); requeued > 0) {
-    spdlog::info("resuming {} interrupted job item(s)", requeued);
-  }
+  database.Reachable();
   // Other daemons on a shared database write records too: drop what the
-  // cache holds for them as their commits are announced.
-  std::set<std::string> device_classes;
-  for (const auto& d : devices->devices()) {
-    device_classes.insert(d->info.fingerprint.device_class());
-  }
-  auto record_watch = store->WatchRecordChanges(
-      [&cache, device_classes](const std::string& device_class, const std::string& key) {
-        if (device_class.empty() || (key.empty() && device_classes.contains(device_class))) {
+  // cache holds for them as their commits are announced (for any class:
+  // lookups may name a class only other daemons of the fleet have).
+  auto record_watch =
+      store->WatchRecordChanges([&cache](const std::string& device_class, const std::string& key) {
+        if (device_class.empty() || key.empty()) {
           cache.Clear();
-        } else if (device_classes.contains(device_class)) {
+        } else {
           cache.Erase(device_class, key);
         }
       });
   context.store = store.get();
-  AddGauges(registry, *store, *devices);
+  AddGauges(registry, *store, database, *devices);
   v1::FleetDaemon self;
   self.set_daemon_id(config.daemon_id);
   self.set_address(grpc_address);
   self.set_version(TILETUNE_VERSION);
   *self.mutable_started_at() = context.started_at;
   std::optional<server::FleetHeartbeat> heartbeat;
-  heartbeat.emplace(*store, *devices, std::move(self), config.fleet_heartbeat_seconds);
+  heartbeat.emplace(*store, *devices, database, std::move(self), config.fleet_heartbeat_seconds);
 
-  server::JobScheduler scheduler(*store, *devices, events, cache, metrics, context.misses, config);
+  server::JobScheduler scheduler(*store, *devices, events, cache, metrics, context.misses, database,
+                                 config);
   context.scheduler = &scheduler;
   scheduler.Start();
 

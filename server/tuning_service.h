@@ -8,14 +8,15 @@
 
 #include "db/tuning_store.h"
 #include "server/call_authorizer.h"
-#include "server/client_job_quota.h"
 #include "server/daemon_config.h"
 #include "server/daemon_metrics.h"
+#include "server/database_health.h"
 #include "server/device_registry.h"
 #include "server/job_event_hub.h"
 #include "server/job_scheduler.h"
 #include "server/lookup_cache.h"
 #include "server/miss_counter.h"
+#include "server/request_validation.h"
 #include "tiletune/v1/tiletune.grpc.pb.h"
 
 namespace tiletune::server {
@@ -34,12 +35,12 @@ struct ServiceContext {
   LookupCache& cache;
   JobEventHub& events;
   DaemonMetrics& metrics;
+  DatabaseHealth& database;
   MissCounter misses{config.max_missed_keys};
   db::TuningStore* store = nullptr;
   JobScheduler* scheduler = nullptr;
-  // Null: every call is open and clients have no job quota.
+  // Null: every call is open.
   const CallAuthorizer* authorizer = nullptr;
-  ClientJobQuota* quota = nullptr;
   std::atomic<bool> ready{false};
   std::atomic<bool> draining{false};
   google::protobuf::Timestamp started_at;
@@ -80,32 +81,49 @@ class TuningServiceImpl final : public TuningServiceBase {
                      Caller& caller) const;
   grpc::Status Admit(const grpc::ServerContextBase& ctx, Access access,
                      std::string_view method) const;
+  // Runs a call that needs the database: refused at once while it is known
+  // to be unreachable, UNAVAILABLE when it turns out to be, INTERNAL on
+  // another storage failure.
+  template <typename Body>
+  grpc::Status WithDatabase(Body&& body);
+  grpc::Status DatabaseUnavailable() const;
   grpc::Status AnswerLookup(const v1::LookupRequest& request, v1::LookupResponse& response,
                             const std::string& prefix);
   // A lookup of an op graph: its fusion plan, one answer per kernel.
   grpc::Status AnswerGraphLookup(const v1::LookupRequest& request, v1::LookupResponse& response,
                                  const std::string& prefix);
-  // Creates a job from a validated spec; returns its id. `submitted_by` is
-  // the caller's identity, empty for jobs the daemon queues itself.
-  // `queue` is the Job.device it waits in (ManagedDevice::queue).
-  std::string CreateJob(v1::JobSpec spec, const std::string& queue,
-                        const std::string& submitted_by);
+  // Creates a job from a validated spec unless `admission` refuses it or
+  // reuses another. `submitted_by` is the caller's identity, empty for jobs
+  // the daemon queues itself. `queue` is the Job.device it waits in
+  // (ManagedDevice::queue).
+  db::JobAdmissionResult CreateJob(v1::JobSpec spec, const std::string& queue,
+                                   const std::string& submitted_by,
+                                   const db::JobAdmission& admission);
   // Every daemon of the database, those silent past fleet_gone_after_seconds
   // marked gone.
   std::vector<v1::FleetDaemon> ListFleet() const;
-  // Queues a job named `job_name` that tunes `key` on `device` unless one is
+  // Where a job the lookup path queues runs: a device of this daemon, or in
+  // fleet mode a device class that only other live daemons have.
+  struct TuningTarget {
+    std::string queue;            // Job.device
+    v1::DeviceSelector selector;  // JobSpec.device
+    std::string miss_key;         // the MissCounter's device
+  };
+  static TuningTarget LocalTarget(const ManagedDevice& device);
+  // nullopt when nothing in reach can tune for `device`.
+  std::optional<TuningTarget> TargetFor(const ResolvedDevice& device) const;
+  // Queues a job named `job_name` that tunes `key` on `target` unless one is
   // queued or running for it already; its id, or nullopt with `why` when the
-  // cap on such jobs (max_queued_tune_on_miss) is reached.
+  // cap on such jobs (max_queued_tune_on_miss) is reached or the database
+  // is unreachable.
   std::optional<std::string> QueueTuning(const v1::KernelKey& key, const std::string& canonical,
-                                         const ManagedDevice& device, const std::string& job_name,
+                                         const TuningTarget& target, const std::string& job_name,
                                          std::string* why);
   // Whether a record was measured with another toolchain than `device` runs.
   v1::Staleness StalenessOf(const v1::Record& record, const ManagedDevice* device) const;
   grpc::Status LoadJob(const std::string& job_id, v1::Job& job);
 
   ServiceContext& ctx_;
-  // Serialises tune-on-miss so a flood of misses for one key makes one job.
-  std::mutex tune_on_miss_mu_;
 };
 
 }  // namespace tiletune::server

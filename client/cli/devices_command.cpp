@@ -14,6 +14,9 @@ namespace {
 // Every daemon sharing the tuning database, one row per device; a daemon
 // whose heartbeat is too old shows as gone on each of its rows.
 void PrintFleet(const v1::ListDevicesResponse& response, std::ostream& out) {
+  if (!response.fleet_unknown().empty()) {
+    out << "\nfleet: unknown (" << response.fleet_unknown() << ")\n";
+  }
   if (response.fleet().empty()) return;
   TextTable fleet({"DAEMON", "ADDRESS", "DEVICE", "CLASS", "STATE", "JOB", "HEARTBEAT"});
   for (const auto& daemon : response.fleet()) {

@@ -30,7 +30,9 @@ void AddHealthCommand(CLI::App& app, CommandRun& run) {
   auto service = std::make_shared<std::string>();
   command->add_option("--service", *service,
                       "health service name: empty (the daemon as a whole, NOT_SERVING while "
-                      "starting or draining) or liveness (SERVING until exit)");
+                      "starting or draining), liveness (SERVING until exit) or "
+                      "tiletune.v1.TuningService.mutations (also NOT_SERVING while the tuning "
+                      "database is unreachable)");
   command->callback(
       [service, &run] { run = [service](CliContext& c) { return Health(c, *service); }; });
 }

@@ -2,6 +2,7 @@
 // owner id) and renewed by its heartbeat; an item whose lease ran out is
 // claimed again elsewhere, and the old holder's writes are refused, so no
 // item completes twice. Two stores stand for two daemons.
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -151,6 +152,45 @@ TEST_F(PostgresLeases, DaemonsRacingOverExpiredItemsCompleteEachExactlyOnce) {
     by_b += item.compiled() == 2 ? 1 : 0;
   }
   EXPECT_EQ(by_b, refused);
+}
+
+// Daemons sharing the database submit at once: the caps hold fleet-wide,
+// because each creation counts inside the transaction that inserts.
+TEST_F(PostgresLeases, JobCapsHoldWhenDaemonsCreateAtOnce) {
+  auto a = Daemon("daemon-a");
+  auto b = Daemon("daemon-b");
+  constexpr int kPerDaemon = 20;
+  constexpr int64_t kCap = 7;
+  std::atomic<int> created{0}, refused{0}, reused{0};
+  auto submit = [&](TuningStore& store, const std::string& prefix) {
+    for (int i = 0; i < kPerDaemon; ++i) {
+      v1::Job job;
+      job.set_id(prefix + std::to_string(i));
+      job.set_device("cls-a");
+      job.set_submitted_by("alice");
+      job.mutable_spec()->add_kernels()->set_op("softmax");
+      const auto result =
+          store.CreateJob(job, {job.id() + "/0"}, JobAdmission{.max_active_submitted = kCap});
+      (result.outcome == JobAdmissionResult::Outcome::kCreated ? created : refused)++;
+      // One key for all: whoever creates first, the others reuse its job.
+      v1::Job same = job;
+      same.set_id(prefix + "same" + std::to_string(i));
+      same.set_submitted_by("");
+      if (store.CreateJob(same, {"the-key"}, JobAdmission{.reuse_active_for_key = true}).outcome ==
+          JobAdmissionResult::Outcome::kReused) {
+        ++reused;
+      }
+    }
+  };
+  std::thread on_a([&] { submit(*a, "a"); });
+  std::thread on_b([&] { submit(*b, "b"); });
+  on_a.join();
+  on_b.join();
+  EXPECT_EQ(created.load(), kCap);
+  EXPECT_EQ(refused.load(), 2 * kPerDaemon - kCap);
+  EXPECT_EQ(Query("SELECT count(*) FROM jobs WHERE submitted_by = 'alice'"), "7");
+  EXPECT_EQ(reused.load(), 2 * kPerDaemon - 1);
+  EXPECT_EQ(Query("SELECT count(*) FROM job_items WHERE canonical_key = 'the-key'"), "1");
 }
 
 }  // namespace

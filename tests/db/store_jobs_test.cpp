@@ -124,17 +124,28 @@ TEST_P(StoreJobs, AmongEqualPrioritiesTheMostMissedJobRunsFirst) {
   EXPECT_EQ(Claim(*store, "cpu:0"), "old/0");
 }
 
-TEST_P(StoreJobs, CountsActiveJobsByName) {
+using Outcome = JobAdmissionResult::Outcome;
+
+TEST_P(StoreJobs, AdmissionCapsActiveJobsByName) {
   auto store = Open();
-  Create(*store, Job("a", "cpu:0", 0, 100, 1));
-  Create(*store, Job("b", "cpu:0", 0, 200, 1));
-  EXPECT_EQ(store->CountActiveJobsNamed("job a"), 1);
+  const JobAdmission two_named{.max_active_named = 2};
+  auto named = [](const std::string& id) {
+    auto job = Job(id, "cpu:0", 0, 100, 1);
+    job.mutable_spec()->set_name("tune-on-miss");
+    return job;
+  };
+  EXPECT_EQ(store->CreateJob(named("a"), {"a/0"}, two_named).outcome, Outcome::kCreated);
+  EXPECT_EQ(store->CreateJob(named("b"), {"b/0"}, two_named).outcome, Outcome::kCreated);
+  Create(*store, Job("other", "cpu:0", 0, 100, 1));  // another name does not count
+  const auto refused = store->CreateJob(named("c"), {"c/0"}, two_named);
+  EXPECT_EQ(refused.outcome, Outcome::kTooManyNamed);
+  EXPECT_EQ(refused.active, 2);
+  EXPECT_FALSE(store->GetJob("c"));  // nothing written
   store->FinishJob("a", v1::JOB_SUCCEEDED, "");
-  EXPECT_EQ(store->CountActiveJobsNamed("job a"), 0);
-  EXPECT_EQ(store->CountActiveJobsNamed("job b"), 1);
+  EXPECT_EQ(store->CreateJob(named("c"), {"c/0"}, two_named).outcome, Outcome::kCreated);
 }
 
-TEST_P(StoreJobs, CountsActiveJobsBySubmitterAcrossReopening) {
+TEST_P(StoreJobs, AdmissionCapsActiveJobsInAllAndPerSubmitterAcrossReopening) {
   {
     auto store = Open();
     for (const char* id : {"a1", "a2", "a3"}) {
@@ -150,13 +161,24 @@ TEST_P(StoreJobs, CountsActiveJobsBySubmitterAcrossReopening) {
     store->FinishJob("a2", v1::JOB_SUCCEEDED, "");
   }
   auto store = Open();
-  EXPECT_EQ(store->CountActiveJobsSubmittedBy("alice"), 2);
-  EXPECT_EQ(store->CountActiveJobsSubmittedBy("bob"), 1);
-  EXPECT_EQ(store->CountActiveJobsSubmittedBy("carol"), 0);
+  const JobAdmission caps{.max_active = 5, .max_active_submitted = 2};
+  auto submitted = [](const std::string& id, const std::string& by) {
+    auto job = Job(id, "cpu:0", 0, 200, 1);
+    job.set_submitted_by(by);
+    return job;
+  };
+  auto alice = store->CreateJob(submitted("a4", "alice"), {"a4/0"}, caps);
+  EXPECT_EQ(alice.outcome, Outcome::kTooManySubmitted);
+  EXPECT_EQ(alice.active, 2);
   EXPECT_EQ(store->GetJob("a1")->submitted_by(), "alice");
   EXPECT_EQ(store->GetJob("daemon")->submitted_by(), "");
+  // bob has 1 of 2; the queue holds 4 of 5 active jobs.
+  EXPECT_EQ(store->CreateJob(submitted("b2", "bob"), {"b2/0"}, caps).outcome, Outcome::kCreated);
+  auto full = store->CreateJob(submitted("c1", "carol"), {"c1/0"}, caps);
+  EXPECT_EQ(full.outcome, Outcome::kTooManyActive);
+  EXPECT_EQ(full.active, 5);
   ASSERT_TRUE(store->CancelJob("a3"));
-  EXPECT_EQ(store->CountActiveJobsSubmittedBy("alice"), 1);
+  EXPECT_EQ(store->CreateJob(submitted("a4", "alice"), {"a4/0"}, caps).outcome, Outcome::kCreated);
 }
 
 TEST_P(StoreJobs, ClaimCarriesTheKeyAndSpec) {
@@ -317,21 +339,30 @@ TEST_P(StoreJobs, ListIsNewestFirstFilteredAndPaged) {
   EXPECT_THROW(store->ListJobs({}, 3, "zz"), std::invalid_argument);
 }
 
-TEST_P(StoreJobs, FindsTheActiveJobForAKeyOnADevice) {
+TEST_P(StoreJobs, AdmissionReusesTheActiveJobForAKeyInTheSameQueue) {
   auto store = Open();
   Create(*store, Job("j1", "cpu:0", 0, 1));
-  EXPECT_EQ(store->FindActiveJobForKey("j1/1", "cpu:0"), "j1");
-  EXPECT_FALSE(store->FindActiveJobForKey("j1/1", "cpu:1"));
-  EXPECT_FALSE(store->FindActiveJobForKey("j9/0", "cpu:0"));
+  const JobAdmission reuse{.reuse_active_for_key = true};
+  auto one = [](const std::string& id, const std::string& device) {
+    return Job(id, device, 0, 2, 1);
+  };
+  auto reused = store->CreateJob(one("n1", "cpu:0"), {"j1/1"}, reuse);
+  EXPECT_EQ(reused.outcome, Outcome::kReused);
+  EXPECT_EQ(reused.job_id, "j1");
+  EXPECT_FALSE(store->GetJob("n1"));
+  // Another queue, another key: created.
+  EXPECT_EQ(store->CreateJob(one("n2", "cpu:1"), {"j1/1"}, reuse).job_id, "n2");
+  EXPECT_EQ(store->CreateJob(one("n3", "cpu:0"), {"j9/0"}, reuse).job_id, "n3");
+  // A finished item no longer stands for its key; the job's other one does.
   Claim(*store, "cpu:0");
   v1::JobItemProgress done;
   done.set_index(0);
   done.set_state(v1::JOB_SUCCEEDED);
   store->UpdateItem("j1", done, kUnleased);
-  EXPECT_FALSE(store->FindActiveJobForKey("j1/0", "cpu:0"));
-  EXPECT_EQ(store->FindActiveJobForKey("j1/1", "cpu:0"), "j1");
+  EXPECT_EQ(store->CreateJob(one("n4", "cpu:0"), {"j1/0"}, reuse).job_id, "n4");
+  EXPECT_EQ(store->CreateJob(one("n5", "cpu:0"), {"j1/1"}, reuse).job_id, "j1");
   store->CancelJob("j1");
-  EXPECT_FALSE(store->FindActiveJobForKey("j1/1", "cpu:0"));
+  EXPECT_EQ(store->CreateJob(one("n6", "cpu:0"), {"j1/1"}, reuse).job_id, "n6");
 }
 
 TEST_P(StoreJobs, CountsJobsByState) {

@@ -2,6 +2,7 @@
 // have one host device class (host_cpus 1), the third another (host_cpus 2).
 // Jobs queue per device class: every item runs exactly once, on a daemon of
 // its class, and every daemon lists the whole fleet.
+#include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -59,6 +60,36 @@ v1::JobEvent LastEventOfWatch(const TiletunedProcess& daemon, const std::string&
   EXPECT_TRUE(status.ok()) << status.error_message();
   return last;
 }
+
+v1::LookupResponse Lookup(const TiletunedProcess& daemon, const v1::KernelKey& key,
+                          grpc::Status* status) {
+  grpc::ClientContext ctx;
+  v1::LookupRequest request;
+  *request.mutable_key() = key;
+  v1::LookupResponse response;
+  *status = daemon.Stub()->Lookup(&ctx, request, &response);
+  return response;
+}
+
+// `tiletune health --service SERVICE` against `daemon`: its exit code.
+int HealthOf(const TiletunedProcess& daemon, const std::string& service) {
+  return RunCommand({BinaryPath("tiletune"), "--server", daemon.address(), "--timeout", "5",
+                     "health", "--service", service})
+      .exit_code;
+}
+
+// Polls `health` until it answers `exit_code` or `limit` passes.
+bool HealthBecomes(const TiletunedProcess& daemon, const std::string& service, int exit_code,
+                   std::chrono::seconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (HealthOf(daemon, service) == exit_code) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
+}
+
+constexpr const char* kMutations = "tiletune.v1.TuningService.mutations";
 
 // Tiny host jobs: two variants per item.
 v1::JobSpec TinyJob(const std::string& device_class, std::vector<v1::KernelKey> keys) {
@@ -205,6 +236,132 @@ TEST_F(FleetFlow, AStoppedDaemonIsShownGoneAndItsClassNoLongerServed) {
   EXPECT_NE(cli.out.find("fleet"), std::string::npos) << cli.out;
   EXPECT_NE(cli.out.find("gone"), std::string::npos) << cli.out;
   EXPECT_NE(cli.out.find(other), std::string::npos) << cli.out;
+}
+
+// A lookup names a class only another daemon has: with tune_on_miss the job
+// is queued for that class, runs there, and the record is then served by
+// the daemon that was asked.
+TEST_F(FleetFlow, TuneOnMissForAClassOnlyAnotherDaemonHasRunsThere) {
+  auto& a = AddDaemon("a", 1);
+  auto& c = AddDaemon("c", 2);
+  const std::string other = ClassOf(c);
+  const auto key = RowKey("softmax", 8, 80);
+  grpc::ClientContext ctx;
+  v1::LookupRequest request;
+  *request.mutable_key() = key;
+  request.mutable_device()->set_device_class(other);
+  request.set_tune_on_miss(true);
+  v1::LookupResponse miss;
+  ASSERT_TRUE(a.Stub()->Lookup(&ctx, request, &miss).ok());
+  EXPECT_EQ(miss.result(), v1::LookupResponse::RESULT_MISS);
+  ASSERT_FALSE(miss.job_id().empty()) << miss.fallback().reason();
+
+  const auto finished = LastEventOfWatch(a, miss.job_id());
+  EXPECT_EQ(finished.job().state(), v1::JOB_SUCCEEDED) << finished.ShortDebugString();
+  EXPECT_EQ(finished.job().device(), other);
+  EXPECT_EQ(database_->Query("SELECT owner FROM job_items WHERE job_id = '" + miss.job_id() + "'"),
+            "c");
+  // The miss a cached is dropped by c's commit: a serves the record.
+  const auto until = std::chrono::steady_clock::now() + 5s;
+  v1::LookupResponse answer;
+  do {
+    grpc::ClientContext again;
+    request.set_tune_on_miss(false);
+    ASSERT_TRUE(a.Stub()->Lookup(&again, request, &answer).ok());
+    if (!answer.has_record()) std::this_thread::sleep_for(50ms);
+  } while (!answer.has_record() && std::chrono::steady_clock::now() < until);
+  EXPECT_TRUE(answer.has_record());
+  EXPECT_EQ(answer.record().device_class(), other);
+}
+
+// The database goes away under a running daemon (its connections are
+// terminated and new ones refused, as a server restart or a partition
+// would): lookups keep being answered from the cache, calls that need the
+// database are refused at once and named as such, /metrics still answers,
+// and all of it recovers when the database is back.
+TEST_F(FleetFlow, ALostDatabaseLeavesLookupsOnTheCacheAndRefusesOnlyWhatNeedsIt) {
+  auto& a = AddDaemon("a", 1);
+  const auto key = GemmKey(24, 16, 8);
+  std::string id;
+  ASSERT_TRUE(Submit(a, TinyJob("", {key}), &id).ok());
+  ASSERT_EQ(LastEventOfWatch(a, id).job().state(), v1::JOB_SUCCEEDED);
+  grpc::Status status;
+  const auto before = Lookup(a, key, &status);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_TRUE(before.has_record());
+  EXPECT_EQ(HealthOf(a, kMutations), 0);
+
+  const auto admin = *PostgresAdminUrl();
+  const std::string name = database_->name();
+  QueryPostgres(admin, "ALTER DATABASE \"" + name + "\" ALLOW_CONNECTIONS false");
+  QueryPostgres(admin,
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
+                    name + "'");
+  ASSERT_TRUE(HealthBecomes(a, kMutations, 1, 10s)) << a.log();
+
+  // The daemon as a whole still serves: lookups are its job.
+  EXPECT_EQ(HealthOf(a, ""), 0);
+  EXPECT_EQ(HealthOf(a, "tiletune.v1.TuningService"), 0);
+  const auto cached = Lookup(a, key, &status);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(cached.result(), before.result());
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(cached.record(), before.record()));
+  const auto unknown = Lookup(a, GemmKey(40, 8, 8), &status);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(unknown.result(), v1::LookupResponse::RESULT_MISS);
+  EXPECT_NE(unknown.fallback().reason().find("unreachable"), std::string::npos)
+      << unknown.fallback().reason();
+
+  const auto refused = Submit(a, TinyJob("", {GemmKey(8, 8, 8)}), &id);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(refused.error_message().find("tuning database is unreachable"), std::string::npos)
+      << refused.error_message();
+  const auto cli = RunCommand({BinaryPath("tiletune"), "--server", a.address(), "jobs", "list"});
+  EXPECT_NE(cli.exit_code, 0);
+  EXPECT_NE(cli.err.find("unreachable"), std::string::npos) << cli.err;
+
+  const auto devices = ListDevices(a);
+  EXPECT_EQ(devices.fleet_size(), 0);
+  EXPECT_NE(devices.fleet_unknown().find("unreachable"), std::string::npos);
+  EXPECT_EQ(devices.daemon(), "a");
+  const auto metrics = HttpGet(a.metrics_address(), "/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->find("tiletune_database_reachable 0"), std::string::npos) << *metrics;
+
+  QueryPostgres(admin, "ALTER DATABASE \"" + name + "\" ALLOW_CONNECTIONS true");
+  ASSERT_TRUE(HealthBecomes(a, kMutations, 0, 10s)) << a.log();
+  ASSERT_TRUE(Submit(a, TinyJob("", {GemmKey(8, 8, 8)}), &id).ok());
+  EXPECT_EQ(LastEventOfWatch(a, id).job().state(), v1::JOB_SUCCEEDED);
+  const auto after = HttpGet(a.metrics_address(), "/metrics");
+  ASSERT_TRUE(after);
+  EXPECT_NE(after->find("tiletune_database_reachable 1"), std::string::npos);
+  // The outage is two log lines, not one per call or claim.
+  const std::string log = a.log();
+  size_t lost = 0;
+  for (size_t at = log.find("tuning database unreachable"); at != std::string::npos;
+       at = log.find("tuning database unreachable", at + 1)) {
+    ++lost;
+  }
+  EXPECT_EQ(lost, 1u) << log;
+  EXPECT_NE(log.find("tuning database reachable again"), std::string::npos);
+}
+
+// Orchestrators start the database and the daemons in any order: a daemon
+// whose database does not answer yet waits for it instead of exiting.
+TEST_F(FleetFlow, ADaemonStartedBeforeItsDatabaseServesOnceItAnswers) {
+  const auto admin = *PostgresAdminUrl();
+  const std::string name = database_->name();
+  QueryPostgres(admin, "ALTER DATABASE \"" + name + "\" ALLOW_CONNECTIONS false");
+  auto opened = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(2500ms);
+    QueryPostgres(admin, "ALTER DATABASE \"" + name + "\" ALLOW_CONNECTIONS true");
+  });
+  auto& a = AddDaemon("a", 1);
+  opened.get();
+  EXPECT_NE(a.log().find("trying again in"), std::string::npos) << a.log();
+  std::string id;
+  ASSERT_TRUE(Submit(a, TinyJob("", {GemmKey(8, 8, 8)}), &id).ok());
+  EXPECT_EQ(LastEventOfWatch(a, id).job().state(), v1::JOB_SUCCEEDED);
 }
 
 // One node (SQLite): jobs queue per device id as before, the fleet is this
