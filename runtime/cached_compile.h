@@ -15,7 +15,7 @@ namespace tiletune::runtime {
 // program (the system compiler, tiletune-rtc): the files it reads and writes
 // in the work folder, and its command line.
 struct CompileCommand {
-  std::string what;               // for logs: "host compile", "nvrtc"
+  std::string what;  // for logs: "host compile", "nvrtc"
   std::string source_file = "kernel.cpp";
   std::string artifact_file = "kernel.so";
   // argv given the work folder (headers are written there) and the paths of

@@ -26,8 +26,7 @@ class RtcCompiler {
   // handed to the compiler in memory by their include names.
   virtual RtcOutput Compile(const std::string& source, const std::string& source_name,
                             const std::vector<std::pair<std::string, std::string>>& headers,
-                            const std::vector<std::string>& options,
-                            const std::string& arch) = 0;
+                            const std::vector<std::string>& options, const std::string& arch) = 0;
 };
 
 // nullptr with `why` when the library is absent or unusable.

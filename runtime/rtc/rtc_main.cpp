@@ -47,8 +47,8 @@ int main(int argc, char** argv) {
       }
     }
     const std::vector<std::string> options(argv + 6, argv + argc);
-    const auto out = compiler->Compile(ReadFile(source), source.filename().string(), headers,
-                                       options, argv[2]);
+    const auto out =
+        compiler->Compile(ReadFile(source), source.filename().string(), headers, options, argv[2]);
     std::cerr << out.log;
     if (!out.ok) return 1;
     std::ofstream(artifact, std::ios::binary) << out.binary;
