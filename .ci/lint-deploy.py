@@ -23,8 +23,9 @@
   deploy/install-deps.sh, the CMake presets of CMakePresets.json and user and
   file housekeeping; tini is PID 1; the health check is `tiletune health`;
 - the systemd unit is Type=notify.
-The fleet overlays need kubectl on PATH (`kubectl kustomize` renders locally,
-no cluster); without it they are reported as not checked.
+The kustomizations are rendered with `kubectl kustomize` when kubectl is on
+PATH, else by a renderer here for the features they use (resources, a
+configMapGenerator, strategic merge patches by target kind).
 Usage: .ci/lint-deploy.py [PATH/TO/tiletuned]
 """
 import configparser
@@ -148,37 +149,76 @@ def check_fleet_settings(where, settings):
         fail(where, "daemon_id is empty: pods would hold job items under a changing host name")
 
 
-def resources_only(path):
-    """A kustomization that only lists resources, rendered without kubectl;
-    None when it needs kustomize proper (patches, generators)."""
+def strategic_merge(base, patch):
+    """A strategic merge patch as kubectl applies it to the fields our
+    overlays touch: maps merge key by key, lists of named maps (containers,
+    env, volumes, volumeMounts) merge by name, other lists are replaced."""
+    if isinstance(base, dict) and isinstance(patch, dict):
+        merged = dict(base)
+        for key, value in patch.items():
+            merged[key] = strategic_merge(base[key], value) if key in base else value
+        return merged
+    named = lambda items: isinstance(items, list) and all(
+        isinstance(i, dict) and "name" in i for i in items)
+    if named(base) and named(patch):
+        merged = list(base)
+        for item in patch:
+            at = next((i for i, b in enumerate(merged) if b["name"] == item["name"]), None)
+            if at is None:
+                merged.append(item)
+            else:
+                merged[at] = strategic_merge(merged[at], item)
+        return merged
+    return patch
+
+
+def render_kustomization(path):
+    """The manifests of a kustomization, rendered here for what ours use:
+    resources (files and folders), configMapGenerator with files, and
+    strategic merge patches chosen by target kind. Names keep no hash
+    suffix (kustomize adds one and rewrites the references to it); anything
+    else in a kustomization.yaml is an error, so a new feature cannot pass
+    unchecked."""
     spec = yaml.safe_load((path / "kustomization.yaml").read_text())
-    if set(spec) - {"apiVersion", "kind", "resources"}:
-        return None
+    unknown = set(spec) - {"apiVersion", "kind", "resources", "configMapGenerator", "patches"}
+    if unknown:
+        fail(str(path.relative_to(ROOT)), f"kustomization fields this lint cannot render: {unknown}")
+        return []
     docs = []
     for resource in spec.get("resources", []):
         target = path / resource
         if target.is_dir():
-            inner = resources_only(target)
-            if inner is None:
-                return None
-            docs += inner
+            docs += render_kustomization(target)
         else:
             docs += [d for d in yaml.safe_load_all(target.read_text()) if d is not None]
+    for generator in spec.get("configMapGenerator", []):
+        data = {pathlib.Path(f).name: (path / f).read_text() for f in generator.get("files", [])}
+        metadata = {"name": generator["name"]}
+        if "namespace" in generator:
+            metadata["namespace"] = generator["namespace"]
+        docs.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data})
+    for patch in spec.get("patches", []):
+        body = yaml.safe_load((path / patch["path"]).read_text())
+        kind = patch.get("target", {}).get("kind", body.get("kind"))
+        hits = [i for i, d in enumerate(docs) if d["kind"] == kind]
+        if not hits:
+            fail(str(path.relative_to(ROOT)), f"patch {patch['path']} matches no {kind}")
+        for i in hits:
+            # The patch's own name is ignored when a target selects by kind.
+            body["metadata"] = docs[i]["metadata"]
+            docs[i] = strategic_merge(docs[i], body)
     return docs
 
 
 def kustomize(path):
-    """The manifests `kubectl apply -k path` would apply, rendered locally
-    (kubectl kustomize). Debian 12 packages no kubectl new enough for
-    `patches:`; without one, resource-only kustomizations are rendered here
-    and the overlays are reported as not checked (None)."""
+    """The manifests `kubectl apply -k path` would apply: rendered by
+    `kubectl kustomize` when kubectl is on PATH, else by
+    render_kustomization (Debian 12 packages no kubectl new enough for
+    `patches:`)."""
     where = path.relative_to(ROOT)
     kubectl = shutil.which("kubectl")
     if not kubectl:
-        docs = resources_only(path)
-        if docs is None:
-            print(f"lint-deploy: {where}: NOT CHECKED: needs kubectl on PATH (kubectl kustomize)")
-        return docs
+        return render_kustomization(path)
     run = subprocess.run([kubectl, "kustomize", str(path)], capture_output=True, text=True)
     if run.returncode != 0:
         fail(where, f"kubectl kustomize fails: {run.stderr.strip()}")
@@ -318,8 +358,6 @@ for path in [k8s, *sorted(p.parent for p in (k8s / "fleet").glob("*/kustomizatio
     where = path.relative_to(ROOT)
     fleet = path != k8s
     docs = kustomize(path)
-    if docs is None:
-        continue
     configmaps = {d["metadata"]["name"] for d in docs if d["kind"] == "ConfigMap"}
     gpu_resources = set()
     daemon_secrets = set()
