@@ -60,6 +60,15 @@ std::string ValidationText(const v1::ValidationCoverage& coverage) {
       coverage.checked_elements(), coverage.output_elements());
 }
 
+// The table's short form: "all", a share of sampled elements, or "-" for
+// records measured before coverage was kept.
+std::string ValidationShare(const v1::ValidationCoverage& coverage) {
+  if (coverage.output_elements() == 0) return "-";
+  if (coverage.checked_elements() == coverage.output_elements()) return "all";
+  return fmt::format("{:.2g}% rows", 100.0 * static_cast<double>(coverage.checked_elements()) /
+                                         static_cast<double>(coverage.output_elements()));
+}
+
 std::string StaleText(const v1::Staleness& staleness) {
   return "stale: " + staleness.reason();
 }
@@ -107,16 +116,16 @@ void AddRecordFields(const v1::Record& record, TextTable& fields) {
 }  // namespace
 
 void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out) {
-  TextTable table(
-      {"KEY", "DEVICE CLASS", "WINNER", "TUNED µs", "BASELINE µs", "SPEEDUP", "MEASURED", "STALE"});
+  TextTable table({"KEY", "DEVICE CLASS", "WINNER", "TUNED µs", "BASELINE µs", "SPEEDUP",
+                   "VALIDATED", "MEASURED", "STALE"});
   for (int i = 0; i < records.records_size(); ++i) {
     const auto& r = records.records(i);
     const bool stale = i < records.staleness_size() && records.staleness(i).stale();
     table.AddRow({client::KeyText(r.key()), r.device_class(),
                   client::ShortEnumName(client::kWinnerNaming, r.winner()),
                   FormatMicros(r.tuned().median_us()), FormatMicros(r.baseline().median_us()),
-                  FormatSpeedup(r.speedup()), FormatTimestamp(r.measured_at()),
-                  stale ? StaleText(records.staleness(i)) : "-"});
+                  FormatSpeedup(r.speedup()), ValidationShare(r.validation()),
+                  FormatTimestamp(r.measured_at()), stale ? StaleText(records.staleness(i)) : "-"});
   }
   table.Print(out);
 }

@@ -664,6 +664,10 @@ TEST(TrustedTuning, LargeProblemsAreValidatedOnSampledRowsAndSaySo) {
     EXPECT_NE(lookup.out.find("sampled rows: "), std::string::npos) << lookup.out;
     EXPECT_NE(lookup.out.find(" of 20167 elements vs float64 reference"), std::string::npos)
         << lookup.out;
+    const auto listed =
+        RunCommand({BinaryPath("tiletune"), "--server", daemon.address(), "records", "list"});
+    EXPECT_NE(listed.out.find("VALIDATED"), std::string::npos) << listed.out;
+    EXPECT_NE(listed.out.find("% rows"), std::string::npos) << listed.out;
   }
   EXPECT_EQ(daemon.Stop(SIGTERM), 0);
 
