@@ -26,6 +26,11 @@ void DatabaseHealth::Reachable() {
   if (on_change_) on_change_(true);
 }
 
+void DatabaseHealth::Report() {
+  std::lock_guard lock(mu_);
+  if (on_change_) on_change_(reachable_);
+}
+
 bool DatabaseHealth::reachable() const {
   std::lock_guard lock(mu_);
   return reachable_;

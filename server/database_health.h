@@ -21,6 +21,10 @@ class DatabaseHealth {
 
   void Unreachable(const std::string& why);
   void Reachable();
+  // Hands the current state to on_change again, under the same lock as the
+  // changes, so that what on_change also reads (whether the daemon serves
+  // at all) is applied in order with them.
+  void Report();
   bool reachable() const;
   // Why it was last found unreachable.
   std::string why() const;

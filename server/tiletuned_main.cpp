@@ -222,7 +222,7 @@ int Run(server::DaemonConfig config) {
     serving.store(now);
     health->SetServingStatus("", now);
     health->SetServingStatus(kServiceName, now);
-    health->SetServingStatus(kMutationsService, now && database.reachable());
+    database.Report();
   };
   set_serving(false);
   // Liveness for orchestrators: SERVING from here to exit, so that probing

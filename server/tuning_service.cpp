@@ -276,9 +276,8 @@ std::optional<std::string> TuningServiceImpl::QueueTuning(const v1::KernelKey& k
            std::to_string(ctx_.config.max_queued_tune_on_miss) + ")";
     return std::nullopt;
   }
-  const std::optional<std::string> job = created.job_id;
-  ctx_.misses.SetJob(target.miss_key, canonical, *job);
-  return job;
+  ctx_.misses.SetJob(target.miss_key, canonical, created.job_id);
+  return created.job_id;
 }
 
 v1::Staleness TuningServiceImpl::StalenessOf(const v1::Record& record,
