@@ -4,6 +4,8 @@
 #include <mutex>
 #include <string>
 
+#include "db/tuning_store.h"
+
 namespace tiletune::server {
 
 // Whether the tuning database answers, as this daemon's calls to it find
@@ -26,6 +28,21 @@ class DatabaseHealth {
   // at all) is applied in order with them.
   void Report();
   bool reachable() const;
+
+  // Runs `call`, which uses the database, unless the database is known to
+  // be unreachable; a call that finds it so (db::StoreUnreachable) marks it.
+  // True when `call` ran to its end. Other store errors propagate.
+  template <typename Call>
+  bool Attempt(Call&& call) {
+    if (!reachable()) return false;
+    try {
+      call();
+      return true;
+    } catch (const db::StoreUnreachable& e) {
+      Unreachable(e.what());
+      return false;
+    }
+  }
   // Why it was last found unreachable.
   std::string why() const;
 

@@ -137,11 +137,8 @@ void JobScheduler::Start() {
 
 void JobScheduler::FlushMissCounts() {
   // Kept in memory while the database is away, saved once it is back.
-  if (!database_.reachable()) return;
   try {
-    store_.SetMissCounts(misses_.TakeChangedJobCounts());
-  } catch (const db::StoreUnreachable& e) {
-    database_.Unreachable(e.what());
+    database_.Attempt([this] { store_.SetMissCounts(misses_.TakeChangedJobCounts()); });
   } catch (const db::StoreError& e) {
     spdlog::error("cannot save lookup miss counts: {}", e.what());
   }

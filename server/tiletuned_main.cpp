@@ -61,15 +61,11 @@ void AddGauges(server::MetricsRegistry& registry, db::TuningStore& store,
   // then, and tiletune_database_reachable says why.
   registry.AddGauge("tiletune_jobs", "Jobs by state", [&store, &database] {
     std::vector<std::pair<server::Labels, double>> out;
-    if (!database.reachable()) return out;
-    try {
+    database.Attempt([&] {
       for (const auto& [state, count] : store.CountJobsByState()) {
         out.push_back({{{"state", v1::JobState_Name(state)}}, static_cast<double>(count)});
       }
-    } catch (const db::StoreUnreachable& e) {
-      database.Unreachable(e.what());
-      out.clear();
-    }
+    });
     return out;
   });
   registry.AddGauge("tiletune_database_reachable",

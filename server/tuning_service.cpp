@@ -78,15 +78,13 @@ grpc::Status TuningServiceImpl::DatabaseUnavailable() const {
 
 template <typename Body>
 grpc::Status TuningServiceImpl::WithDatabase(Body&& body) {
-  if (!ctx_.database.reachable()) return DatabaseUnavailable();
+  grpc::Status status;
   try {
-    return body();
-  } catch (const db::StoreUnreachable& e) {
-    ctx_.database.Unreachable(e.what());
-    return DatabaseUnavailable();
+    if (ctx_.database.Attempt([&] { status = body(); })) return status;
   } catch (const db::StoreError& e) {
     return {grpc::StatusCode::INTERNAL, e.what()};
   }
+  return DatabaseUnavailable();
 }
 
 grpc::Status TuningServiceImpl::AnswerLookup(const v1::LookupRequest& request,
@@ -111,19 +109,14 @@ grpc::Status TuningServiceImpl::AnswerLookup(const v1::LookupRequest& request,
   bool unanswered = false;  // the database could not be asked
   if (cached) {
     entry = *cached;
-  } else if (!ctx_.database.reachable()) {
-    unanswered = true;
   } else {
     const uint64_t erasures = ctx_.cache.Erasures(device.device_class, canonical);
-    try {
+    unanswered = !ctx_.database.Attempt([&] {
       if (auto record = ctx_.store->FindRecord(canonical, device.device_class)) {
         entry = std::make_shared<const v1::Record>(std::move(*record));
       }
       ctx_.cache.PutUnlessErased(device.device_class, canonical, entry, erasures);
-    } catch (const db::StoreUnreachable& e) {
-      ctx_.database.Unreachable(e.what());
-      unanswered = true;
-    }
+    });
   }
 
   const std::string library = FallbackLibraryFor(device.vendor);
@@ -229,13 +222,11 @@ TuningServiceImpl::TuningTarget TuningServiceImpl::LocalTarget(const ManagedDevi
 std::optional<TuningServiceImpl::TuningTarget> TuningServiceImpl::TargetFor(
     const ResolvedDevice& device) const {
   if (device.device) return LocalTarget(*device.device);
-  if (ctx_.devices.queues() != JobQueues::kPerDeviceClass || !ctx_.database.reachable()) {
-    return std::nullopt;
-  }
-  try {
-    if (!ServedDeviceClasses(ListFleet()).contains(device.device_class)) return std::nullopt;
-  } catch (const db::StoreUnreachable& e) {
-    ctx_.database.Unreachable(e.what());
+  if (ctx_.devices.queues() != JobQueues::kPerDeviceClass) return std::nullopt;
+  bool served = false;
+  if (!ctx_.database.Attempt(
+          [&] { served = ServedDeviceClasses(ListFleet()).contains(device.device_class); }) ||
+      !served) {
     return std::nullopt;
   }
   // Queued by class, run by whichever daemon of the class claims it.
@@ -249,24 +240,19 @@ std::optional<std::string> TuningServiceImpl::QueueTuning(const v1::KernelKey& k
                                                           const TuningTarget& target,
                                                           const std::string& job_name,
                                                           std::string* why) {
-  if (!ctx_.database.reachable()) {
-    *why = "not queued: the tuning database is unreachable";
-    return std::nullopt;
-  }
   v1::JobSpec spec;
   spec.set_name(job_name);
   *spec.add_kernels() = kernels::NormalizeKernelKey(key);
   spec.set_priority(ctx_.config.tune_on_miss_priority);
   *spec.mutable_device() = target.selector;
   db::JobAdmissionResult created;
-  try {
-    // A flood of lookups for one key, on any daemon of the database, makes
-    // one job: the store reuses an active one for the key.
-    created = CreateJob(
-        std::move(spec), target.queue, /*submitted_by=*/"",
-        {.max_active_named = ctx_.config.max_queued_tune_on_miss, .reuse_active_for_key = true});
-  } catch (const db::StoreUnreachable& e) {
-    ctx_.database.Unreachable(e.what());
+  // A flood of lookups for one key, on any daemon of the database, makes
+  // one job: the store reuses an active one for the key.
+  if (!ctx_.database.Attempt([&] {
+        created = CreateJob(std::move(spec), target.queue, /*submitted_by=*/"",
+                            {.max_active_named = ctx_.config.max_queued_tune_on_miss,
+                             .reuse_active_for_key = true});
+      })) {
     *why = "not queued: the tuning database is unreachable";
     return std::nullopt;
   }
@@ -654,16 +640,11 @@ grpc::Status TuningServiceImpl::ListDevices(grpc::ServerContext* ctx, const v1::
   *response->mutable_started_at() = ctx_.started_at;
   if (!ctx_.ready.load()) {
     response->set_fleet_unknown("the database is not open yet");
-  } else if (!ctx_.database.reachable()) {
+  } else if (!ctx_.database.Attempt([&] {
+               for (auto& daemon : ListFleet()) *response->add_fleet() = std::move(daemon);
+             })) {
+    response->clear_fleet();
     response->set_fleet_unknown("the tuning database is unreachable: " + ctx_.database.why());
-  } else {
-    try {
-      for (auto& daemon : ListFleet()) *response->add_fleet() = std::move(daemon);
-    } catch (const db::StoreUnreachable& e) {
-      ctx_.database.Unreachable(e.what());
-      response->clear_fleet();
-      response->set_fleet_unknown(std::string("the tuning database is unreachable: ") + e.what());
-    }
   }
   return grpc::Status::OK;
 }

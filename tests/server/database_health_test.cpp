@@ -28,5 +28,23 @@ TEST(DatabaseHealth, EachChangeIsReportedOnceAndReportRepeatsTheState) {
   EXPECT_EQ(seen, (std::vector<bool>{false, false, true}));
 }
 
+TEST(DatabaseHealth, AttemptSkipsCallsWhileUnreachableAndMarksWhatFindsItSo) {
+  DatabaseHealth health;
+  int calls = 0;
+  EXPECT_TRUE(health.Attempt([&] { ++calls; }));
+  EXPECT_FALSE(health.Attempt([&] {
+    ++calls;
+    throw db::StoreUnreachable("connection lost");
+  }));
+  EXPECT_FALSE(health.reachable());
+  EXPECT_EQ(health.why(), "connection lost");
+  EXPECT_FALSE(health.Attempt([&] { ++calls; }));  // not run
+  EXPECT_EQ(calls, 2);
+  health.Reachable();
+  // Other store errors are the caller's to handle.
+  EXPECT_THROW(health.Attempt([] { throw db::StoreError("disk full"); }), db::StoreError);
+  EXPECT_TRUE(health.reachable());
+}
+
 }  // namespace
 }  // namespace tiletune::server
