@@ -4,6 +4,7 @@
 
 #include <array>
 #include <bit>
+#include <cctype>
 #include <memory>
 #include <utility>
 
@@ -171,6 +172,16 @@ std::string PostgresDisplayName(const std::string& url) {
   name += host;
   if (!port.empty()) name += ":" + port;
   return name + "/" + dbname;
+}
+
+std::string PgPlaceholders(std::string_view sql) {
+  std::string out(sql);
+  for (size_t at = out.find('?'); at != std::string::npos; at = out.find('?', at + 1)) {
+    if (at + 1 < out.size() && std::isdigit(static_cast<unsigned char>(out[at + 1]))) {
+      out[at] = '$';
+    }
+  }
+  return out;
 }
 
 PgConnection::PgConnection(const std::string& url, int connect_timeout_seconds)

@@ -142,6 +142,11 @@ class PgConnection {
   std::string name_;
 };
 
+// A statement written with SQLite's numbered placeholders (?1, ?2, ...) as
+// PostgreSQL takes it ($1, $2, ...), for the statements both engines share.
+// Statements must not hold a '?' elsewhere (in a string literal).
+std::string PgPlaceholders(std::string_view sql);
+
 // The URL `url` names, without its password: "postgresql://user@host:port/db".
 // Throws StoreError when libpq cannot parse it.
 std::string PostgresDisplayName(const std::string& url);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "db/column_values.h"
+#include "db/device_upsert_statement.h"
 #include "db/postgres_migrations.h"
 #include "db/postgres_record_listener.h"
 #include "db/store_rules.h"
@@ -44,23 +45,10 @@ PostgresTuningStore::PostgresTuningStore(const PostgresOptions& options)
 void PostgresTuningStore::UpsertDevice(const v1::DeviceFingerprint& device,
                                        const v1::Toolchain& toolchain) {
   RequireDeviceClass(device);
+  static const std::string sql = PgPlaceholders(kUpsertDeviceSql);
   pool_.Acquire()->Exec(
-      "INSERT INTO devices (device_class, vendor, arch, name, compute_units, memory_bytes,"
-      " l2_bytes, clock_mhz, driver_version, runtime_version, compiler_version,"
-      " kernel_library_version, first_seen_us, last_seen_us)"
-      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)"
-      " ON CONFLICT (device_class) DO UPDATE SET vendor = excluded.vendor,"
-      " arch = excluded.arch, name = excluded.name, compute_units = excluded.compute_units,"
-      " memory_bytes = excluded.memory_bytes, l2_bytes = excluded.l2_bytes,"
-      " clock_mhz = excluded.clock_mhz, driver_version = excluded.driver_version,"
-      " runtime_version = excluded.runtime_version,"
-      " compiler_version = excluded.compiler_version,"
-      " kernel_library_version = excluded.kernel_library_version,"
-      " last_seen_us = excluded.last_seen_us",
-      PgParams(device.device_class(), device.vendor(), device.arch(), device.name(),
-               device.compute_units(), device.memory_bytes(), device.l2_bytes(), device.clock_mhz(),
-               toolchain.driver_version(), toolchain.runtime_version(),
-               toolchain.compiler_version(), toolchain.kernel_library_version(), NowMicros()));
+      sql, WithUpsertDeviceValues(device, toolchain, NowMicros(),
+                                  [](const auto&... values) { return PgParams(values...); }));
 }
 
 void PostgresTuningStore::UpsertKernel(const std::string& source_hash,

@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "db/postgres_connection.h"
 #include "db/tuning_store.h"
 #include "store_test.h"
 
@@ -24,6 +25,12 @@ v1::Record Record(double tuned_us) {
   record.set_device_class("cls-a");
   record.mutable_tuned()->set_median_us(tuned_us);
   return record;
+}
+
+TEST(PgPlaceholders, NumberedSqlitePlaceholdersBecomePostgresOnes) {
+  EXPECT_EQ(PgPlaceholders("UPDATE t SET a = ?1, b = ?12 WHERE c IN (?2, ?2)"),
+            "UPDATE t SET a = $1, b = $12 WHERE c IN ($2, $2)");
+  EXPECT_EQ(PgPlaceholders("SELECT a ? b"), "SELECT a ? b");  // no number: left alone
 }
 
 // A loopback port with nothing listening: the socket is bound, never
