@@ -1,7 +1,9 @@
 # tiletune_embed_text(<target> <namespace> <symbol> <file>...)
 # Turns text files (kernel headers and templates) into a generated .cpp that
-# defines `std::string_view <namespace>::<symbol>(std::string_view name)` so
-# that sources handed to the run-time compilers live inside the binary.
+# defines `std::string_view <namespace>::<symbol>(std::string_view name)` and
+# `const std::vector<std::string_view>& <namespace>::<symbol>Names()` (the
+# files' paths relative to the calling folder) so that sources handed to the
+# run-time compilers live inside the binary.
 function(tiletune_embed_text target namespace symbol)
   set(out "${CMAKE_CURRENT_BINARY_DIR}/${symbol}_embedded.cpp")
   set(inputs ${ARGN})

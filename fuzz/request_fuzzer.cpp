@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "kernels/kernel_key.h"
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_key.h"
+#include "kernels/core/kernel_template.h"
 #include "runtime/backend_registry.h"
 #include "server/daemon_config.h"
 #include "server/device_registry.h"

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_template.h"
 #include "tiletune/v1/records.pb.h"
 
 namespace tiletune::runtime {

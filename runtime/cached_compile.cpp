@@ -13,7 +13,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// Headers may sit in folders ("tt/arch/sm90a_wgmma.h").
 void WriteFile(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
   std::ofstream out(path, std::ios::binary);
   out << text;
   if (!out.flush()) throw std::runtime_error("cannot write " + path.string());

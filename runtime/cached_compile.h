@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_template.h"
 #include "runtime/backend.h"
 #include "runtime/compiled_code_cache.h"
 

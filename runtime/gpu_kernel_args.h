@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-#include "kernels/gpu/include/tt_kernel_args.h"
+#include "kernels/tt/kernel_args.h"
 #include "runtime/device_executor.h"
 
 namespace tiletune::runtime {

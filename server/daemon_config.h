@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 #include "tuner/tuning_session.h"
 
 namespace tiletune::server {

@@ -7,7 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 #include "server/toolchain_identity.h"
 #include "tuner/tuning_session.h"
 

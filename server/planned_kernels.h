@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 #include "tiletune/v1/jobs.pb.h"
 
 namespace tiletune::server {

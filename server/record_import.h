@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "db/tuning_store.h"
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 #include "tiletune/v1/tiletune.pb.h"
 
 namespace tiletune::server {

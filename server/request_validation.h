@@ -5,7 +5,7 @@
 #include <string>
 #include <variant>
 
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 #include "server/daemon_config.h"
 #include "server/device_registry.h"
 #include "tiletune/v1/tiletune.pb.h"

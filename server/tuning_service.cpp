@@ -6,8 +6,8 @@
 #include <google/protobuf/util/time_util.h>
 #include <spdlog/spdlog.h>
 
+#include "kernels/core/kernel_key.h"
 #include "kernels/fusion/fusion_planner.h"
-#include "kernels/kernel_key.h"
 #include "server/call_deadline.h"
 #include "server/fleet_view.h"
 #include "server/planned_kernels.h"

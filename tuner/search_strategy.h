@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/search_space.h"
+#include "kernels/core/search_space.h"
 #include "runtime/backend.h"
 #include "tiletune/v1/jobs.pb.h"
 

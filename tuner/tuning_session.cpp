@@ -10,7 +10,7 @@
 #include <google/protobuf/util/time_util.h>
 #include <spdlog/spdlog.h>
 
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 #include "runtime/content_hash.h"
 #include "tuner/decision_margin.h"
 #include "tuner/search_strategy.h"

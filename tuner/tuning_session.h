@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_template.h"
 #include "runtime/backend.h"
 #include "tiletune/v1/jobs.pb.h"
 #include "tiletune/v1/records.pb.h"

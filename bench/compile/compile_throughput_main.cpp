@@ -16,8 +16,8 @@
 
 #include <fmt/format.h>
 
-#include "kernels/kernel_key.h"
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_key.h"
+#include "kernels/core/kernel_template.h"
 #include "runtime/cuda/cubin_compiler.h"
 #include "runtime/hip/hip_compile_plan.h"
 #include "runtime/host/host_backend.h"

@@ -32,8 +32,8 @@
 
 #include "client/input_error.h"
 #include "client/key_text.h"
-#include "kernels/kernel_key.h"
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_key.h"
+#include "kernels/core/kernel_template.h"
 #include "runtime/backend_registry.h"
 #include "tuner/search_strategy.h"
 #include "tuner/tuning_session.h"

@@ -1,4 +1,4 @@
-#include "fusion_planner.h"
+#include "kernels/fusion/fusion_planner.h"
 
 #include <stdexcept>
 #include <utility>

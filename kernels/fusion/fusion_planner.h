@@ -13,7 +13,7 @@
 // (KernelKey.write_prologue_output).
 #pragma once
 
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 
 namespace tiletune::kernels::fusion {
 

@@ -1,4 +1,4 @@
-#include "op_graph.h"
+#include "kernels/fusion/op_graph.h"
 
 #include <map>
 #include <set>

@@ -9,7 +9,7 @@
 #include <variant>
 #include <vector>
 
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 
 namespace tiletune::kernels::fusion {
 

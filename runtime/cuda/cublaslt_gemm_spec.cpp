@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include "kernels/gemm/gemm_space.h"
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
+#include "kernels/ops/gemm/tile_gemm_space.h"
 
 namespace tiletune::runtime::cuda {
 namespace {

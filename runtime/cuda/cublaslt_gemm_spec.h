@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kernels/gemm/blas_epilogue.h"
+#include "kernels/ops/gemm/blas_epilogue.h"
 #include "runtime/cuda/cublaslt_library.h"
 #include "tiletune/v1/kernel_key.pb.h"
 

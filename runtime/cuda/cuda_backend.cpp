@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "kernels/gemm/vendor_baseline.h"
+#include "kernels/ops/gemm/cublaslt_baseline.h"
 #include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/cuda_driver_api.h"
 #include "runtime/cuda/cuda_fingerprint.h"

@@ -10,8 +10,8 @@
 #include <new>
 #include <stdexcept>
 
-#include "kernels/gemm/vendor_baseline.h"
-#include "kernels/gpu/include/tt_kernel_args.h"
+#include "kernels/ops/gemm/cublaslt_baseline.h"
+#include "kernels/tt/kernel_args.h"
 
 namespace tiletune::runtime::cuda {
 namespace {

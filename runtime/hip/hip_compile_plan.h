@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_template.h"
 #include "runtime/cached_compile.h"
 
 namespace tiletune::runtime::hip {

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "kernels/gpu/include/tt_kernel_args.h"
+#include "kernels/tt/kernel_args.h"
 
 namespace tiletune::runtime::hip {
 namespace {

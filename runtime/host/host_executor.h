@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "kernels/host/include/tiletune_host.h"
+#include "kernels/tt/host/abi.h"
 #include "runtime/device_executor.h"
 
 namespace tiletune::runtime::host {

@@ -3,8 +3,8 @@
 //
 //   tiletune-rtc COMPILER ARCH SOURCE ARTIFACT HEADER_DIR [OPTION...]
 //
-// Reads SOURCE and every file in HEADER_DIR (passed as in-memory headers by
-// file name), writes the binary to ARTIFACT and the compiler log to stderr.
+// Reads SOURCE and every file below HEADER_DIR (passed as in-memory headers
+// by their path relative to it), writes the binary to ARTIFACT and the compiler log to stderr.
 // Exit 0 on success, 1 when the compile failed, 2 on bad usage or I/O.
 #include <filesystem>
 #include <fstream>
@@ -41,9 +41,12 @@ int main(int argc, char** argv) {
   }
   try {
     std::vector<std::pair<std::string, std::string>> headers;
-    for (const auto& entry : fs::directory_iterator(header_dir)) {
+    // Headers are named by their path below HEADER_DIR ("tt/tile.h"), which
+    // is how the kernels include them.
+    for (const auto& entry : fs::recursive_directory_iterator(header_dir)) {
       if (entry.is_regular_file() && entry.path() != source) {
-        headers.emplace_back(entry.path().filename().string(), ReadFile(entry.path()));
+        headers.emplace_back(fs::relative(entry.path(), header_dir).generic_string(),
+                             ReadFile(entry.path()));
       }
     }
     const std::vector<std::string> options(argv + 6, argv + argc);

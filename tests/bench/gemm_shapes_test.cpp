@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "bench/gpu/gemm/gemm_shapes.h"
-#include "kernels/gemm/blas_epilogue.h"
+#include "kernels/ops/gemm/blas_epilogue.h"
 
 namespace tiletune::bench {
 namespace {

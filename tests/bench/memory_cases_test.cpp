@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/kernel_key.h"
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_key.h"
+#include "kernels/core/kernel_template.h"
 
 namespace tiletune::bench {
 namespace {

@@ -1,6 +1,6 @@
 // Which epilogue chains fold into a BLASLt library's own epilogue
 // (D = activation(alpha * A*B + beta * C + bias)) and which need the pass.
-#include "kernels/gemm/blas_epilogue.h"
+#include "kernels/ops/gemm/blas_epilogue.h"
 
 #include <gtest/gtest.h>
 

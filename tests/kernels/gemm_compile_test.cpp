@@ -10,9 +10,9 @@
 #include <chrono>
 #include <thread>
 
-#include "kernels/gemm/gemm_source.h"
-#include "kernels/gemm/gemm_space.h"
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_template.h"
+#include "kernels/ops/gemm/tile_gemm_source.h"
+#include "kernels/ops/gemm/tile_gemm_space.h"
 #include "runtime/cuda/cubin_compiler.h"
 #include "runtime/rtc/rtc_compiler.h"
 #include "tests/support/gemm_test_key.h"

@@ -11,9 +11,9 @@
 #include <limits>
 #include <thread>
 
-#include "kernels/gemm/gemm_source.h"
-#include "kernels/gemm/gemm_space.h"
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
+#include "kernels/ops/gemm/tile_gemm_source.h"
+#include "kernels/ops/gemm/tile_gemm_space.h"
 #include "tests/support/gemm_test_key.h"
 #include "tile_gpu_test_support.h"
 #include "tuner/worker/element_codec.h"

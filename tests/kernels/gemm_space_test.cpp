@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "kernels/gemm/gemm_space.h"
+#include "kernels/ops/gemm/tile_gemm_space.h"
 
 namespace tiletune::kernels::gemm {
 namespace {

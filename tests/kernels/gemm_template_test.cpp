@@ -2,9 +2,9 @@
 // sources and launches they generate, planted faults and the baseline.
 #include <gtest/gtest.h>
 
-#include "kernels/gemm/gemm_source.h"
-#include "kernels/kernel_key.h"
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_key.h"
+#include "kernels/core/kernel_template.h"
+#include "kernels/ops/gemm/tile_gemm_source.h"
 
 namespace tiletune::kernels {
 namespace {
@@ -157,8 +157,9 @@ TEST(TileGemmTemplate, SourceCarriesTheVariantAndItsLaunch) {
       EXPECT_FALSE(text.empty()) << name;
       names.push_back(name);
     }
-    for (const char* header : {"tt_tile.h", "tt_leaf_sm80.h", "tt_leaf_cdna.h", "tt_gemm.h",
-                               "tt_tile_epilogue.h", "tt_device.h", "tt_kernel_args.h"}) {
+    for (const char* header : {"tt/tile.h", "tt/arch/sm80_mma_sync.h", "tt/arch/cdna_mfma.h",
+                               "ops/gemm/device/gemm_mma_multistage.h", "tt/epilogue.h",
+                               "tt/device.h", "tt/kernel_args.h"}) {
       EXPECT_NE(std::find(names.begin(), names.end(), header), names.end()) << header;
     }
     EXPECT_EQ(s.compile_options, std::vector<std::string>{"-std=c++17"});
@@ -230,9 +231,9 @@ TEST(TileGemmTemplate, WgmmaVariantAsksForSm90a) {
   const KernelTemplate& t = TileGemm(key, "cuda");
   EXPECT_EQ(t.Space(key).Violation(v), std::nullopt);
   const KernelSource s = t.Source(key, v);
-  for (const char* line :
-       {"#include \"tt_gemm_sm90a.h\"", "tt::gemm::wgmma_gemm<Config>(args, Epilogue{&args});",
-        "static constexpr int shared_bytes = 197632;", "TT_KERNEL(256) "}) {
+  for (const char* line : {"#include \"ops/gemm/device/gemm_sm90a_wgmma.h\"",
+                           "tt::gemm::wgmma_gemm<Config>(args, Epilogue{&args});",
+                           "static constexpr int shared_bytes = 197632;", "TT_KERNEL(256) "}) {
     EXPECT_TRUE(Contains(s.code, line)) << line << "\n" << s.code;
   }
   EXPECT_EQ(s.compile_options,

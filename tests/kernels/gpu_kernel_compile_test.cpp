@@ -7,8 +7,8 @@
 
 #include <set>
 
-#include "kernels/host/host_source.h"
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_template.h"
+#include "kernels/source/host_source.h"
 #include "runtime/cuda/cubin_compiler.h"
 #include "runtime/cuda/ptxas_report.h"
 #include "runtime/hip/code_object_metadata.h"

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <set>
 
-#include "kernels/host/host_source.h"
-#include "kernels/kernel_key.h"
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_key.h"
+#include "kernels/core/kernel_template.h"
+#include "kernels/source/host_source.h"
 
 namespace tiletune::kernels {
 namespace {
@@ -397,7 +397,7 @@ TEST_P(GpuTemplates, SourcesChainTheEpilogueInKeyOrder) {
   EXPECT_LT(gelu, residual);
   EXPECT_LT(residual, scale);
   EXPECT_NE(s.code.find("tt::gemm_tiled<Config>(args, Epilogue{&args});"), std::string::npos);
-  // Only HIP sources select the HIP side of tt_device.h.
+  // Only HIP sources select the HIP side of tt/device.h.
   EXPECT_EQ(s.code.find("#define TT_HIP 1") != std::string::npos, GetParam() == "hip");
 
   std::set<std::string> headers;
@@ -405,8 +405,8 @@ TEST_P(GpuTemplates, SourcesChainTheEpilogueInKeyOrder) {
     EXPECT_FALSE(text.empty()) << name;
     headers.insert(name);
   }
-  for (const char* name : {"tt_device.h", "tt_kernel_args.h", "tt_tile_epilogue.h", "tt_tile.h",
-                           "tt_typed_memory.h", "gemm.h"}) {
+  for (const char* name : {"tt/device.h", "tt/kernel_args.h", "tt/epilogue.h", "tt/tile.h",
+                           "tt/typed_memory.h", "ops/gemm/device/gemm_simt.h"}) {
     EXPECT_TRUE(headers.contains(name)) << name;
   }
 }

@@ -1,4 +1,4 @@
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 
 #include <gtest/gtest.h>
 

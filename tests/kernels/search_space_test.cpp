@@ -1,4 +1,4 @@
-#include "kernels/search_space.h"
+#include "kernels/core/search_space.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_template.h"
 #include "runtime/device_executor.h"
 #include "runtime/rtc/rtc_compiler.h"
 

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "kernels/tile/tile_headers.h"
+#include "kernels/source/device_headers.h"
 #include "tile_gpu_test_support.h"
 
 namespace tiletune::kernels {
@@ -21,9 +21,9 @@ namespace {
 //  tile_roundtrip_{row,col}: out (32 x 64 bf16) = x through registers and a
 //    second shared tile.
 constexpr const char* kTileOpsSource = R"(
-#include "tt_device.h"
-#include "tt_kernel_args.h"
-#include "tt_tile.h"
+#include "tt/device.h"
+#include "tt/kernel_args.h"
+#include "tt/tile.h"
 
 namespace {
 
@@ -153,7 +153,7 @@ KernelSource TileOpsSource(bool hip) {
   s.kernel_name = "tile_ops_test";
   s.entry = "tile_ops";
   s.code = std::string(hip ? "#define TT_HIP 1\n" : "") + kTileOpsSource;
-  s.headers = tile::TileLibraryHeaders();
+  s.headers = DeviceHeaders();
   s.compile_options = {"-std=c++17"};
   return s;
 }

@@ -5,8 +5,8 @@
 
 #include <set>
 
-#include "kernels/host/host_source.h"
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_template.h"
+#include "kernels/source/host_source.h"
 
 namespace tiletune::kernels {
 namespace {
@@ -148,8 +148,8 @@ TEST(HostKernelSource, ChainsTheEpilogueInKeyOrder) {
     EXPECT_FALSE(text.empty()) << name;
     headers.insert(name);
   }
-  EXPECT_TRUE(headers.contains("gemm.h"));
-  EXPECT_TRUE(headers.contains("tiletune_host.h"));
+  EXPECT_TRUE(headers.contains("ops/gemm/cpu/gemm_blocked.h"));
+  EXPECT_TRUE(headers.contains("tt/host/abi.h"));
 
   const Baseline base = t->BaselineFor(key);
   EXPECT_EQ(base.name, "host-naive");

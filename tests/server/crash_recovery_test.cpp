@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "db/tuning_store.h"
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 #include "tests/support/tiletuned_process.h"
 
 namespace tiletune::testing {

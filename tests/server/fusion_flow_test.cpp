@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 #include "tests/support/tiletuned_process.h"
 
 namespace tiletune::testing {

@@ -11,8 +11,8 @@
 
 #include "client/tiletune_client.h"
 #include "db/tuning_store.h"
-#include "kernels/kernel_key.h"
-#include "kernels/search_space.h"
+#include "kernels/core/kernel_key.h"
+#include "kernels/core/search_space.h"
 #include "tests/support/postgres_test_database.h"
 #include "tests/support/tiletuned_process.h"
 

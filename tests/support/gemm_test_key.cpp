@@ -3,7 +3,7 @@
 #include <string>
 #include <utility>
 
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 
 namespace tiletune::testing {
 

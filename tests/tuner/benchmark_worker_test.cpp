@@ -6,8 +6,8 @@
 
 #include <thread>
 
-#include "kernels/host/host_source.h"
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
+#include "kernels/source/host_source.h"
 #include "tests/tuner/host_kernel_fixture.h"
 #include "tuner/worker/output_validation.h"
 
@@ -39,7 +39,7 @@ worker::v1::BenchRequest VariantRequest(const v1::KernelKey& key, const kernels:
   return CompileRequest(key, HostTemplate(key).Source(key, PickVariant(key, wanted)));
 }
 
-// A cheap kernel with a planted fault (see kernels/host/host_source.h), or
+// A cheap kernel with a planted fault (see kernels/source/host_source.h), or
 // none for fault 0.
 worker::v1::BenchRequest PlantedRequest(int fault) {
   const v1::KernelKey key = MakeKey("softmax", {{"rows", 3}, {"cols", 5}});

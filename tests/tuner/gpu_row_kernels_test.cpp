@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "kernels/kernel_key.h"
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_key.h"
+#include "kernels/core/kernel_template.h"
 #include "runtime/backend_registry.h"
 #include "tests/tuner/host_kernel_fixture.h"
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_template.h"
 #include "runtime/host/host_backend.h"
 #include "tiletune/worker/v1/worker.pb.h"
 #include "tuner/benchmark_worker.h"

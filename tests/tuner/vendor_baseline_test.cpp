@@ -7,8 +7,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "kernels/gemm/vendor_baseline.h"
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
+#include "kernels/ops/gemm/cublaslt_baseline.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "tiletune/worker/v1/worker.pb.h"
 #include "tuner/benchmark_worker.h"

@@ -5,7 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 #include "tuner/worker/element_codec.h"
 #include "tuner/worker/host_reference.h"
 #include "tuner/worker/output_validation.h"

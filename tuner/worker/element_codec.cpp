@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 #include "tuner/worker/output_validation.h"
 
 namespace tiletune::tuner {

@@ -3,7 +3,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 #include "tuner/worker/element_codec.h"
 
 namespace tiletune::tuner {

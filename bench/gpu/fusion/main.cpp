@@ -21,7 +21,7 @@
 #include "bench/gpu/fusion/memory_cases.h"
 #include "bench/gpu/gemm/cuda_device_json.h"
 #include "bench/gpu/gemm/variant_tuner.h"
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 #include "runtime/cuda/cubin_compiler.h"
 #include "runtime/cuda/cuda_executor.h"
 #include "runtime/rtc/rtc_compiler.h"

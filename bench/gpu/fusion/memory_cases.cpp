@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/core/kernel_key.h"
 #include "kernels/fusion/fusion_planner.h"
-#include "kernels/kernel_key.h"
 
 namespace tiletune::bench {
 namespace {

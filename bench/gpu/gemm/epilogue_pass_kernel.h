@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_template.h"
 #include "runtime/cuda/cuda_driver_api.h"
 #include "runtime/device_executor.h"
 

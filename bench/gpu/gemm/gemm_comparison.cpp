@@ -6,9 +6,9 @@
 
 #include "bench/gpu/gemm/device_problem.h"
 #include "bench/gpu/gemm/epilogue_pass_kernel.h"
-#include "kernels/gemm/blas_epilogue.h"
-#include "kernels/gemm/gemm_source.h"
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_template.h"
+#include "kernels/ops/gemm/blas_epilogue.h"
+#include "kernels/ops/gemm/tile_gemm_source.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "tuner/worker/problem_inputs.h"
 #include "tuner/worker/problem_upload.h"

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <stdexcept>
 
-#include "kernels/kernel_key.h"
+#include "kernels/core/kernel_key.h"
 
 namespace tiletune::bench {
 namespace {

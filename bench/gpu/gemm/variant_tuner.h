@@ -3,7 +3,7 @@
 #include <string>
 
 #include "bench/gpu/gemm/stream_timing.h"
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_template.h"
 #include "runtime/cuda/cubin_compiler.h"
 #include "runtime/device_executor.h"
 #include "tiletune/v1/records.pb.h"

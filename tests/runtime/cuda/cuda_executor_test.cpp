@@ -10,7 +10,7 @@
 #include <sstream>
 #include <vector>
 
-#include "kernels/gpu/include/tt_kernel_args.h"
+#include "kernels/tt/kernel_args.h"
 #include "runtime/cuda/cuda_fingerprint.h"
 #include "tests/runtime/cuda/nvrtc_for_tests.h"
 #include "tests/runtime/scratch_dir.h"
@@ -19,7 +19,7 @@ namespace tiletune::runtime::cuda {
 namespace {
 
 // out[i] = a[i] * chain_scalars[0] + m for i < n.
-constexpr const char* kFillKernel = R"(#include "tt_kernel_args.h"
+constexpr const char* kFillKernel = R"(#include "tt/kernel_args.h"
 extern "C" __global__ void fill(tt_kernel_args args) {
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= args.n) return;
@@ -30,7 +30,7 @@ extern "C" __global__ void fill(tt_kernel_args args) {
 
 // Writes every field the executor fills back out, to check the layout the
 // host and NVRTC agree on.
-constexpr const char* kEchoKernel = R"(#include "tt_kernel_args.h"
+constexpr const char* kEchoKernel = R"(#include "tt/kernel_args.h"
 extern "C" __global__ void echo(tt_kernel_args args) {
   float* out = (float*)args.out;
   out[0] = (float)args.m;
@@ -49,7 +49,7 @@ extern "C" __global__ void echo(tt_kernel_args args) {
 )";
 
 // Sums args.k floats of dynamic shared memory set to 1.
-constexpr const char* kSharedKernel = R"(#include "tt_kernel_args.h"
+constexpr const char* kSharedKernel = R"(#include "tt/kernel_args.h"
 extern "C" __global__ void shared_sum(tt_kernel_args args) {
   extern __shared__ float buffer[];
   const int count = (int)args.k;
@@ -64,7 +64,7 @@ extern "C" __global__ void shared_sum(tt_kernel_args args) {
 )";
 
 // Writes args.m floats past the output: far outside any allocation.
-constexpr const char* kWildKernel = R"(#include "tt_kernel_args.h"
+constexpr const char* kWildKernel = R"(#include "tt/kernel_args.h"
 extern "C" __global__ void wild(tt_kernel_args args) { ((float*)args.out)[args.m] = 1.0f; }
 )";
 
@@ -95,9 +95,9 @@ class CudaExecutorTest : public ::testing::Test {
   // The CUBIN of `code` for this device, written into the scratch folder.
   std::string Cubin(const std::string& code, const std::string& name) {
     const std::string header =
-        ReadFile(std::string(TILETUNE_SOURCE_DIR) + "/kernels/gpu/include/tt_kernel_args.h");
+        ReadFile(std::string(TILETUNE_SOURCE_DIR) + "/kernels/tt/kernel_args.h");
     const RtcOutput out =
-        nvrtc_->Compile(code, name + ".cu", {{"tt_kernel_args.h", header}}, {}, arch_);
+        nvrtc_->Compile(code, name + ".cu", {{"tt/kernel_args.h", header}}, {}, arch_);
     EXPECT_TRUE(out.ok) << out.log;
     const std::string path = (dir_.path() / (name + ".cubin")).string();
     std::ofstream(path, std::ios::binary) << out.binary;

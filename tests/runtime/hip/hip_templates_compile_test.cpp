@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "kernels/gpu/include/tt_kernel_args.h"
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_template.h"
+#include "kernels/tt/kernel_args.h"
 #include "runtime/hip/code_object_metadata.h"
 #include "runtime/hip/hip_compile_plan.h"
 #include "runtime/rtc/rtc_compiler.h"

@@ -4,17 +4,17 @@
 #include <sstream>
 #include <string>
 
-#include "kernels/kernel_template.h"
+#include "kernels/core/kernel_template.h"
 
 namespace tiletune::testing {
 
-// tt_kernel_args.h as the GPU templates hand it to the compiler: in memory,
+// tt/kernel_args.h as the GPU templates hand it to the compiler: in memory,
 // by its include name.
 inline std::pair<std::string, std::string> KernelArgsHeader() {
-  std::ifstream in(TILETUNE_SOURCE_DIR "/kernels/gpu/include/tt_kernel_args.h");
+  std::ifstream in(TILETUNE_SOURCE_DIR "/kernels/tt/kernel_args.h");
   std::stringstream text;
   text << in.rdbuf();
-  return {"tt_kernel_args.h", text.str()};
+  return {"tt/kernel_args.h", text.str()};
 }
 
 // A kernel shaped like the generated ones (one tt_kernel_args by value) that
@@ -26,7 +26,7 @@ inline kernels::KernelSource ArgsProbeSource() {
   s.kernel_name = "hip_args_probe";
   s.entry = "tt_args_probe";
   s.code =
-      "#include \"tt_kernel_args.h\"\n"
+      "#include \"tt/kernel_args.h\"\n"
       "#include \"probe_config.h\"\n"
       "extern \"C\" __global__ void tt_args_probe(tt_kernel_args args) {\n"
       "  __shared__ float tile[PROBE_TILE];\n"

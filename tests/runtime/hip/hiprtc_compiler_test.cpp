@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/gpu/include/tt_kernel_args.h"
+#include "kernels/tt/kernel_args.h"
 #include "runtime/hip/code_object_metadata.h"
 #include "tests/runtime/hip/hip_test_kernels.h"
 

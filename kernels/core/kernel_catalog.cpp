@@ -1,0 +1,87 @@
+// Which kernel templates this binary holds, and which one serves a key.
+#include <algorithm>
+
+#include "kernels/core/kernel_template.h"
+#include "kernels/ops/elementwise/elementwise_templates.h"
+#include "kernels/ops/gemm/gemm_templates.h"
+#include "kernels/ops/layernorm/layernorm_templates.h"
+#include "kernels/ops/rmsnorm/rmsnorm_templates.h"
+#include "kernels/ops/softmax/softmax_templates.h"
+
+namespace tiletune::kernels {
+namespace {
+
+// A template and the op it serves (the catalog's own index: templates only
+// answer per key whether they serve it).
+struct CatalogEntry {
+  std::string_view op;
+  const KernelTemplate* kernel;
+};
+
+struct Catalog {
+  std::vector<std::unique_ptr<KernelTemplate>> templates;
+  std::vector<CatalogEntry> entries;
+
+  void Add(std::string_view op, std::unique_ptr<KernelTemplate> t) {
+    entries.push_back({op, t.get()});
+    templates.push_back(std::move(t));
+  }
+};
+
+const Catalog& TheCatalog() {
+  static const Catalog catalog = [] {
+    Catalog c;
+    c.Add("gemm", gemm::MakeHostGemmBlocked());
+    c.Add("softmax", softmax::MakeHostRows());
+    c.Add("rmsnorm", rmsnorm::MakeHostRows());
+    c.Add("layernorm", layernorm::MakeHostRows());
+    c.Add("elementwise", elementwise::MakeHostRows());
+    // The tensor-core GEMM first: it serves every key it can (16-bit inputs,
+    // f32 allowing tf32 on CUDA); gpu_gemm_tiled the other f32 keys.
+    for (const gemm::GemmTarget& target : {gemm::kSm90Target, gemm::kGfx90aTarget}) {
+      c.Add("gemm", gemm::MakeTileGemm(target));
+    }
+    for (const gpu::GpuVendor& vendor : {gpu::kCuda, gpu::kHip}) {
+      c.Add("gemm", gemm::MakeSimtGemm(vendor));
+      c.Add("softmax", softmax::MakeGpuRows(vendor));
+      c.Add("rmsnorm", rmsnorm::MakeGpuRows(vendor));
+      c.Add("layernorm", layernorm::MakeGpuRows(vendor));
+      c.Add("elementwise", elementwise::MakeGpuElementwise(vendor));
+    }
+    return c;
+  }();
+  return catalog;
+}
+
+}  // namespace
+
+const std::vector<std::unique_ptr<KernelTemplate>>& AllKernelTemplates() {
+  return TheCatalog().templates;
+}
+
+const KernelTemplate* FindKernelTemplate(const v1::KernelKey& key, std::string_view backend,
+                                         std::string* why) {
+  const Catalog& catalog = TheCatalog();
+  const bool backend_known =
+      std::any_of(catalog.entries.begin(), catalog.entries.end(),
+                  [&](const CatalogEntry& e) { return e.kernel->backend() == backend; });
+  if (!backend_known) {
+    if (why) *why = "no kernel templates for backend '" + std::string(backend) + "' in this build";
+    return nullptr;
+  }
+  std::string reasons;
+  for (const auto& e : catalog.entries) {
+    if (e.kernel->backend() != backend || e.op != key.op()) continue;
+    const auto unsupported = e.kernel->Unsupported(key);
+    if (!unsupported) return e.kernel;
+    reasons += (reasons.empty() ? "" : "; ") + std::string(e.kernel->name()) + ": " + *unsupported;
+  }
+  if (why) {
+    *why = reasons.empty()
+               ? "no " + std::string(backend) + " kernel template for op '" + key.op() + "'"
+               : reasons;
+  }
+  return nullptr;
+}
+
+}  // namespace tiletune::kernels

@@ -1,0 +1,65 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/core/search_space.h"
+#include "tiletune/v1/kernel_key.pb.h"
+#include "tiletune/v1/records.pb.h"
+
+namespace tiletune::kernels {
+
+// A compile option asking the CUDA backend for the arch-specific target of
+// its device (sm_90 -> sm_90a: wgmma, setmaxnreg; such a CUBIN runs on that
+// compute capability only). tiletune's own: the backend removes it before
+// NVRTC sees it.
+inline constexpr std::string_view kArchSpecificOption = "--tiletune-arch-specific";
+
+// Everything a backend needs to compile one variant: a self-contained source
+// (embedded headers already expanded or passed as `headers`), the symbol to
+// call and how it is launched.
+struct KernelSource {
+  std::string kernel_name;  // template name, e.g. "host_gemm_blocked"
+  std::string entry;        // symbol the backend resolves after loading
+  std::string code;
+  std::vector<std::pair<std::string, std::string>> headers;  // name -> text
+  std::vector<std::string> compile_options;
+  v1::LaunchGeometry launch;
+};
+
+// What a tuned kernel must beat. A compiled source on the host backend (the
+// straightforward kernel); a vendor library call (cuBLASLt...) on GPUs, which
+// the worker makes itself: `vendor_library` names it, and `source` is then
+// empty, or the element-wise pass that follows the call where the library's
+// own epilogue cannot express the key's chain.
+struct Baseline {
+  std::string name;
+  std::optional<KernelSource> source;
+  std::string vendor_library;  // empty for a compiled baseline
+};
+
+// A family of kernels for one op on one backend: its search space for a key,
+// and the source of any point in it.
+class KernelTemplate {
+ public:
+  virtual ~KernelTemplate() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string_view backend() const = 0;  // host, cuda, hip
+  // Why this template cannot serve the key (dtype, layout...), or nullopt.
+  virtual std::optional<std::string> Unsupported(const v1::KernelKey& key) const = 0;
+  virtual SearchSpace Space(const v1::KernelKey& key) const = 0;
+  virtual KernelSource Source(const v1::KernelKey& key, const Variant& variant) const = 0;
+  virtual Baseline BaselineFor(const v1::KernelKey& key) const = 0;
+};
+
+// All templates compiled into this binary.
+const std::vector<std::unique_ptr<KernelTemplate>>& AllKernelTemplates();
+
+// The template serving `key` on `backend`; on failure `why` says why none can.
+const KernelTemplate* FindKernelTemplate(const v1::KernelKey& key, std::string_view backend,
+                                         std::string* why);
+
+}  // namespace tiletune::kernels

@@ -1,0 +1,17 @@
+#include "kernels/ops/elementwise/elementwise_templates.h"
+
+#include "kernels/rows/host_row_template.h"
+
+namespace tiletune::kernels::elementwise {
+
+std::unique_ptr<KernelTemplate> MakeHostRows() {
+  return host::MakeHostRowTemplate({"host_elementwise_rows",
+                                    "elementwise",
+                                    "ops/elementwise/cpu/elementwise.h",
+                                    "tt::elementwise_rows",
+                                    "tt::elementwise_naive",
+                                    {},
+                                    false});
+}
+
+}  // namespace tiletune::kernels::elementwise

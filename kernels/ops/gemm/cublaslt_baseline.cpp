@@ -1,0 +1,20 @@
+#include "kernels/ops/gemm/cublaslt_baseline.h"
+
+#include "kernels/ops/gemm/blas_epilogue.h"
+#include "kernels/ops/gemm/tile_gemm_source.h"
+
+namespace tiletune::kernels::gemm {
+
+Baseline CublasLtBaseline(const v1::KernelKey& key) {
+  Baseline baseline;
+  baseline.vendor_library = std::string(kCublasLtName);
+  if (FoldIntoBlasEpilogue(key).fused) {
+    baseline.name = std::string(kCublasLtName);
+  } else {
+    baseline.name = std::string(kCublasLtName) + "+" + std::string(kEpiloguePassName);
+    baseline.source = EpiloguePassSource(key, kSm90Target);
+  }
+  return baseline;
+}
+
+}  // namespace tiletune::kernels::gemm

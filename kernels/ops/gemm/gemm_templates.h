@@ -1,0 +1,23 @@
+#pragma once
+
+#include <memory>
+
+#include "kernels/core/kernel_template.h"
+#include "kernels/ops/gemm/tile_gemm_space.h"
+#include "kernels/source/gpu_source.h"
+
+namespace tiletune::kernels::gemm {
+
+// The tile GEMM on one GPU target (kSm90Target for "cuda", kGfx90aTarget
+// for "hip"): tensor-core GEMM with the fused epilogue, bf16/f16 in, or f32
+// read as tf32 on CUDA when the key allows it.
+std::unique_ptr<KernelTemplate> MakeTileGemm(const GemmTarget& target);
+
+// gpu_gemm_tiled: the SIMT-core GEMM of the f32 keys the tile GEMM does not
+// serve, on one GPU vendor.
+std::unique_ptr<KernelTemplate> MakeSimtGemm(const gpu::GpuVendor& vendor);
+
+// host_gemm_blocked: the CPU GEMM (cache-blocked, packed, register-blocked).
+std::unique_ptr<KernelTemplate> MakeHostGemmBlocked();
+
+}  // namespace tiletune::kernels::gemm

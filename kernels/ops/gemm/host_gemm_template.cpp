@@ -1,0 +1,96 @@
+// host_gemm_blocked: cache-blocked, packed GEMM with a register-blocked
+// micro-kernel and the epilogue chain fused into the final store.
+#include "kernels/core/kernel_key.h"
+#include "kernels/ops/gemm/gemm_templates.h"
+#include "kernels/source/host_source.h"
+
+namespace tiletune::kernels::gemm {
+namespace {
+
+using host::GenerateHostSource;
+using host::HostKernelSpec;
+using host::kHostBaselineName;
+using host::UnsupportedHostTypes;
+
+constexpr std::string_view kName = "host_gemm_blocked";
+
+// The smallest value of each tile parameter; a tile may exceed the problem
+// only up to the problem rounded up to it.
+constexpr int64_t kMinTileM = 32, kMinTileN = 64, kMinTileK = 64;
+
+int64_t RoundUp(int64_t value, int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+class HostGemmBlocked final : public KernelTemplate {
+ public:
+  std::string_view name() const override { return kName; }
+  std::string_view backend() const override { return "host"; }
+
+  std::optional<std::string> Unsupported(const v1::KernelKey& key) const override {
+    if (key.op() != "gemm") return std::string(kName) + " serves gemm, not " + key.op();
+    return UnsupportedHostTypes(key);
+  }
+
+  SearchSpace Space(const v1::KernelKey& key) const override {
+    const int64_t m = DimSize(key, "m").value_or(1), n = DimSize(key, "n").value_or(1),
+                  k = DimSize(key, "k").value_or(1), batch = DimSize(key, "batch").value_or(1);
+    SearchSpace space;
+    space.Add("tile_m", {32, 64, 96, 128})
+        .Add("tile_n", {64, 128, 256})
+        .Add("tile_k", {64, 256})
+        .Add("micro_m", {4, 6, 8})
+        .Add("micro_n", {16, 32})
+        .Add("k_unroll", {1, 4})
+        .Add("threads", {1, 2});
+    space.Require("micro_m divides tile_m",
+                  [](const Variant& v) { return v.at("tile_m") % v.at("micro_m") == 0; });
+    space.Require("tile_m <= m rounded up to 32",
+                  [m](const Variant& v) { return v.at("tile_m") <= RoundUp(m, kMinTileM); });
+    space.Require("tile_n <= n rounded up to 64",
+                  [n](const Variant& v) { return v.at("tile_n") <= RoundUp(n, kMinTileN); });
+    space.Require("tile_k <= k rounded up to 64",
+                  [k](const Variant& v) { return v.at("tile_k") <= RoundUp(k, kMinTileK); });
+    space.Require("a second thread needs at least two row blocks", [m, batch](const Variant& v) {
+      return v.at("threads") == 1 || batch * ((m + v.at("tile_m") - 1) / v.at("tile_m")) >= 2;
+    });
+    return space;
+  }
+
+  KernelSource Source(const v1::KernelKey& key, const Variant& variant) const override {
+    HostKernelSpec spec = Spec(key, "tt::gemm_blocked", std::string(kName));
+    for (const char* p : {"tile_m", "tile_n", "tile_k", "micro_m", "micro_n", "k_unroll"}) {
+      spec.config.emplace_back(p, RequiredParam(variant, kName, p));
+    }
+    spec.threads = static_cast<int>(RequiredParam(variant, kName, "threads"));
+    spec.config.emplace_back("threads", spec.threads);
+    return GenerateHostSource(key, spec, PlantedFault(variant));
+  }
+
+  Baseline BaselineFor(const v1::KernelKey& key) const override {
+    return {kHostBaselineName,
+            GenerateHostSource(key, Spec(key, "tt::gemm_naive", kHostBaselineName))};
+  }
+
+ private:
+  static HostKernelSpec Spec(const v1::KernelKey& key, std::string function,
+                             std::string kernel_name) {
+    const v1::KernelKey k = NormalizeKernelKey(key);
+    HostKernelSpec spec;
+    spec.kernel_name = std::move(kernel_name);
+    spec.header = "ops/gemm/cpu/gemm_blocked.h";
+    spec.function = std::move(function);
+    spec.config = {{"a_col_major", IsColMajor(k, "a") ? 1 : 0},
+                   {"b_col_major", IsColMajor(k, "b") ? 1 : 0}};
+    spec.output_elements = "args->batch * args->m * args->n";
+    return spec;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<KernelTemplate> MakeHostGemmBlocked() {
+  return std::make_unique<HostGemmBlocked>();
+}
+
+}  // namespace tiletune::kernels::gemm

@@ -1,0 +1,27 @@
+#include "kernels/ops/layernorm/layernorm_templates.h"
+
+#include "kernels/rows/gpu_row_template.h"
+#include "kernels/rows/host_row_template.h"
+
+namespace tiletune::kernels::layernorm {
+
+std::unique_ptr<KernelTemplate> MakeHostRows() {
+  return host::MakeHostRowTemplate({"host_layernorm_rows",
+                                    "layernorm",
+                                    "ops/layernorm/cpu/layernorm_rows.h",
+                                    "tt::layernorm_rows",
+                                    "tt::layernorm_naive",
+                                    {{"welford", {0, 1}}}});
+}
+
+std::unique_ptr<KernelTemplate> MakeGpuRows(const gpu::GpuVendor& vendor) {
+  return gpu::MakeGpuRowTemplate({"gpu_layernorm_rows",
+                                  "layernorm",
+                                  "ops/layernorm/device/layernorm_rows.h",
+                                  "tt::layernorm_rows",
+                                  "tt::layernorm_naive",
+                                  {{"welford", {0, 1}}}},
+                                 vendor);
+}
+
+}  // namespace tiletune::kernels::layernorm

@@ -1,0 +1,43 @@
+// Host RMS norm: y = epilogue(x / sqrt(mean(x^2) + eps) * weight), per row.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "tt/host/rows.h"
+
+namespace tt {
+
+// Cfg: vec (lanes of the sum of squares), rows_per_task, threads.
+template <class Cfg, class Pro, class Epi>
+int rmsnorm_rows(const tt_host_args* args, const Pro& pro, const Epi& epi) {
+  const int64_t n = args->n;
+  tt::for_each_row<Cfg>(args, [&](int64_t row) {
+    const float* x = tt::row_input<Cfg>(args, pro, row);
+    float* y = args->out + row * args->ldc;
+    const float squares = lane_sum<Cfg::vec>(n, [&](int64_t c) { return x[c] * x[c]; });
+    const float inv = 1.0f / std::sqrt(squares / static_cast<float>(n) + args->eps);
+    for (int64_t c = 0; c < n; ++c) {
+      y[c] = epi(x[c] * inv * args->weight[c], row * args->ldc + c, c);
+    }
+  });
+  return 0;
+}
+
+// The straightforward kernel: one accumulator, one row after another.
+template <class Cfg, class Pro, class Epi>
+int rmsnorm_naive(const tt_host_args* args, const Pro& pro, const Epi& epi) {
+  for (int64_t row = 0; row < args->m; ++row) {
+    const float* x = tt::row_input<Cfg>(args, pro, row);
+    float* y = args->out + row * args->ldc;
+    float squares = 0.0f;
+    for (int64_t c = 0; c < args->n; ++c) squares += x[c] * x[c];
+    const float rms = std::sqrt(squares / static_cast<float>(args->n) + args->eps);
+    for (int64_t c = 0; c < args->n; ++c) {
+      y[c] = epi(x[c] / rms * args->weight[c], row * args->ldc + c, c);
+    }
+  }
+  return 0;
+}
+
+}  // namespace tt

@@ -1,0 +1,81 @@
+// Host row softmax: y = epilogue(exp(x - max(x)) / sum(exp(x - max(x)))),
+// one row at a time, accumulating in f32.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "tt/host/math.h"
+#include "tt/host/rows.h"
+
+namespace tt {
+
+// Cfg: vec (lanes of the reductions), online (1: max and sum in one read of
+// the row, rescaling the sum as the max grows; 0: a max pass, then a pass
+// storing exp(x - max) and summing it), fast_exp (1: the
+// vectorizable exp of tt/host/math.h, 0: std::exp), rows_per_task, threads.
+template <class Cfg, class Pro, class Epi>
+int softmax_rows(const tt_host_args* args, const Pro& pro, const Epi& epi) {
+  constexpr int64_t V = Cfg::vec;
+  constexpr bool kFast = Cfg::fast_exp != 0;
+  const int64_t n = args->n;
+  tt::for_each_row<Cfg>(args, [&](int64_t row) {
+    const float* x = tt::row_input<Cfg>(args, pro, row);
+    float* y = args->out + row * args->ldc;
+    float max = std::numeric_limits<float>::lowest();
+    float sum = 0.0f;
+    if constexpr (Cfg::online != 0) {
+      // Per lane: running max m and sum s of exp(x - m), rescaled when m grows.
+      float m[V], s[V] = {};
+      std::fill(m, m + V, std::numeric_limits<float>::lowest());
+      int64_t j = 0;
+      for (; j + V <= n; j += V) {
+        for (int64_t l = 0; l < V; ++l) {
+          const float next = std::max(m[l], x[j + l]);
+          s[l] = s[l] * exp_of<kFast>(m[l] - next) + exp_of<kFast>(x[j + l] - next);
+          m[l] = next;
+        }
+      }
+      for (; j < n; ++j) {
+        const float next = std::max(m[0], x[j]);
+        s[0] = s[0] * exp_of<kFast>(m[0] - next) + exp_of<kFast>(x[j] - next);
+        m[0] = next;
+      }
+      for (int64_t l = 0; l < V; ++l) max = std::max(max, m[l]);
+      for (int64_t l = 0; l < V; ++l) sum += s[l] * exp_of<kFast>(m[l] - max);
+      const float inv = 1.0f / sum;
+      for (int64_t c = 0; c < n; ++c) {
+        y[c] = epi(exp_of<kFast>(x[c] - max) * inv, row * args->ldc + c, c);
+      }
+    } else {
+      max = lane_max<V>(x, n);
+      // Keep exp(x - max) in y so the last pass only scales it.
+      sum = lane_sum<V>(n, [&](int64_t c) { return y[c] = exp_of<kFast>(x[c] - max); });
+      const float inv = 1.0f / sum;
+      for (int64_t c = 0; c < n; ++c) y[c] = epi(y[c] * inv, row * args->ldc + c, c);
+    }
+  });
+  return 0;
+}
+
+// The straightforward kernel: max, sum and write passes with one
+// accumulator each and std::exp.
+template <class Cfg, class Pro, class Epi>
+int softmax_naive(const tt_host_args* args, const Pro& pro, const Epi& epi) {
+  for (int64_t row = 0; row < args->m; ++row) {
+    const float* x = tt::row_input<Cfg>(args, pro, row);
+    float* y = args->out + row * args->ldc;
+    float max = x[0];
+    for (int64_t c = 1; c < args->n; ++c) max = std::max(max, x[c]);
+    float sum = 0.0f;
+    for (int64_t c = 0; c < args->n; ++c) sum += std::exp(x[c] - max);
+    for (int64_t c = 0; c < args->n; ++c) {
+      y[c] = epi(std::exp(x[c] - max) / sum, row * args->ldc + c, c);
+    }
+  }
+  return 0;
+}
+
+}  // namespace tt

@@ -1,0 +1,27 @@
+#include "kernels/ops/softmax/softmax_templates.h"
+
+#include "kernels/rows/gpu_row_template.h"
+#include "kernels/rows/host_row_template.h"
+
+namespace tiletune::kernels::softmax {
+
+std::unique_ptr<KernelTemplate> MakeHostRows() {
+  return host::MakeHostRowTemplate({"host_softmax_rows",
+                                    "softmax",
+                                    "ops/softmax/cpu/softmax_rows.h",
+                                    "tt::softmax_rows",
+                                    "tt::softmax_naive",
+                                    {{"online", {0, 1}}, {"fast_exp", {0, 1}}}});
+}
+
+std::unique_ptr<KernelTemplate> MakeGpuRows(const gpu::GpuVendor& vendor) {
+  return gpu::MakeGpuRowTemplate({"gpu_softmax_rows",
+                                  "softmax",
+                                  "ops/softmax/device/softmax_rows.h",
+                                  "tt::softmax_rows",
+                                  "tt::softmax_naive",
+                                  {}},
+                                 vendor);
+}
+
+}  // namespace tiletune::kernels::softmax

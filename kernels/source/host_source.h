@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kernels/core/kernel_template.h"
+
+namespace tiletune::kernels::host {
+
+// Name of every host baseline: the straightforward kernel for the op + chain.
+inline constexpr const char* kHostBaselineName = "host-naive";
+
+// What one generated host kernel is: `function` is a kernel template of the
+// op's header (tt::gemm_blocked...) called as function<Config>(args, epilogue)
+// with Config holding `config` as constants.
+struct HostKernelSpec {
+  std::string kernel_name;  // template name, or the baseline's name
+  std::string header;       // "ops/gemm/cpu/gemm_blocked.h"
+  std::string function;     // "tt::gemm_blocked"
+  std::vector<std::pair<std::string, int64_t>> config;
+  // C++ expression over `args`: the number of output elements (planted fault 3).
+  std::string output_elements;
+  int threads = 1;
+  // Row and element-wise kernels take the key's prologue as a second functor:
+  // function<Config>(args, Prologue{args}, Epilogue{args}).
+  bool takes_prologue = false;
+};
+
+// Why a host kernel cannot serve the key's types (host kernels are f32
+// through and through), or nullopt.
+std::optional<std::string> UnsupportedHostTypes(const v1::KernelKey& key);
+
+// The complete source of a host kernel for the key: the epilogue chain as a
+// functor, the Config constants and one exported entry. `planted_fault` is
+// 0 for a real kernel (see kPlantedFault).
+KernelSource GenerateHostSource(const v1::KernelKey& key, const HostKernelSpec& spec,
+                                int64_t planted_fault = 0);
+
+}  // namespace tiletune::kernels::host

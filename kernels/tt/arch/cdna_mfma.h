@@ -1,0 +1,217 @@
+// AMD leaf of the tile library, CDNA2 (gfx90a) and later wave64 targets:
+// v_mfma_f32_16x16x16{bf16_1k,f16} on registers, LDS reads into them, and
+// global -> LDS copies staged through registers (gfx90a has no asynchronous
+// copy into LDS that a compiler builtin exposes, so "async" copies complete
+// at once and commit/wait are no-ops). Defines the same names as
+// tt/arch/sm80_mma_sync.h.
+#ifndef TILETUNE_TT_LEAF_CDNA_H
+#define TILETUNE_TT_LEAF_CDNA_H
+
+#include "tt/tile_base.h"
+
+namespace tt::arch {
+
+constexpr int lanes = 64;
+static_assert(TT_WARP_SIZE == lanes, "the CDNA leaf runs wavefronts of 64 lanes");
+
+typedef short short4_t __attribute__((ext_vector_type(4)));
+typedef _Float16 half4_t __attribute__((ext_vector_type(4)));
+typedef float float4_t __attribute__((ext_vector_type(4)));
+typedef unsigned uint2_t __attribute__((ext_vector_type(2)));
+typedef unsigned uint4_t __attribute__((ext_vector_type(4)));
+
+TT_DEVICE int lane_id() {
+  return static_cast<int>(threadIdx.x) & 63;
+}
+TT_DEVICE int warp_id() {
+  return static_cast<int>(threadIdx.x) >> 6;
+}
+
+// ---- Conversions -----------------------------------------------------------
+
+TT_DEVICE float to_float(float v) {
+  return v;
+}
+TT_DEVICE float to_float(bf16 v) {
+  return __builtin_bit_cast(float, static_cast<unsigned>(v.bits) << 16);
+}
+TT_DEVICE float to_float(f16 v) {
+  return static_cast<float>(__builtin_bit_cast(_Float16, v.bits));
+}
+
+template <class T>
+struct convert;
+template <>
+struct convert<float> {
+  TT_DEVICE static float from(float v) { return v; }
+};
+template <>
+struct convert<bf16> {
+  // Round to nearest even; NaNs stay (quiet) NaNs. gfx90a has no bf16
+  // conversion instruction.
+  TT_DEVICE static bf16 from(float v) {
+    unsigned u = __builtin_bit_cast(unsigned, v);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return {static_cast<unsigned short>((u >> 16) | 0x40u)};
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return {static_cast<unsigned short>(u >> 16)};
+  }
+  TT_DEVICE static unsigned pack(float lo, float hi) {
+    return static_cast<unsigned>(from(lo).bits) | (static_cast<unsigned>(from(hi).bits) << 16);
+  }
+  TT_DEVICE static void unpack(unsigned w, float& lo, float& hi) {
+    lo = __builtin_bit_cast(float, w << 16);
+    hi = __builtin_bit_cast(float, w & 0xffff0000u);
+  }
+};
+template <>
+struct convert<f16> {
+  TT_DEVICE static f16 from(float v) {
+    return {__builtin_bit_cast(unsigned short, static_cast<_Float16>(v))};
+  }
+  TT_DEVICE static unsigned pack(float lo, float hi) {
+    return static_cast<unsigned>(from(lo).bits) | (static_cast<unsigned>(from(hi).bits) << 16);
+  }
+  TT_DEVICE static void unpack(unsigned w, float& lo, float& hi) {
+    lo = to_float(f16{static_cast<unsigned short>(w & 0xffffu)});
+    hi = to_float(f16{static_cast<unsigned short>(w >> 16)});
+  }
+};
+
+// ---- Fragment geometry -----------------------------------------------------
+// A 16x16 base tile in row layout is spread over the wavefront as the
+// 16x16x16 MFMA's operands hold it: lane l holds 4 consecutive elements of
+// row l%16, columns 4*(l/16) to 4*(l/16)+3.
+struct frag {
+  static constexpr int elems = 4;
+  static constexpr int run = 4;
+  TT_DEVICE static int row(int lane, int) { return lane & 15; }
+  TT_DEVICE static int col(int lane, int e) { return ((lane >> 4) << 2) + e; }
+
+  static constexpr int row_slots = 1;
+  static constexpr int col_slots = 4;
+  TT_DEVICE static int row_slot(int) { return 0; }
+  TT_DEVICE static int col_slot(int e) { return e; }
+  TT_DEVICE static int slot_row(int lane, int) { return lane & 15; }
+  TT_DEVICE static int slot_col(int lane, int s) { return ((lane >> 4) << 2) + s; }
+
+  template <class Op>
+  TT_DEVICE static float across_row_lanes(float v, Op op) {
+    v = op(v, shfl_xor(v, 16));
+    return op(v, shfl_xor(v, 32));
+  }
+  template <class Op>
+  TT_DEVICE static float across_col_lanes(float v, Op op) {
+    v = op(v, shfl_xor(v, 1));
+    v = op(v, shfl_xor(v, 2));
+    v = op(v, shfl_xor(v, 4));
+    return op(v, shfl_xor(v, 8));
+  }
+  TT_DEVICE static bool row_owner(int lane) { return (lane >> 4) == 0; }
+  TT_DEVICE static bool col_owner(int lane) { return (lane & 15) == 0; }
+};
+
+// ---- LDS -> registers --------------------------------------------------------
+// Row layout: each lane's 4 elements are contiguous in a shared row (one
+// 8-byte read). Column layout: they run down a column (4 reads). MFMA takes
+// A and B operands alike, so the operand a tile feeds (B_OPERAND) changes
+// nothing here.
+template <bool B_OPERAND, class ST>
+TT_DEVICE void load_base(unsigned (&dst)[2], const ST& src, int row, int col, row_l) {
+  const int l = lane_id();
+  const char* base = reinterpret_cast<const char*>(src.data);
+  const uint2_t v = *reinterpret_cast<const uint2_t*>(
+      base + src.byte_offset(row + (l & 15), col + ((l >> 4) << 2)));
+  dst[0] = v.x;
+  dst[1] = v.y;
+}
+template <bool B_OPERAND, class ST>
+TT_DEVICE void load_base(unsigned (&dst)[2], const ST& src, int row, int col, col_l) {
+  const int l = lane_id();
+  const char* base = reinterpret_cast<const char*>(src.data);
+  const int r = row + ((l >> 4) << 2), c = col + (l & 15);
+  unsigned short e[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    e[i] = *reinterpret_cast<const unsigned short*>(base + src.byte_offset(r + i, c));
+  }
+  dst[0] = static_cast<unsigned>(e[0]) | (static_cast<unsigned>(e[1]) << 16);
+  dst[1] = static_cast<unsigned>(e[2]) | (static_cast<unsigned>(e[3]) << 16);
+}
+
+// ---- Matrix cores -------------------------------------------------------------
+// acc (16x16, row layout) += a * b^T with a and b^T in row layout. The MFMA
+// computes X*Y with its result spread down columns; fed X = b (rows of B^T)
+// and Y = a, it yields (A*B^T)^T in that spread, which is A*B^T in our row
+// layout.
+template <class T>
+struct mma_op;
+template <>
+struct mma_op<bf16> {
+  TT_DEVICE static void base(float (&acc)[4], const unsigned (&a)[2], const unsigned (&b)[2]) {
+    float4_t c = {acc[0], acc[1], acc[2], acc[3]};
+    const uint2_t av = {a[0], a[1]}, bv = {b[0], b[1]};
+    c = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(__builtin_bit_cast(short4_t, bv),
+                                                  __builtin_bit_cast(short4_t, av), c, 0, 0, 0);
+    acc[0] = c.x;
+    acc[1] = c.y;
+    acc[2] = c.z;
+    acc[3] = c.w;
+  }
+};
+template <>
+struct mma_op<f16> {
+  TT_DEVICE static void base(float (&acc)[4], const unsigned (&a)[2], const unsigned (&b)[2]) {
+    float4_t c = {acc[0], acc[1], acc[2], acc[3]};
+    const uint2_t av = {a[0], a[1]}, bv = {b[0], b[1]};
+    c = __builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(half4_t, bv),
+                                              __builtin_bit_cast(half4_t, av), c, 0, 0, 0);
+    acc[0] = c.x;
+    acc[1] = c.y;
+    acc[2] = c.z;
+    acc[3] = c.w;
+  }
+};
+
+// ---- Global memory -> LDS ------------------------------------------------------
+// Copies BYTES, zero-filling past `src_bytes`; completes before returning.
+template <int BYTES>
+TT_DEVICE void copy_async(void* dst, const void* src, int src_bytes) {
+  static_assert(BYTES == 2 || BYTES == 4 || BYTES == 8 || BYTES == 16,
+                "copy_async moves 2, 4, 8 or 16 bytes");
+  if (src_bytes == BYTES) {
+    if constexpr (BYTES == 16) {
+      *static_cast<uint4_t*>(dst) = *static_cast<const uint4_t*>(src);
+    } else if constexpr (BYTES == 8) {
+      *static_cast<uint2_t*>(dst) = *static_cast<const uint2_t*>(src);
+    } else if constexpr (BYTES == 4) {
+      *static_cast<unsigned*>(dst) = *static_cast<const unsigned*>(src);
+    } else {
+      *static_cast<unsigned short*>(dst) = *static_cast<const unsigned short*>(src);
+    }
+    return;
+  }
+  unsigned short* d = static_cast<unsigned short*>(dst);
+  const unsigned short* s = static_cast<const unsigned short*>(src);
+#pragma unroll
+  for (int i = 0; i < BYTES / 2; ++i) d[i] = 2 * i < src_bytes ? s[i] : 0;
+}
+template <int BYTES>
+TT_DEVICE void copy_async(void* dst, const void* src) {
+  copy_async<BYTES>(dst, src, BYTES);
+}
+TT_DEVICE void commit_async() {}
+template <int N>
+TT_DEVICE void wait_async() {}
+
+// CDNA has no hardware tanh: the library one.
+TT_DEVICE float tanh_approx(float x) {
+  return tanhf(x);
+}
+
+TT_DEVICE void trap() {
+  __builtin_trap();
+}
+
+}  // namespace tt::arch
+
+#endif

@@ -1,0 +1,224 @@
+// NVIDIA sm_90a leaf of the tile library (H100 / H200 compiled for the
+// arch-specific target): warpgroup-wide asynchronous MMA (wgmma) reading
+// both operands from shared memory through matrix descriptors, and the
+// fences that order it. It sits on top of the sm80 leaf: shared tiles are
+// still filled by load_async (cp.async), and the accumulator that wgmma
+// leaves in each warp is the m16n8 layout of rt<float, 16, N, row_l>, so
+// every register-tile op and epilogue runs unchanged on its results.
+//
+// A warpgroup is 4 consecutive warps starting at a warp index divisible by
+// 4. One wgmma m64nNk16 multiplies a 64 x 16 slice of A by a 16 x N slice
+// of B; warp w of the warpgroup holds rows 16w..16w+15 of the 64 x N result.
+// Also here: thread-block clusters (tt::cluster), whose blocks read each
+// other's shared memory (distributed shared memory, sm_90).
+#ifndef TILETUNE_TT_LEAF_SM90A_H
+#define TILETUNE_TT_LEAF_SM90A_H
+
+#include "tt/arch/sm80_mma_sync.h"
+#include "tt/tile_types.h"
+
+#define TT_LEAF_SM90A 1
+
+namespace tt::warpgroup {
+
+constexpr int warps = 4;
+constexpr int threads = warps * arch::lanes;
+
+TT_DEVICE int id() {
+  return static_cast<int>(threadIdx.x) / threads;
+}
+// This warp's index inside its warpgroup: which 16 rows of 64 it holds.
+TT_DEVICE int warp() {
+  return arch::warp_id() % warps;
+}
+
+// ---- Shared-memory matrix descriptors ------------------------------------------
+// wgmma reads K-major operands (16-bit elements, rows of 64 = 128 bytes) in
+// the 128-byte swizzle: 16-byte chunk c of row r sits at chunk c ^ (r % 8),
+// which is exactly how st<T, R, 64> lays out its rows (tt/tile_types.h).
+// The hardware applies the swizzle to address bits, so the tile must start
+// on a 1024-byte boundary (8 rows x 128 bytes, one swizzle atom); the
+// caller aligns it. Fields: start address >> 4 (bits 0-13), leading byte
+// offset (unused by swizzled K-major layouts, 1 by convention; bits 16-29),
+// stride byte offset between 8-row groups >> 4 (bits 32-45), swizzle mode
+// (bits 62-63, 1 = 128 bytes).
+constexpr int swizzle_rows = 8;
+constexpr int swizzle_bytes = 128;
+constexpr int atom_bytes = swizzle_rows * swizzle_bytes;
+
+// The descriptor of rows [row0, row0 + 64) and k16 step `step` (columns
+// 16 step .. 16 step + 15) of a K-major tile; row0 a multiple of 8. Moving
+// along k inside the swizzled row is a plain 32-byte step of the start
+// address: the hardware swizzles the address it forms.
+template <class T, int R>
+TT_DEVICE unsigned long long descriptor(const st<T, R, 64>& tile, int row0, int step) {
+  static_assert(sizeof(T) == 2 && st<T, R, 64>::row_bytes == swizzle_bytes,
+                "wgmma descriptors here cover 16-bit rows of 128 bytes");
+  const unsigned address = arch::shared_address(tile.data) +
+                           static_cast<unsigned>(row0 * swizzle_bytes + step * 16 * sizeof(T));
+  return static_cast<unsigned long long>((address & 0x3ffff) >> 4) | (1ull << 16) |
+         (static_cast<unsigned long long>(atom_bytes >> 4) << 32) | (1ull << 62);
+}
+
+// ---- Ordering ------------------------------------------------------------------
+
+// Before the first wgmma that reads or writes registers other instructions
+// touched (the zeroed accumulator, the previous epilogue).
+TT_DEVICE void fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+// Closes the group of wgmma issued since the last commit.
+TT_DEVICE void commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+// Waits until at most N committed groups of this warpgroup are in flight.
+template <int N>
+TT_DEVICE void wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Shared memory written through the generic proxy (cp.async, plain stores)
+// becomes visible to wgmma, which reads through the async proxy, only after
+// the writing thread runs this, before the barrier that hands it over.
+TT_DEVICE void fence_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// Pins the accumulator's registers at this point of the program: wgmma
+// writes them behind the compiler's back, so no access may move across an
+// issue or a wait.
+template <int N>
+TT_DEVICE void hold(rt<float, 16, N, row_l>& d) {
+#pragma unroll
+  for (int t = 0; t < N / 16; ++t) {
+#pragma unroll
+    for (int e = 0; e < arch::frag::elems; ++e)
+      asm volatile("" : "+f"(d.tiles[0][t].data[e])::"memory");
+  }
+}
+
+// ---- Warpgroup MMA -----------------------------------------------------------------
+// d (this warp's 16 x N share of the warpgroup's 64 x N tile) += A * B^T,
+// where A is the 64 x 16 block the descriptor `a` names and B^T the N x 16
+// block `b` names, both K-major (A row-major, B column-major). Asynchronous:
+// d is valid only after commit() and wait<>().
+namespace detail {
+
+// Accumulator register i of wgmma's m64nN layout is element i % 8 of base
+// tile i / 8: both place two adjacent columns of row lane / 4 (+ 8) per pair.
+#define TT_WG_D8(t)                                                                          \
+  "+f"(d.tiles[0][t].data[0]), "+f"(d.tiles[0][t].data[1]), "+f"(d.tiles[0][t].data[2]),     \
+      "+f"(d.tiles[0][t].data[3]), "+f"(d.tiles[0][t].data[4]), "+f"(d.tiles[0][t].data[5]), \
+      "+f"(d.tiles[0][t].data[6]), "+f"(d.tiles[0][t].data[7])
+#define TT_WG_D32 TT_WG_D8(0), TT_WG_D8(1), TT_WG_D8(2), TT_WG_D8(3)
+#define TT_WG_D64 TT_WG_D32, TT_WG_D8(4), TT_WG_D8(5), TT_WG_D8(6), TT_WG_D8(7)
+#define TT_WG_D128                                                                             \
+  TT_WG_D64, TT_WG_D8(8), TT_WG_D8(9), TT_WG_D8(10), TT_WG_D8(11), TT_WG_D8(12), TT_WG_D8(13), \
+      TT_WG_D8(14), TT_WG_D8(15)
+
+#define TT_WG_R32                            \
+  "%0, %1, %2, %3, %4, %5, %6, %7, "         \
+  "%8, %9, %10, %11, %12, %13, %14, %15, "   \
+  "%16, %17, %18, %19, %20, %21, %22, %23, " \
+  "%24, %25, %26, %27, %28, %29, %30, %31"
+#define TT_WG_R64                            \
+  TT_WG_R32                                  \
+  ", "                                       \
+  "%32, %33, %34, %35, %36, %37, %38, %39, " \
+  "%40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, " \
+  "%56, %57, %58, %59, %60, %61, %62, %63"
+#define TT_WG_R128                                   \
+  TT_WG_R64                                          \
+  ", "                                               \
+  "%64, %65, %66, %67, %68, %69, %70, %71, "         \
+  "%72, %73, %74, %75, %76, %77, %78, %79, "         \
+  "%80, %81, %82, %83, %84, %85, %86, %87, "         \
+  "%88, %89, %90, %91, %92, %93, %94, %95, "         \
+  "%96, %97, %98, %99, %100, %101, %102, %103, "     \
+  "%104, %105, %106, %107, %108, %109, %110, %111, " \
+  "%112, %113, %114, %115, %116, %117, %118, %119, " \
+  "%120, %121, %122, %123, %124, %125, %126, %127"
+
+// scale-d = 1 (accumulate), A and B unscaled and not transposed (K-major).
+#define TT_WGMMA(SHAPE_TYPES, REGS, DESC_A, DESC_B, OPERANDS)                                      \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned." SHAPE_TYPES \
+               " {" REGS "}, %" #DESC_A ", %" #DESC_B ", p, 1, 1, 0, 0;\n}"                        \
+               : OPERANDS                                                                          \
+               : "l"(a), "l"(b))
+
+template <class T, int N>
+TT_DEVICE void mma_ABt(rt<float, 16, N, row_l>& d, unsigned long long a, unsigned long long b) {
+  static_assert(N == 64 || N == 128 || N == 256, "wgmma tiles here are 64, 128 or 256 wide");
+  constexpr bool is_bf16 = same_type<T, bf16>::value;
+  static_assert(is_bf16 || same_type<T, f16>::value, "wgmma operands here are bf16 or f16");
+  if constexpr (N == 64 && is_bf16) {
+    TT_WGMMA("m64n64k16.f32.bf16.bf16", TT_WG_R32, 32, 33, TT_WG_D32);
+  } else if constexpr (N == 64) {
+    TT_WGMMA("m64n64k16.f32.f16.f16", TT_WG_R32, 32, 33, TT_WG_D32);
+  } else if constexpr (N == 128 && is_bf16) {
+    TT_WGMMA("m64n128k16.f32.bf16.bf16", TT_WG_R64, 64, 65, TT_WG_D64);
+  } else if constexpr (N == 128) {
+    TT_WGMMA("m64n128k16.f32.f16.f16", TT_WG_R64, 64, 65, TT_WG_D64);
+  } else if constexpr (is_bf16) {
+    TT_WGMMA("m64n256k16.f32.bf16.bf16", TT_WG_R128, 128, 129, TT_WG_D128);
+  } else {
+    TT_WGMMA("m64n256k16.f32.f16.f16", TT_WG_R128, 128, 129, TT_WG_D128);
+  }
+}
+
+#undef TT_WGMMA
+#undef TT_WG_R128
+#undef TT_WG_R64
+#undef TT_WG_R32
+#undef TT_WG_D128
+#undef TT_WG_D64
+#undef TT_WG_D32
+#undef TT_WG_D8
+
+}  // namespace detail
+
+// d += A[a_row0 .. a_row0 + 64) x [16 step, 16 step + 16) * B[0 .. N) x [same k)^T
+// for the whole warpgroup; a and b are K-major shared tiles 64 elements wide.
+template <class T, int AR, int N>
+TT_DEVICE void mma_ABt(rt<float, 16, N, row_l>& d, const st<T, AR, 64>& a, int a_row0,
+                       const st<T, N, 64>& b, int step) {
+  detail::mma_ABt<T, N>(d, descriptor(a, a_row0, step), descriptor(b, 0, step));
+}
+
+}  // namespace tt::warpgroup
+
+// ---- Thread-block clusters -------------------------------------------------------
+// Blocks of one cluster (a kernel declared with __cluster_dims__) run at
+// the same time on one GPC and read each other's shared memory.
+namespace tt::cluster {
+
+// This block's index in its cluster.
+TT_DEVICE int rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return static_cast<int>(r);
+}
+
+// Every thread of every block of the cluster arrives and waits; shared
+// memory written before it is visible to the others' remote loads after it.
+TT_DEVICE void sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::
+                   : "memory");
+}
+
+// Four floats at `p` (16-byte aligned, in this block's shared memory) as
+// they are in the shared memory of cluster block `block`.
+TT_DEVICE void load_remote(float (&dst)[4], const float* p, int block) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(remote)
+               : "r"(arch::shared_address(p)), "r"(block));
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(dst[0]), "=f"(dst[1]), "=f"(dst[2]), "=f"(dst[3])
+               : "r"(remote)
+               : "memory");
+}
+
+}  // namespace tt::cluster
+
+#endif
