@@ -2,10 +2,12 @@
 
 namespace tiletune::server {
 
-void MarkGoneDaemons(std::vector<v1::FleetDaemon>& daemons, double gone_after_seconds) {
+std::vector<v1::FleetDaemon> ListFleet(db::TuningStore& store, double gone_after_seconds) {
+  auto daemons = store.ListDaemons();
   for (auto& daemon : daemons) {
     daemon.set_gone(daemon.heartbeat_age_seconds() > gone_after_seconds);
   }
+  return daemons;
 }
 
 std::set<std::string> ServedDeviceClasses(const std::vector<v1::FleetDaemon>& daemons) {

@@ -1,0 +1,79 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <grpcpp/server_context.h>
+#include <grpcpp/support/status.h>
+
+#include "kernels/core/kernel_key.h"
+#include "server/call_authorizer.h"
+#include "server/call_deadline.h"
+#include "server/service_context.h"
+
+namespace tiletune::server {
+
+// The one gate every RPC of TuningService passes before its body runs, and
+// the statuses the RPC files share. In order: the call's deadline is fixed
+// against the daemon's ceiling for its kind; the daemon must be ready (the
+// database open); the caller must be allowed (CallAuthorizer); a call that
+// needs the database is refused at once while it is known to be
+// unreachable, answers UNAVAILABLE when it turns out to be and INTERNAL on
+// another storage failure, and a call that creates jobs is refused while
+// the daemon drains. Each RPC states what it needs as a CallPolicy.
+
+// Which of the daemon's ceilings bounds a call (see CallDeadline).
+enum class CallCeiling {
+  kNone,
+  kRequest,  // max_request_seconds: unary calls whose work grows with the request
+  kStream,   // max_stream_seconds: server streams
+};
+
+struct CallPolicy {
+  std::string_view method;
+  Access access = Access::kRead;
+  CallCeiling ceiling = CallCeiling::kNone;
+  bool before_ready = false;    // answers before the database is open
+  bool needs_database = false;  // the body runs with the database (see above)
+  bool creates_jobs = false;    // needs the database, and is refused while the daemon drains
+};
+
+// What an admitted call knows of itself.
+struct AdmittedCall {
+  Caller caller;  // set for mutating and closed calls (CallAuthorizer::Admit)
+  std::optional<CallDeadline> deadline;  // set when the policy has a ceiling
+};
+
+class CallAdmission {
+ public:
+  explicit CallAdmission(const ServiceContext& context) : ctx_(context) {}
+
+  // Runs `body` (grpc::Status(const AdmittedCall&)) if `policy` admits the
+  // call; otherwise returns the refusal.
+  template <typename Body>
+  grpc::Status Run(const grpc::ServerContextBase& call, const CallPolicy& policy,
+                   Body&& body) const {
+    AdmittedCall admitted;
+    if (auto s = Admit(call, policy, admitted); !s.ok()) return s;
+    if (!policy.needs_database && !policy.creates_jobs) return body(std::as_const(admitted));
+    return WithDatabase(policy, [&] { return body(std::as_const(admitted)); });
+  }
+
+ private:
+  grpc::Status Admit(const grpc::ServerContextBase& call, const CallPolicy& policy,
+                     AdmittedCall& admitted) const;
+  grpc::Status WithDatabase(const CallPolicy& policy,
+                            const std::function<grpc::Status()>& body) const;
+
+  const ServiceContext& ctx_;
+};
+
+grpc::Status InvalidArgument(const kernels::FieldError& e);
+
+// The request id a client sent (x-request-id), for logs; "-" when none.
+std::string RequestId(const grpc::ServerContextBase& call);
+
+}  // namespace tiletune::server

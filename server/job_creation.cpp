@@ -1,0 +1,58 @@
+#include "server/job_creation.h"
+
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include <google/protobuf/util/time_util.h>
+#include <spdlog/spdlog.h>
+
+#include "kernels/core/kernel_key.h"
+#include "server/job_scheduler.h"
+#include "server/planned_kernels.h"
+
+namespace tiletune::server {
+namespace {
+
+std::string NewJobId() {
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  char id[20];
+  std::snprintf(id, sizeof(id), "j-%012llx",
+                static_cast<unsigned long long>(rng() & 0xffffffffffffULL));
+  return id;
+}
+
+}  // namespace
+
+db::JobAdmissionResult CreateJob(ServiceContext& context, v1::JobSpec spec,
+                                 const std::string& queue, const std::string& submitted_by,
+                                 const db::JobAdmission& admission) {
+  v1::Job job;
+  job.set_id(NewJobId());
+  job.set_state(v1::JOB_QUEUED);
+  job.set_device(queue);
+  job.set_submitted_by(submitted_by);
+  *job.mutable_created_at() = google::protobuf::util::TimeUtil::GetCurrentTime();
+  std::vector<std::string> canonical;
+  // Op graphs run as the kernels of their plans: those are the job's items.
+  std::vector<v1::KernelKey> planned = PlannedJobKernels(spec, context.config.key_limits);
+  spec.clear_kernels();
+  for (auto& key : planned) *spec.add_kernels() = std::move(key);
+  for (auto& key : *spec.mutable_kernels()) {
+    canonical.push_back(kernels::CanonicalKeyString(key));
+    auto* item = job.add_items();
+    item->set_index(job.items_size() - 1);
+    *item->mutable_key() = key;
+    item->set_state(v1::JOB_QUEUED);
+  }
+  *job.mutable_spec() = std::move(spec);
+  auto result = context.store->CreateJob(job, canonical, admission);
+  if (result.outcome != db::JobAdmissionResult::Outcome::kCreated) return result;
+  context.metrics.jobs_submitted.Increment();
+  if (context.scheduler) context.scheduler->Wake();
+  spdlog::info("job={}: queued {} kernel(s) on {} (priority {})", job.id(),
+               job.spec().kernels_size(), queue, job.spec().priority());
+  return result;
+}
+
+}  // namespace tiletune::server

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <string>
+
+#include "db/tuning_store.h"
+#include "server/service_context.h"
+#include "tiletune/v1/jobs.pb.h"
+
+namespace tiletune::server {
+
+// Turns a validated job spec into a stored QUEUED job: a new id, one item
+// per kernel of its plan (op graphs run as the kernels of their fusion
+// plans), then wakes the scheduler. SubmitJob and the lookup path's
+// tune-on-miss and stale re-tune jobs all come in through here.
+
+// Creates the job unless `admission` refuses it or reuses another.
+// `submitted_by` is the caller's identity, empty for jobs the daemon queues
+// itself; `queue` is the Job.device it waits in (ManagedDevice::queue).
+db::JobAdmissionResult CreateJob(ServiceContext& context, v1::JobSpec spec,
+                                 const std::string& queue, const std::string& submitted_by,
+                                 const db::JobAdmission& admission);
+
+}  // namespace tiletune::server

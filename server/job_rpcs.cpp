@@ -1,0 +1,199 @@
+// SubmitJob, GetJob, ListJobs, CancelJob and WatchJob: the job queue as
+// clients see it. Past the admission gate each reads or writes jobs in the
+// store, creates them through CreateJob, and tells the scheduler and the
+// event hub what changed.
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "server/fleet_view.h"
+#include "server/job_creation.h"
+#include "server/job_scheduler.h"
+#include "server/request_validation.h"
+#include "server/tuning_service.h"
+
+namespace tiletune::server {
+namespace {
+
+bool IsActive(v1::JobState state) {
+  return state == v1::JOB_QUEUED || state == v1::JOB_RUNNING;
+}
+
+grpc::Status LoadJob(db::TuningStore& store, const std::string& job_id, v1::Job& job) {
+  if (job_id.empty()) return InvalidArgument({"job_id", "is required"});
+  auto found = store.GetJob(job_id);
+  if (!found) return {grpc::StatusCode::NOT_FOUND, "job_id: no job '" + job_id + "'"};
+  job = std::move(*found);
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* ctx,
+                                          const v1::SubmitJobRequest* request,
+                                          v1::SubmitJobResponse* response) {
+  constexpr CallPolicy kPolicy{.method = "SubmitJob",
+                               .access = Access::kMutate,
+                               .needs_database = true,
+                               .creates_jobs = true};
+  return admission_.Run(*ctx, kPolicy, [&](const AdmittedCall& call) -> grpc::Status {
+    std::set<std::string> fleet_classes;
+    if (ctx_.devices.queues() == JobQueues::kPerDeviceClass) {
+      fleet_classes =
+          ServedDeviceClasses(ListFleet(*ctx_.store, ctx_.config.fleet_gone_after_seconds));
+    }
+    if (auto e = ValidateJobSpec(request->spec(), ctx_.config, ctx_.devices, fleet_classes)) {
+      return InvalidArgument(*e);
+    }
+    auto device = std::get<ResolvedDevice>(
+        ResolveDevice(request->spec().device(), ctx_.devices, "spec.device"));
+    // No local device: a class only other daemons of the fleet have.
+    const std::string queue = device.device ? device.device->queue : device.device_class;
+    // The caps are checked where the job is stored, so that daemons sharing
+    // a database cannot pass them together.
+    const auto created =
+        CreateJob(ctx_, request->spec(), queue, call.caller.identity,
+                  {.max_active = ctx_.config.max_queued_jobs,
+                   .max_active_submitted = ctx_.config.max_queued_jobs_per_client});
+    using Outcome = db::JobAdmissionResult::Outcome;
+    if (created.outcome == Outcome::kTooManyActive) {
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+              "job queue is full (" + std::to_string(created.active) +
+                  " queued or running; max_queued_jobs=" +
+                  std::to_string(ctx_.config.max_queued_jobs) + ")"};
+    }
+    if (created.outcome == Outcome::kTooManySubmitted) {
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+              "'" + call.caller.identity + "' already has " + std::to_string(created.active) +
+                  " jobs queued or running; max_queued_jobs_per_client=" +
+                  std::to_string(ctx_.config.max_queued_jobs_per_client)};
+    }
+    const std::string& id = created.job_id;
+    spdlog::info("job={} request={} peer={} caller={}: submitted", id, RequestId(*ctx), ctx->peer(),
+                 call.caller.identity);
+    response->set_job_id(id);
+    return LoadJob(*ctx_.store, id, *response->mutable_job());
+  });
+}
+
+grpc::Status TuningServiceImpl::GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* request,
+                                       v1::Job* response) {
+  constexpr CallPolicy kPolicy{.method = "GetJob", .needs_database = true};
+  return admission_.Run(*ctx, kPolicy, [&](const AdmittedCall&) {
+    return LoadJob(*ctx_.store, request->job_id(), *response);
+  });
+}
+
+grpc::Status TuningServiceImpl::ListJobs(grpc::ServerContext* ctx,
+                                         const v1::ListJobsRequest* request,
+                                         v1::ListJobsResponse* response) {
+  constexpr CallPolicy kPolicy{
+      .method = "ListJobs", .ceiling = CallCeiling::kRequest, .needs_database = true};
+  return admission_.Run(*ctx, kPolicy, [&](const AdmittedCall& call) -> grpc::Status {
+    auto size = PageSize(request->page_size(), ctx_.config.max_page_size);
+    if (auto* e = std::get_if<kernels::FieldError>(&size)) return InvalidArgument(*e);
+    std::vector<v1::JobState> states;
+    for (int i = 0; i < request->states_size(); ++i) {
+      const auto state = static_cast<v1::JobState>(request->states(i));
+      if (!v1::JobState_IsValid(state) || state == v1::JOB_STATE_UNSPECIFIED) {
+        return InvalidArgument({"states[" + std::to_string(i) + "]", "unknown job state"});
+      }
+      states.push_back(state);
+    }
+    auto page = ctx_.store->ListJobs(states, std::get<int>(size), request->page_token());
+    if (call.deadline->Passed()) return call.deadline->Exceeded();
+    for (auto& job : page.jobs) *response->add_jobs() = std::move(job);
+    response->set_next_page_token(page.next_page_token);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status TuningServiceImpl::CancelJob(grpc::ServerContext* ctx,
+                                          const v1::CancelJobRequest* request, v1::Job* response) {
+  constexpr CallPolicy kPolicy{
+      .method = "CancelJob", .access = Access::kMutate, .needs_database = true};
+  return admission_.Run(*ctx, kPolicy, [&](const AdmittedCall& call) -> grpc::Status {
+    if (auto s = LoadJob(*ctx_.store, request->job_id(), *response); !s.ok()) return s;
+    if (!ctx_.store->CancelJob(request->job_id())) {
+      return {grpc::StatusCode::FAILED_PRECONDITION,
+              "job_id: job '" + request->job_id() + "' already finished (" +
+                  v1::JobState_Name(response->state()) + ")"};
+    }
+    if (ctx_.scheduler) ctx_.scheduler->Cancel(request->job_id());
+    spdlog::info("job={} request={} peer={} caller={}: cancelled", request->job_id(),
+                 RequestId(*ctx), ctx->peer(), call.caller.identity);
+    auto status = LoadJob(*ctx_.store, request->job_id(), *response);
+    v1::JobEvent event;
+    event.set_kind(v1::JobEvent::KIND_JOB_FINISHED);
+    event.set_job_id(request->job_id());
+    event.set_message("cancelled");
+    *event.mutable_job() = *response;
+    ctx_.events.Publish(event);
+    return status;
+  });
+}
+
+grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* ctx,
+                                         const v1::WatchJobRequest* request,
+                                         grpc::ServerWriter<v1::JobEvent>* writer) {
+  constexpr CallPolicy kPolicy{
+      .method = "WatchJob", .ceiling = CallCeiling::kStream, .needs_database = true};
+  return admission_.Run(*ctx, kPolicy, [&](const AdmittedCall& call) -> grpc::Status {
+    const CallDeadline& deadline = *call.deadline;
+    // Subscribe before the snapshot so no event falls between the two.
+    auto sub = ctx_.events.Subscribe(request->job_id());
+    struct Unsubscribe {
+      JobEventHub& hub;
+      const std::string& id;
+      std::shared_ptr<JobEventHub::Subscription>& sub;
+      ~Unsubscribe() { hub.Unsubscribe(id, sub); }
+    } unsubscribe{ctx_.events, request->job_id(), sub};
+
+    v1::JobEvent snapshot;
+    snapshot.set_kind(v1::JobEvent::KIND_SNAPSHOT);
+    snapshot.set_job_id(request->job_id());
+    if (auto s = LoadJob(*ctx_.store, request->job_id(), *snapshot.mutable_job()); !s.ok()) {
+      return s;
+    }
+    if (!writer->Write(snapshot)) return grpc::Status::OK;
+    auto write_finished = [&](const v1::Job& job) {
+      v1::JobEvent done;
+      done.set_kind(v1::JobEvent::KIND_JOB_FINISHED);
+      done.set_job_id(request->job_id());
+      *done.mutable_job() = job;
+      writer->Write(done);
+    };
+    if (!IsActive(snapshot.job().state())) {
+      write_finished(snapshot.job());
+      return grpc::Status::OK;
+    }
+    // Fleet mode: another daemon may run the job and its events stay there;
+    // the store says when it finished.
+    const bool fleet = ctx_.devices.queues() == JobQueues::kPerDeviceClass;
+    while (!ctx->IsCancelled()) {
+      if (deadline.Passed()) return deadline.Exceeded();
+      auto event = sub->Next(std::min(std::chrono::milliseconds(200), deadline.Remaining()));
+      if (!event) {
+        if (sub->closed()) {
+          return {grpc::StatusCode::UNAVAILABLE, "tiletuned is shutting down; watch again later"};
+        }
+        v1::Job job;
+        if (fleet && LoadJob(*ctx_.store, request->job_id(), job).ok() && !IsActive(job.state())) {
+          write_finished(job);
+          break;
+        }
+        continue;
+      }
+      if (!writer->Write(*event)) break;
+      if (event->kind() == v1::JobEvent::KIND_JOB_FINISHED) break;
+    }
+    return grpc::Status::OK;
+  });
+}
+
+}  // namespace tiletune::server

@@ -1,0 +1,110 @@
+// ListRecords, ExportRecords and ImportRecords: the tuning records as
+// clients see them. Past the admission gate each pages, streams or writes
+// records in the store; an import also fills the lookup cache with what it
+// wrote.
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "server/record_import.h"
+#include "server/request_validation.h"
+#include "server/tuning_service.h"
+
+namespace tiletune::server {
+namespace {
+
+std::optional<kernels::FieldError> UnknownOp(const std::string& op) {
+  if (op.empty() || kernels::IsKnownOp(op)) return std::nullopt;
+  return kernels::FieldError{"op", "unknown op '" + op + "'"};
+}
+
+}  // namespace
+
+grpc::Status TuningServiceImpl::ListRecords(grpc::ServerContext* ctx,
+                                            const v1::ListRecordsRequest* request,
+                                            v1::ListRecordsResponse* response) {
+  constexpr CallPolicy kPolicy{
+      .method = "ListRecords", .ceiling = CallCeiling::kRequest, .needs_database = true};
+  return admission_.Run(*ctx, kPolicy, [&](const AdmittedCall& call) -> grpc::Status {
+    auto size = PageSize(request->page_size(), ctx_.config.max_page_size);
+    if (auto* e = std::get_if<kernels::FieldError>(&size)) return InvalidArgument(*e);
+    if (auto e = UnknownOp(request->op())) return InvalidArgument(*e);
+    auto page = ctx_.store->ListRecords(request->op(), request->device_class(), std::get<int>(size),
+                                        request->page_token());
+    if (call.deadline->Passed()) return call.deadline->Exceeded();
+    for (auto& r : page.records) {
+      // Judged against a device of the record's class here, if there is one.
+      const ManagedDevice* device = nullptr;
+      for (const auto& d : ctx_.devices.devices()) {
+        if (d->info.fingerprint.device_class() == r.device_class()) device = d.get();
+      }
+      *response->add_staleness() = StalenessOf(r, device);
+      *response->add_records() = std::move(r);
+    }
+    response->set_next_page_token(page.next_page_token);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status TuningServiceImpl::ExportRecords(grpc::ServerContext* ctx,
+                                              const v1::ExportRecordsRequest* request,
+                                              grpc::ServerWriter<v1::ExportLine>* writer) {
+  constexpr CallPolicy kPolicy{
+      .method = "ExportRecords", .ceiling = CallCeiling::kStream, .needs_database = true};
+  return admission_.Run(*ctx, kPolicy, [&](const AdmittedCall& call) -> grpc::Status {
+    if (auto e = UnknownOp(request->op())) return InvalidArgument(*e);
+    bool stopped = false;
+    bool out_of_time = false;
+    ctx_.store->ExportRecords(request->op(), request->device_class(), [&](const v1::Record& r) {
+      if (!stopped && call.deadline->Passed()) out_of_time = true;
+      if (stopped || out_of_time || ctx->IsCancelled()) {
+        stopped = true;
+        return;
+      }
+      if (!writer->Write(ToExportLine(r))) stopped = true;
+    });
+    if (ctx->IsCancelled()) return {grpc::StatusCode::CANCELLED, "export cancelled"};
+    // A cut-off export must not end OK: the client would take it for whole.
+    if (out_of_time) return call.deadline->Exceeded();
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status TuningServiceImpl::ImportRecords(grpc::ServerContext* ctx,
+                                              const v1::ImportRecordsRequest* request,
+                                              v1::ImportRecordsResponse* response) {
+  constexpr CallPolicy kPolicy{
+      .method = "ImportRecords", .access = Access::kMutate, .needs_database = true};
+  return admission_.Run(*ctx, kPolicy, [&](const AdmittedCall& call) -> grpc::Status {
+    if (request->jsonl().find_first_not_of(" \t\r\n") == std::string::npos) {
+      return InvalidArgument({"jsonl", "is empty"});
+    }
+    auto parsed = ParseImportLines(request->jsonl(), ctx_.config.key_limits);
+    // Ask the store about conflicts even when some lines are bad, so one reply
+    // lists every reject; nothing is written unless every line is good.
+    auto conflicts = ctx_.store->ImportRecords(parsed.records, request->replace(),
+                                               /*dry_run=*/true);
+    for (auto& c : conflicts) parsed.rejects.push_back(std::move(c));
+    std::sort(parsed.rejects.begin(), parsed.rejects.end(),
+              [](const auto& a, const auto& b) { return a.line() < b.line(); });
+    for (auto& r : parsed.rejects) *response->add_rejects() = std::move(r);
+    if (response->rejects_size() > 0 || request->dry_run()) return grpc::Status::OK;
+
+    auto late = ctx_.store->ImportRecords(parsed.records, request->replace(), /*dry_run=*/false);
+    for (auto& r : late) *response->add_rejects() = std::move(r);
+    if (!late.empty()) return grpc::Status::OK;
+    for (const auto& r : parsed.records) {
+      ctx_.cache.Put(r.record.device_class(), r.canonical_key,
+                     std::make_shared<const v1::Record>(r.record));
+    }
+    response->set_imported(static_cast<int>(parsed.records.size()));
+    ctx_.metrics.records_imported.Increment(parsed.records.size());
+    spdlog::info("request={} peer={} caller={}: imported {} record(s)", RequestId(*ctx),
+                 ctx->peer(), call.caller.identity, parsed.records.size());
+    return grpc::Status::OK;
+  });
+}
+
+}  // namespace tiletune::server
