@@ -192,7 +192,6 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
   };
 
   const kernels::SearchSpace space = template_.Space(item.key);
-  auto strategy = MakeSearchStrategy(item.spec.strategy(), space, seed);
 
   // What earlier runs of this item already did.
   std::set<std::string> tried;
@@ -212,7 +211,8 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
     }
   }
 
-  const std::vector<kernels::Variant> valid = space.ValidVariants();
+  // Computed once: for the plan's size, the planted faults and the strategy.
+  std::vector<kernels::Variant> valid = space.ValidVariants();
   std::deque<kernels::Variant> planted;
   // Planted faults run on top of the budget, unless remembered as failures.
   int planted_count = 0;
@@ -228,6 +228,7 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
   }
   const int valid_count = static_cast<int>(valid.size());
   progress.set_variants_planned(std::min(max_variants, valid_count) + planted_count);
+  auto strategy = MakeSearchStrategy(item.spec.strategy(), space, std::move(valid), seed);
 
   // Baseline first: its time bounds every variant's run time. A vendor
   // library call is made by the worker, with the compiled pass (if any)
