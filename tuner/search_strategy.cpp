@@ -71,10 +71,11 @@ std::optional<double> EstimateOccupancy(const runtime::ResourceReport& resources
                            static_cast<double>(limits.max_threads_per_sm));
 }
 
-AnnealingStrategy::AnnealingStrategy(const kernels::SearchSpace& space, uint64_t seed,
+AnnealingStrategy::AnnealingStrategy(const kernels::SearchSpace& space,
+                                     std::vector<kernels::Variant> valid, uint64_t seed,
                                      OccupancyLimits limits)
     : parameters_(space.parameters()),
-      variants_(space.ValidVariants()),
+      variants_(std::move(valid)),
       limits_(limits),
       rng_(seed),
       temperature_(kStartTemperature),
@@ -165,12 +166,13 @@ void AnnealingStrategy::Observe(const kernels::Variant& variant, const Observati
 
 std::unique_ptr<SearchStrategy> MakeSearchStrategy(v1::Strategy strategy,
                                                    const kernels::SearchSpace& space,
+                                                   std::vector<kernels::Variant> valid,
                                                    uint64_t seed) {
   switch (strategy) {
-    case v1::STRATEGY_EXHAUSTIVE:
-      return std::make_unique<ExhaustiveStrategy>(space.ValidVariants());
-    case v1::STRATEGY_ANNEALING: return std::make_unique<AnnealingStrategy>(space, seed);
-    default: return std::make_unique<RandomStrategy>(space.ValidVariants(), seed);
+    case v1::STRATEGY_EXHAUSTIVE: return std::make_unique<ExhaustiveStrategy>(std::move(valid));
+    case v1::STRATEGY_ANNEALING:
+      return std::make_unique<AnnealingStrategy>(space, std::move(valid), seed);
+    default: return std::make_unique<RandomStrategy>(std::move(valid), seed);
   }
 }
 

@@ -86,11 +86,11 @@ std::optional<double> EstimateOccupancy(const runtime::ResourceReport& resources
 // best-ranked of the untried variants nearest the current state, and the
 // state moves to a measured variant when it is faster, or with probability
 // exp(-Δlog t / T) when slower, T cooling each step. Deterministic for a
-// seed and a sequence of observations.
+// seed and a sequence of observations. `valid` is space.ValidVariants().
 class AnnealingStrategy final : public SearchStrategy {
  public:
-  AnnealingStrategy(const kernels::SearchSpace& space, uint64_t seed,
-                    OccupancyLimits limits = OccupancyLimits{});
+  AnnealingStrategy(const kernels::SearchSpace& space, std::vector<kernels::Variant> valid,
+                    uint64_t seed, OccupancyLimits limits = OccupancyLimits{});
   std::optional<kernels::Variant> Next() override;
   void Observe(const kernels::Variant& variant, const Observation& observation) override;
 
@@ -119,8 +119,11 @@ class AnnealingStrategy final : public SearchStrategy {
   size_t initial_samples_;
 };
 
+// `valid` is space.ValidVariants(): the caller computes it once per item,
+// since it needs it too (the plan's size).
 std::unique_ptr<SearchStrategy> MakeSearchStrategy(v1::Strategy strategy,
                                                    const kernels::SearchSpace& space,
+                                                   std::vector<kernels::Variant> valid,
                                                    uint64_t seed);
 
 }  // namespace tiletune::tuner

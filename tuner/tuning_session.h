@@ -10,7 +10,6 @@
 #include "runtime/backend.h"
 #include "tiletune/v1/jobs.pb.h"
 #include "tiletune/v1/records.pb.h"
-#include "tiletune/worker/v1/worker.pb.h"
 #include "tuner/benchmark_worker.h"
 #include "tuner/compile_pool.h"
 
@@ -98,6 +97,16 @@ struct TuningOutcome {
   std::optional<v1::Record> record;
 };
 
+// What a TuningSession tunes every item with.
+struct SessionParts {
+  const kernels::KernelTemplate& kernel_template;
+  runtime::Backend& backend;
+  const runtime::DeviceInfo& device;
+  BenchmarkWorker& worker;
+  CompilePool& pool;
+  const TuningLimits& limits;
+};
+
 // Tunes one kernel key on one device: baseline first, then variants chosen by
 // the job's strategy, compiled in the pool while the worker validates and
 // times them one at a time. At the end the best and second-best correct
@@ -116,17 +125,7 @@ class TuningSession {
                     TuningObserver& observer, const std::atomic<bool>& cancel);
 
  private:
-  struct Contender;
-  // Re-times the contenders in interleaved rounds; false when cancelled.
-  bool Retime(std::vector<Contender>& contenders, worker::v1::BenchRequest request,
-              std::chrono::milliseconds run_limit, const std::atomic<bool>& cancel);
-
-  const kernels::KernelTemplate& template_;
-  runtime::Backend& backend_;
-  const runtime::DeviceInfo& device_;
-  BenchmarkWorker& worker_;
-  CompilePool& pool_;
-  const TuningLimits& limits_;
+  const SessionParts parts_;
 };
 
 }  // namespace tiletune::tuner

@@ -288,7 +288,8 @@ int main(int argc, char** argv) {
     for (auto strategy : {v1::STRATEGY_EXHAUSTIVE, v1::STRATEGY_RANDOM, v1::STRATEGY_ANNEALING}) {
       std::vector<int> counts;
       for (int seed = 1; seed <= seeds; ++seed) {
-        auto s = tuner::MakeSearchStrategy(strategy, table.space, static_cast<uint64_t>(seed));
+        auto s = tuner::MakeSearchStrategy(strategy, table.space, table.space.ValidVariants(),
+                                           static_cast<uint64_t>(seed));
         counts.push_back(EvaluationsToTarget(*s, table, tolerance));
       }
       const Summary summary = Summarize(counts);

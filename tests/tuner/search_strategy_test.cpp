@@ -41,7 +41,7 @@ int EvaluationsToOptimum(SearchStrategy& strategy) {
 
 TEST(AnnealingStrategy, ProposesEveryValidVariantOnceThenStops) {
   const auto space = Grid();
-  AnnealingStrategy strategy(space, 7);
+  AnnealingStrategy strategy(space, space.ValidVariants(), 7);
   std::set<std::string> seen;
   // Three proposals ahead of every observation, as the compile pipeline asks.
   std::vector<kernels::Variant> ahead;
@@ -61,7 +61,9 @@ TEST(AnnealingStrategy, ProposesEveryValidVariantOnceThenStops) {
 }
 
 TEST(AnnealingStrategy, SameSeedAndResultsGiveTheSamePlan) {
-  AnnealingStrategy first(Grid(), 42), second(Grid(), 42), other(Grid(), 43);
+  const auto space = Grid();
+  AnnealingStrategy first(space, space.ValidVariants(), 42),
+      second(space, space.ValidVariants(), 42), other(space, space.ValidVariants(), 43);
   std::vector<std::string> a, b, c;
   for (int i = 0; i < 20; ++i) {
     for (auto [strategy, plan] : {std::pair{&first, &a}, {&second, &b}, {&other, &c}}) {
@@ -76,7 +78,8 @@ TEST(AnnealingStrategy, SameSeedAndResultsGiveTheSamePlan) {
 }
 
 TEST(AnnealingStrategy, ModelRanksUntriedVariantsNearFastOnesFirst) {
-  AnnealingStrategy strategy(Grid(), 1);
+  const auto space = Grid();
+  AnnealingStrategy strategy(space, space.ValidVariants(), 1);
   EXPECT_FALSE(strategy.PredictedCost({{"a", 4}, {"b", 2}}));
   strategy.Observe({{"a", 5}, {"b", 2}}, {.median_us = 10});
   strategy.Observe({{"a", 1}, {"b", 7}}, {.median_us = 50});
@@ -90,7 +93,8 @@ TEST(AnnealingStrategy, ModelRanksUntriedVariantsNearFastOnesFirst) {
 }
 
 TEST(AnnealingStrategy, LowOccupancyOfTheNearestNeighbourRaisesTheCost) {
-  AnnealingStrategy strategy(Grid(), 1);
+  const auto space = Grid();
+  AnnealingStrategy strategy(space, space.ValidVariants(), 1);
   // Two equally fast variants; the compile report of one says it fits one
   // 128-thread block per SM.
   strategy.Observe({{"a", 2}, {"b", 2}},
@@ -106,7 +110,7 @@ TEST(AnnealingStrategy, ReachesTheOptimumOfASmoothSpaceFasterThanRandomOrder) {
   double annealing = 0, random = 0;
   constexpr int kSeeds = 30;
   for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
-    AnnealingStrategy a(space, seed);
+    AnnealingStrategy a(space, space.ValidVariants(), seed);
     RandomStrategy r(space.ValidVariants(), seed);
     annealing += EvaluationsToOptimum(a);
     random += EvaluationsToOptimum(r);
@@ -134,11 +138,11 @@ TEST(EstimateOccupancy, IsBoundByRegistersSharedMemoryAndThreads) {
 
 TEST(MakeSearchStrategy, PicksTheJobsStrategy) {
   const auto space = Grid();
-  auto exhaustive = MakeSearchStrategy(v1::STRATEGY_EXHAUSTIVE, space, 1);
+  auto exhaustive = MakeSearchStrategy(v1::STRATEGY_EXHAUSTIVE, space, space.ValidVariants(), 1);
   EXPECT_EQ(*exhaustive->Next(), space.ValidVariants().front());
-  auto annealing = MakeSearchStrategy(v1::STRATEGY_ANNEALING, space, 1);
+  auto annealing = MakeSearchStrategy(v1::STRATEGY_ANNEALING, space, space.ValidVariants(), 1);
   EXPECT_NE(dynamic_cast<AnnealingStrategy*>(annealing.get()), nullptr);
-  auto fallback = MakeSearchStrategy(v1::STRATEGY_UNSPECIFIED, space, 1);
+  auto fallback = MakeSearchStrategy(v1::STRATEGY_UNSPECIFIED, space, space.ValidVariants(), 1);
   EXPECT_NE(dynamic_cast<RandomStrategy*>(fallback.get()), nullptr);
 }
 

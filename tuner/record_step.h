@@ -1,0 +1,20 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "runtime/backend.h"
+#include "tiletune/v1/records.pb.h"
+#include "tuner/decide_step.h"
+#include "tuner/tuning_session.h"
+
+namespace tiletune::tuner {
+
+// The record of a tuned item on `device`, with the numbers that decided it:
+// TUNED when the verdict says so, else VENDOR. Whenever the verdict has a
+// fastest variant its config and time are kept, served or not.
+v1::Record RecordOf(const TuningItem& item, const runtime::DeviceInfo& device,
+                    std::string_view kernel_name, const std::string& baseline_name,
+                    const Verdict& verdict);
+
+}  // namespace tiletune::tuner
