@@ -14,6 +14,7 @@
 #include "kernels/core/kernel_key.h"
 #include "kernels/ops/gemm/tile_gemm_source.h"
 #include "kernels/ops/gemm/tile_gemm_space.h"
+#include "runtime/cuda/cuda_executor.h"
 #include "tests/support/gemm_test_key.h"
 #include "tile_gpu_test_support.h"
 #include "tuner/worker/element_codec.h"
@@ -297,6 +298,51 @@ TEST_F(GemmOnGpu, PlantedWrongResultIsCaughtOnTf32) {
   ASSERT_FALSE(cubins[0].empty() || cubins[1].empty());
   EXPECT_LE(Error(clean, cubins[0], p), Tf32Tolerance(key, 136)) << clean.entry;
   EXPECT_GT(Error(wrong, cubins[1], p), 10 * Tf32Tolerance(key, 136)) << wrong.entry;
+}
+
+// A tile GEMM variant is built for the leading dimensions of its key (vec_a,
+// vec_b: 16-byte loads); a launch that breaks that promise must trap before
+// it reads a misaligned vector (gemm_mma_multistage.h, check_launch_promise),
+// for the mma.sync and the wgmma main loops alike. Without the check, such a
+// launch faults with CUDA_ERROR_MISALIGNED_ADDRESS instead, or not at all.
+TEST_F(GemmOnGpu, ABrokenAlignmentPromiseTraps) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto B = v1::DTYPE_BF16;
+  const v1::KernelKey key = GemmTestKey(256, 256, 256, 1, B, B, false, true, {});
+  std::string why;
+  const KernelTemplate* t = FindKernelTemplate(key, "cuda", &why);
+  ASSERT_TRUE(t) << why;
+  const Problem p = MakeProblem(key, 5);
+  const auto variants = t->Space(key).ValidVariants();
+  for (const int64_t mma : {gemm::kMmaSync, gemm::kMmaWarpgroup}) {
+    const auto v =
+        std::ranges::find_if(variants, [mma](const Variant& x) { return x.at("mma") == mma; });
+    ASSERT_NE(v, variants.end()) << "mma=" << mma;
+    const KernelSource source = t->Source(key, *v);
+    ASSERT_NE(source.code.find("static constexpr int vec_a = 8;"), std::string::npos);
+    const std::string cubin = CompileAll({source}).front();
+    ASSERT_FALSE(cubin.empty());
+    // The promise kept: correct.
+    EXPECT_LE(Error(source, cubin, p), Tolerance(B)) << source.entry;
+    // Broken: lda is still a whole number of 4-byte words, no longer of 16-byte vectors.
+    EXPECT_EXIT(
+        {
+          runtime::DeviceExecutor& ex = *rig_->executor;
+          if (testing::LoadCubin(*rig_, cubin, source.entry)) std::exit(1);
+          runtime::KernelArguments args = tuner::UploadProblem(ex, p.inputs);
+          for (int i = 0; i < 3; ++i) {
+            args.grid[i] = static_cast<uint32_t>(source.launch.grid(i));
+            args.block[i] = static_cast<uint32_t>(source.launch.block(i));
+          }
+          args.shared_memory_bytes = static_cast<uint32_t>(source.launch.shared_memory_bytes());
+          args.lda += 2;
+          ex.Launch(args);
+          std::exit(0);
+        },
+        ::testing::ExitedWithCode(runtime::cuda::CudaExecutor::kStickyErrorExitCode),
+        "CUDA_ERROR_(ILLEGAL_INSTRUCTION|LAUNCH_FAILED)")
+        << source.entry;
+  }
 }
 
 }  // namespace

@@ -209,7 +209,11 @@ TT_DEVICE void reduce_groups(typename plan<C>::acc_tile& acc, float* scratch) {
 // that breaks the promise traps rather than read misaligned vectors.
 template <class C>
 TT_DEVICE void check_launch_promise(const tt_kernel_args& args) {
-  check_launch_promise<C>(args);
+  constexpr int run = geom<row_l>::col_run;
+  if (args.lda % C::vec_a != 0 || args.ldb % C::vec_b != 0 ||
+      (C::out_aligned && args.ldc % run != 0)) {
+    arch::trap();
+  }
 }
 
 // The whole kernel body; the launch keeps check_launch_promise's promise.
