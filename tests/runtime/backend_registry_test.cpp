@@ -1,9 +1,11 @@
 #include "runtime/backend_registry.h"
 
 #include <gtest/gtest.h>
+
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "runtime/device_class.h"
@@ -26,15 +28,19 @@ TEST(BackendRegistry, HostIsAvailableAndGpuBackendsSayWhyNot) {
   options.cache_dir = dir.path().string();
   const DiscoveredBackends d = DiscoverBackends(options);
   ASSERT_EQ(d.statuses.size(), 3u);
-  ASSERT_EQ(d.backends.size(), 1u);
+  ASSERT_GE(d.backends.size(), 1u);
   EXPECT_EQ(d.backends[0]->name(), "host");
   EXPECT_TRUE(StatusOf(d, "host")->available);
   for (const char* gpu : {"cuda", "hip"}) {
     const BackendStatus* s = StatusOf(d, gpu);
     ASSERT_TRUE(s) << gpu;
-    EXPECT_FALSE(s->available) << gpu;
-    // This machine has the CUDA toolkit but no driver, and Debian's HIP
-    // runtime but no AMD GPU.
+    // Available on a machine with that vendor's GPU (the lent H200); where
+    // it is absent (CI: the CUDA toolkit but no driver, Debian's HIP runtime
+    // but no AMD GPU) the status says why.
+    const bool opened =
+        std::ranges::any_of(d.backends, [&](const auto& b) { return b->name() == gpu; });
+    EXPECT_EQ(s->available, opened) << gpu;
+    if (s->available) continue;
     EXPECT_TRUE(s->reason.find("not found") != std::string::npos ||
                 s->reason.find("no AMD GPU found") != std::string::npos)
         << gpu << ": " << s->reason;
