@@ -79,7 +79,6 @@ KernelResult TuneKernel(bench::TuningSessionRunner& session_runner,
   // Memory-bound sizes: the whole float64 reference costs a few operations
   // per element.
   const tuner::Reference reference = tuner::HostReference(problem, settings.threads);
-  result.tuned.variant = kernels::VariantString(*variant);
   result.tuned.timed =
       bench::TimeVariant(checked, *t, problem, reference, executor, args, *variant);
   executor.ReleaseAll();
@@ -88,20 +87,13 @@ KernelResult TuneKernel(bench::TuningSessionRunner& session_runner,
 
 nlohmann::json KernelJson(const KernelResult& k) {
   const bench::SessionChoice& c = k.tuned.choice;
-  return {{"key", k.key},
-          {"variant", k.tuned.variant},
-          {"median_us", bench::Timed(k.tuned) ? k.tuned.timed->timing.median_us() : 0.0},
-          {"rel_error", k.tuned.timed ? k.tuned.timed->rel_error : 0.0},
-          {"served", c.served},
-          {"baseline_name", c.baseline_name},
-          {"decision", c.decision},
-          {"session_us", c.session_us},
-          {"baseline_us", c.baseline_us},
-          {"variants", c.variants},
-          {"failed", c.compile_failed + c.rejected + c.run_failed + c.wrong},
-          {"first_failure", c.first_failure},
-          {"session_error", c.error},
-          {"timing_error", k.tuned.timed ? k.tuned.timed->error : std::string()}};
+  nlohmann::json json = bench::SessionChoiceJson(c);
+  json["key"] = k.key;
+  json["median_us"] = bench::Timed(k.tuned) ? k.tuned.timed->timing.median_us() : 0.0;
+  json["rel_error"] = k.tuned.timed ? k.tuned.timed->rel_error : 0.0;
+  json["failed"] = c.compile_failed + c.rejected + c.run_failed + c.wrong;
+  json["timing_error"] = k.tuned.timed ? k.tuned.timed->error : std::string();
+  return json;
 }
 
 double SumMicros(const std::vector<KernelResult>& kernels) {
@@ -117,8 +109,8 @@ bool Complete(const std::vector<KernelResult>& kernels) {
   return !kernels.empty();
 }
 
-// What the daemon would serve for each kernel, where that is not the
-// variant timed here.
+// What the daemon would serve for each kernel where that is not the variant
+// timed here, and why the tuner failed where it did.
 void PrintVendorChoices(const std::vector<KernelResult>& kernels) {
   for (const auto& k : kernels) {
     const bench::SessionChoice& c = k.tuned.choice;

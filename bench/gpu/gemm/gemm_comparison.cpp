@@ -76,7 +76,6 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
                                    rig.timing.threads);
 
     if (const auto& variant = row.tiletune.choice.variant) {
-      row.tiletune.variant = kernels::VariantString(*variant);
       row.tiletune.timed =
           TimeVariant(rig.timing, *tile_gemm, problem, reference, rig.executor, args, *variant);
     }

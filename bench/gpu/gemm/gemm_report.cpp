@@ -41,26 +41,6 @@ nlohmann::json VendorJson(const GemmShape& shape, const std::optional<VendorResu
           {"wrong", v->wrong}};
 }
 
-// What the tuner decided and how the variant fared in this process.
-nlohmann::json SessionJson(const TunedVariant& t) {
-  const SessionChoice& c = t.choice;
-  return {{"variant", t.variant},
-          {"served", c.served},
-          {"baseline_name", c.baseline_name},
-          {"decision", c.decision},
-          {"session_us", c.session_us},
-          {"baseline_us", c.baseline_us},
-          {"session_seconds", c.session_seconds},
-          {"variants", c.variants},
-          {"compile_failed", c.compile_failed},
-          {"rejected", c.rejected},
-          {"run_failed", c.run_failed},
-          {"wrong", c.wrong},
-          {"first_failure", c.first_failure},
-          {"session_error", c.error},
-          {"timing_error", t.timed ? t.timed->error : std::string()}};
-}
-
 nlohmann::json OptionalJson(std::optional<double> v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
@@ -73,6 +53,7 @@ void PrintTable(const std::vector<ComparisonRow>& rows, std::ostream& out) {
       "shape (MxNxK)", "epilogue", "tt us", "tt TF/s", "cublasLt", "lt TF/s", "ratio", "unfused",
       "ratio", "tt err", "lt err", "serves", "tuned variant");
   for (const ComparisonRow& row : rows) {
+    const SessionChoice& c = row.tiletune.choice;
     const auto tt =
         Timed(row.tiletune) ? std::optional(row.tiletune.timed->timing.median_us()) : std::nullopt;
     const auto lt =
@@ -90,8 +71,7 @@ void PrintTable(const std::vector<ComparisonRow>& rows, std::ostream& out) {
         Cell(Timed(row.tiletune) ? std::optional(row.tiletune.timed->rel_error) : std::nullopt,
              "{:.2e}"),
         Cell(row.vendor ? std::optional(row.vendor->rel_error) : std::nullopt, "{:.2e}"),
-        row.tiletune.choice.served.empty() ? "-" : row.tiletune.choice.served,
-        row.tiletune.variant.empty() ? "-" : row.tiletune.variant);
+        c.served.empty() ? "-" : c.served, c.variant ? kernels::VariantString(*c.variant) : "-");
   }
   for (const ComparisonRow& row : rows) {
     const std::string name = Shape(row.shape) + " " + EpilogueName(row.epilogue);
@@ -109,7 +89,8 @@ void PrintTable(const std::vector<ComparisonRow>& rows, std::ostream& out) {
                          c.decision);
     }
     if (row.tiletune.timed && !row.tiletune.timed->error.empty())
-      out << name << ": " << row.tiletune.variant << ": " << row.tiletune.timed->error << "\n";
+      out << name << ": " << kernels::VariantString(*c.variant) << ": " << row.tiletune.timed->error
+          << "\n";
     for (const auto* v : {&row.vendor, &row.unfused}) {
       if (*v && !(*v)->wrong.empty())
         out << name << ": cuBLASLt output wrong: " << (*v)->wrong << "\n";
@@ -121,7 +102,8 @@ nlohmann::json ReportJson(const std::vector<ComparisonRow>& rows, const nlohmann
   nlohmann::json list = nlohmann::json::array();
   for (const ComparisonRow& row : rows) {
     const TunedVariant& t = row.tiletune;
-    nlohmann::json tiletune = SessionJson(t);
+    nlohmann::json tiletune = SessionChoiceJson(t.choice);
+    tiletune["timing_error"] = t.timed ? t.timed->error : std::string();
     if (Timed(t)) {
       tiletune["timing"] = TimingJson(row.shape, t.timed->timing);
       tiletune["rel_error"] = t.timed->rel_error;

@@ -66,4 +66,21 @@ SessionChoice TuneWholeSpace(TuningSessionRunner& runner, const kernels::KernelT
   return choice;
 }
 
+nlohmann::json SessionChoiceJson(const SessionChoice& c) {
+  return {{"served", c.served},
+          {"baseline_name", c.baseline_name},
+          {"decision", c.decision},
+          {"variant", c.variant ? kernels::VariantString(*c.variant) : std::string()},
+          {"session_us", c.session_us},
+          {"baseline_us", c.baseline_us},
+          {"session_seconds", c.session_seconds},
+          {"variants", c.variants},
+          {"compile_failed", c.compile_failed},
+          {"rejected", c.rejected},
+          {"run_failed", c.run_failed},
+          {"wrong", c.wrong},
+          {"first_failure", c.first_failure},
+          {"session_error", c.error}};
+}
+
 }  // namespace tiletune::bench

@@ -3,6 +3,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/tuning/session_runner.h"
 #include "kernels/core/kernel_template.h"
 #include "tiletune/v1/kernel_key.pb.h"
@@ -39,5 +41,8 @@ struct SessionChoice {
 // time budget, which is lifted so that every variant is timed.
 SessionChoice TuneWholeSpace(TuningSessionRunner& runner, const kernels::KernelTemplate& t,
                              const v1::KernelKey& key);
+
+// The choice's fields by their names (the variant as a VariantString).
+nlohmann::json SessionChoiceJson(const SessionChoice& choice);
 
 }  // namespace tiletune::bench

@@ -34,8 +34,7 @@ struct VariantTiming {
 // the same protocol as the vendor library beside it.
 struct TunedVariant {
   SessionChoice choice;
-  std::string variant;                 // VariantString of choice.variant; empty when none
-  std::optional<VariantTiming> timed;  // absent when the session chose no variant
+  std::optional<VariantTiming> timed;  // of choice.variant; absent when there is none
 };
 
 // Whether `t`'s variant was timed here and its output checked out.
