@@ -48,7 +48,7 @@ SessionChoice TuneWholeSpace(TuningSessionRunner& runner, const kernels::KernelT
     if (!fastest || trial.timing().median_us() < fastest->timing().median_us()) fastest = &trial;
   }
   if (!session.record) {
-    if (choice.error.empty()) choice.error = "the session stored no record";
+    if (choice.error.empty()) choice.error = "the session made no record";
     return choice;
   }
   const v1::Record& record = *session.record;

@@ -15,7 +15,7 @@ namespace tiletune::bench {
 // variant the benchmark then times in its own process.
 struct SessionChoice {
   // The record's winner: "tuned" (the daemon serves `variant`) or "vendor"
-  // (it serves `baseline_name`); empty when the session stored no record.
+  // (it serves `baseline_name`); empty when the session made no record.
   std::string served;
   std::string baseline_name;
   std::string decision;  // the record's reason for the winner
@@ -33,7 +33,7 @@ struct SessionChoice {
   int run_failed = 0;          // hung (compiling or running) or crashed
   int wrong = 0;               // output checks that failed in the worker
   std::string first_failure;   // the first of those failures, for the report
-  std::string error;           // why the session stored no record
+  std::string error;           // why the session made no record
 };
 
 // Tunes `key` (normalized) with the daemon's tuner: an exhaustive search of
