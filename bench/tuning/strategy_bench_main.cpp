@@ -19,7 +19,6 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -30,73 +29,18 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/tuning/session_runner.h"
 #include "client/input_error.h"
 #include "client/key_text.h"
 #include "kernels/core/kernel_key.h"
 #include "kernels/core/kernel_template.h"
 #include "runtime/backend_registry.h"
 #include "tuner/search_strategy.h"
-#include "tuner/tuning_session.h"
 
 namespace fs = std::filesystem;
 using namespace tiletune;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Keeps the trials of a session; progress and sources are not needed here.
-class TrialCollector final : public tuner::TuningObserver {
- public:
-  void OnTrial(const v1::Trial& trial) override { trials.push_back(trial); }
-  void OnRunFailure(const v1::Trial&) override {}
-  void OnKernel(const std::string&, const kernels::KernelSource&) override {}
-  void OnProgress(const v1::JobItemProgress&, v1::JobEvent::Kind, const v1::Trial*) override {}
-  std::vector<v1::Trial> trials;
-};
-
-struct Tuned {
-  double seconds = 0;
-  std::vector<v1::Trial> trials;
-  std::optional<v1::Record> record;
-  std::string error;
-};
-
-// One device of one backend, its worker and compile pool.
-class Bench {
- public:
-  Bench(runtime::Backend& backend, const std::string& worker_binary, int compile_threads)
-      : backend_(backend),
-        device_(backend.Devices().front()),
-        worker_({worker_binary, device_.worker_env}),
-        pool_(compile_threads) {}
-
-  Tuned Tune(const v1::KernelKey& key, v1::Strategy strategy, int max_variants,
-             const tuner::TuningLimits& limits) {
-    std::string why;
-    const auto* kernel_template = kernels::FindKernelTemplate(key, backend_.name(), &why);
-    if (!kernel_template) return {.error = why};
-    tuner::TuningItem item{.job_id = "bench", .key = key};
-    item.spec.set_strategy(strategy);
-    item.spec.set_seed(1);
-    item.spec.mutable_budget()->set_max_variants(max_variants);
-    TrialCollector collector;
-    const std::atomic<bool> cancel{false};
-    tuner::TuningSession session(*kernel_template, backend_, device_, worker_, pool_, limits);
-    const auto started = Clock::now();
-    auto outcome = session.Run(item, {}, collector, cancel);
-    return {std::chrono::duration<double>(Clock::now() - started).count(),
-            std::move(collector.trials), std::move(outcome.record), outcome.progress.error()};
-  }
-
-  const runtime::DeviceInfo& device() const { return device_; }
-
- private:
-  runtime::Backend& backend_;
-  runtime::DeviceInfo device_;
-  tuner::BenchmarkWorker worker_;
-  tuner::CompilePool pool_;
-};
 
 // What replaying a strategy sees for each variant of a space.
 struct Table {
@@ -254,7 +198,7 @@ int main(int argc, char** argv) {
   out["label"] = label;
   out["seeds"] = seeds;
   out["tolerance"] = tolerance;
-  Bench table_bench(*table_backends.backends.front(), worker, compile_threads);
+  bench::TuningSessionRunner table_bench(*table_backends.backends.front(), worker, compile_threads);
   out["device"] = table_bench.device().fingerprint.name();
   std::cout << fmt::format("backend {} on {}; {} seeds; target: within {:.0f}% of the optimum\n\n",
                            backend_name, table_bench.device().fingerprint.name(), seeds,
@@ -270,8 +214,9 @@ int main(int argc, char** argv) {
     }
     const int valid = static_cast<int>(t->Space(key).ValidVariants().size());
     const bool sampled = table_variants > 0 && table_variants < valid;
-    const Tuned all = table_bench.Tune(key, sampled ? v1::STRATEGY_RANDOM : v1::STRATEGY_EXHAUSTIVE,
-                                       sampled ? table_variants : valid, limits);
+    const bench::SessionResult all =
+        table_bench.Tune(key, sampled ? v1::STRATEGY_RANDOM : v1::STRATEGY_EXHAUSTIVE,
+                         sampled ? table_variants : valid, limits);
     if (!all.error.empty()) {
       std::cerr << kernels::CanonicalKeyString(key) << ": " << all.error << "\n";
       return 1;
@@ -305,11 +250,13 @@ int main(int argc, char** argv) {
 
   // Cold: an empty compiled-code cache; warm: the same tuning again.
   auto tuning_backends = open("tuning-cache");
-  Bench tuning_bench(*tuning_backends.backends.front(), worker, compile_threads);
+  bench::TuningSessionRunner tuning_bench(*tuning_backends.backends.front(), worker,
+                                          compile_threads);
   std::cout << fmt::format("\nTuning {} with annealing, {} variants:\n",
                            kernels::CanonicalKeyString(gemm_key), tune_variants);
   for (const char* pass : {"cold", "warm"}) {
-    const Tuned tuned = tuning_bench.Tune(gemm_key, v1::STRATEGY_ANNEALING, tune_variants, limits);
+    const bench::SessionResult tuned =
+        tuning_bench.Tune(gemm_key, v1::STRATEGY_ANNEALING, tune_variants, limits);
     int hits = 0;
     for (const auto& trial : tuned.trials) hits += trial.compile_cache_hit();
     const std::string winner =

@@ -4,10 +4,14 @@
 // fusion planner) is tuned and reported as bandwidth and as a fraction of
 // the copy's, and where the graph has several ops, the unfused sequence (each
 // op its own tuned kernel, times summed) is tuned too and the speedup of
-// fusion printed.
+// fusion printed. Each kernel is tuned by the daemon's tuner (a
+// TuningSession with the tiletune-worker process, over its whole space); the
+// variant it chose (its winner, or with VENDOR the fastest it measured) is
+// then timed in this process.
 //
 //   tiletune-bench-fusion [--threads N] [--reps N] [--json FILE] [--case TEXT]...
-//                         [--rtc-binary PATH] [--cache-dir DIR]
+//                         [--rtc-binary PATH] [--worker-binary PATH] [--cache-dir DIR]
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -20,9 +24,12 @@
 
 #include "bench/gpu/fusion/memory_cases.h"
 #include "bench/gpu/gemm/cuda_device_json.h"
-#include "bench/gpu/gemm/variant_tuner.h"
+#include "bench/gpu/gemm/session_choice.h"
+#include "bench/gpu/gemm/variant_timing.h"
+#include "bench/tuning/session_runner.h"
 #include "kernels/core/kernel_key.h"
 #include "runtime/cuda/cubin_compiler.h"
+#include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_executor.h"
 #include "runtime/rtc/rtc_compiler.h"
 #include "tuner/worker/host_reference.h"
@@ -51,57 +58,79 @@ struct KernelResult {
   bench::TunedVariant tuned;
 };
 
-// Tunes one kernel key on the device; the uploaded problem is freed after.
-KernelResult TuneKernel(const bench::TunerSettings& settings, runtime::DeviceExecutor& executor,
+// Tunes one kernel key with the daemon's tuner, then times its choice on
+// the device; the uploaded problem is freed after.
+KernelResult TuneKernel(bench::TuningSessionRunner& session_runner,
+                        const bench::TimingSettings& settings, runtime::DeviceExecutor& executor,
                         const v1::KernelKey& key) {
   std::string why;
   const kernels::KernelTemplate* t = kernels::FindKernelTemplate(key, "cuda", &why);
   if (!t) throw std::runtime_error(kernels::CanonicalKeyString(key) + ": " + why);
+  KernelResult result{kernels::CanonicalKeyString(key), {}};
+  // Before this process uploads its copy of the problem: the worker
+  // allocates its own on the same GPU.
+  result.tuned.choice = bench::TuneWholeSpace(session_runner, *t, key);
+  const auto& variant = result.tuned.choice.variant;
+  if (!variant) return result;
   const tuner::ProblemInputs problem = tuner::MakeProblemInputs(key, kInputSeed);
   const runtime::KernelArguments args = tuner::UploadProblem(executor, problem);
-  bench::TunerSettings checked = settings;
+  bench::TimingSettings checked = settings;
   if (problem.key.output_dtype() != v1::DTYPE_F32) checked.tolerance = k16BitTolerance;
   // Memory-bound sizes: the whole float64 reference costs a few operations
   // per element.
   const tuner::Reference reference = tuner::HostReference(problem, settings.threads);
-  KernelResult result{kernels::CanonicalKeyString(key),
-                      bench::TuneVariants(checked, *t, problem, reference, executor, args, false)};
+  result.tuned.timed =
+      bench::TimeVariant(checked, *t, problem, reference, executor, args, *variant);
   executor.ReleaseAll();
   return result;
 }
 
 nlohmann::json KernelJson(const KernelResult& k) {
-  return {{"key", k.key},
-          {"variant", k.tuned.variant},
-          {"median_us", k.tuned.timing.median_us()},
-          {"rel_error", k.tuned.rel_error},
-          {"variants", k.tuned.variants},
-          {"failed", k.tuned.compile_failed + k.tuned.run_failed + k.tuned.wrong},
-          {"first_failure", k.tuned.first_failure}};
+  const bench::SessionChoice& c = k.tuned.choice;
+  nlohmann::json json = bench::SessionChoiceJson(c);
+  json["key"] = k.key;
+  json["median_us"] = bench::Timed(k.tuned) ? k.tuned.timed->timing.median_us() : 0.0;
+  json["rel_error"] = k.tuned.timed ? k.tuned.timed->rel_error : 0.0;
+  json["failed"] = c.compile_failed + c.rejected + c.run_failed + c.wrong;
+  json["timing_error"] = k.tuned.timed ? k.tuned.timed->error : std::string();
+  return json;
 }
 
 double SumMicros(const std::vector<KernelResult>& kernels) {
   double us = 0;
-  for (const auto& k : kernels) us += k.tuned.timing.median_us();
+  for (const auto& k : kernels) us += k.tuned.timed->timing.median_us();
   return us;
 }
 
 bool Complete(const std::vector<KernelResult>& kernels) {
   for (const auto& k : kernels) {
-    if (k.tuned.variant.empty()) return false;
+    if (!bench::Timed(k.tuned)) return false;
   }
   return !kernels.empty();
+}
+
+// What the daemon would serve for each kernel where that is not the variant
+// timed here, and why the tuner failed where it did.
+void PrintVendorChoices(const std::vector<KernelResult>& kernels) {
+  for (const auto& k : kernels) {
+    const bench::SessionChoice& c = k.tuned.choice;
+    if (c.served == "vendor")
+      std::cout << fmt::format("  {}: the daemon would serve {} (VENDOR): {}\n", k.key,
+                               c.baseline_name, c.decision);
+    if (!c.error.empty()) std::cout << fmt::format("  {}: the tuner failed: {}\n", k.key, c.error);
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"tiletune's memory-bound and fused kernels on one NVIDIA GPU"};
-  std::string json_path, rtc_binary, cache_dir;
+  std::string json_path, rtc_binary, worker_binary, cache_dir;
   std::vector<std::string> only;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int reps = 20;
-  app.add_option("--threads", threads, "parallel NVRTC compiles (default: hardware threads)")
+  app.add_option("--threads", threads,
+                 "parallel NVRTC compiles and reference threads (default: hardware threads)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--reps", reps, "timed runs per kernel (median reported)")
       ->check(CLI::Range(20, 100000));
@@ -110,12 +139,17 @@ int main(int argc, char** argv) {
                  "run only the cases whose name contains this text (repeatable; the copy, which "
                  "measures the memory's speed, always runs)");
   app.add_option("--rtc-binary", rtc_binary, "tiletune-rtc (default: beside this program)");
+  app.add_option("--worker-binary", worker_binary,
+                 "tiletune-worker (default: beside this program)");
   app.add_option("--cache-dir", cache_dir,
                  "compiled-kernel cache (default: <tmp>/tiletune-bench-fusion-cache)");
   CLI11_PARSE(app, argc, argv);
-  if (rtc_binary.empty())
-    rtc_binary = fs::read_symlink("/proc/self/exe").parent_path() / "tiletune-rtc";
+  const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
+  if (rtc_binary.empty()) rtc_binary = self / "tiletune-rtc";
+  if (worker_binary.empty()) worker_binary = self / "tiletune-worker";
   if (cache_dir.empty()) cache_dir = fs::temp_directory_path() / "tiletune-bench-fusion-cache";
+  if (::access(worker_binary.c_str(), X_OK) != 0)
+    return Fail("the tuner's worker " + worker_binary + " is missing or not executable");
 
   std::string why;
   auto executor = cu::CudaExecutor::Open(&why);
@@ -125,12 +159,18 @@ int main(int argc, char** argv) {
   auto nvrtc = runtime::OpenNvrtc(&why);
   if (!nvrtc) return Fail("no NVRTC: " + why);
 
+  const cu::CubinCompiler::Options compile_options{cache_dir, int64_t{1} << 34, rtc_binary};
+  auto backend = cu::CudaBackend::Open(compile_options, &why);
+  if (!backend) return Fail("no CUDA backend: " + why);
+
   try {
     std::string arch;
     nlohmann::json report = {{"device", bench::CudaDeviceJson(*driver, &arch)}};
     report["device"]["nvrtc"] = nvrtc->version();
-    cu::CubinCompiler compiler({cache_dir, int64_t{1} << 34, rtc_binary}, nvrtc->version());
-    const bench::TunerSettings settings{compiler, arch, threads, {3, reps}, kTolerance};
+    // The tuner's cache too: the chosen variant compiles again as a hit.
+    cu::CubinCompiler compiler(compile_options, nvrtc->version());
+    bench::TuningSessionRunner session_runner(*backend, worker_binary, threads);
+    const bench::TimingSettings settings{compiler, arch, threads, {3, reps}, kTolerance};
 
     double copy_tbps = 0;
     bool complete = true;
@@ -144,8 +184,10 @@ int main(int argc, char** argv) {
       if (!wanted) continue;
       std::cerr << c.name << "..." << std::endl;
       std::vector<KernelResult> fused, unfused;
-      for (const auto& key : c.fused) fused.push_back(TuneKernel(settings, *executor, key));
-      for (const auto& key : c.unfused) unfused.push_back(TuneKernel(settings, *executor, key));
+      for (const auto& key : c.fused)
+        fused.push_back(TuneKernel(session_runner, settings, *executor, key));
+      for (const auto& key : c.unfused)
+        unfused.push_back(TuneKernel(session_runner, settings, *executor, key));
       nlohmann::json row = {{"case", c.name}, {"bytes", c.bytes}};
       for (const auto& k : fused) row["fused"].push_back(KernelJson(k));
       for (const auto& k : unfused) row["unfused"].push_back(KernelJson(k));
@@ -153,6 +195,8 @@ int main(int argc, char** argv) {
         complete = false;
         row["error"] = "a kernel had no correct variant; see first_failure";
         std::cout << fmt::format("{:<42} no correct variant\n", c.name);
+        PrintVendorChoices(fused);
+        PrintVendorChoices(unfused);
         report["cases"].push_back(row);
         continue;
       }
@@ -172,6 +216,8 @@ int main(int argc, char** argv) {
       }
       std::cout << fmt::format("{:<42} {:>10.1f} {:>9.2f} {:>6.1f}% {:>11} {:>8}\n", c.name,
                                fused_us, tbps, 100 * tbps / copy_tbps, unfused_text, speedup_text);
+      PrintVendorChoices(fused);
+      PrintVendorChoices(unfused);
       report["cases"].push_back(row);
     }
     report["copy_tbps"] = copy_tbps;

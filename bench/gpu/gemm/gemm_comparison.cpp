@@ -37,11 +37,11 @@ VendorResult MeasureVendor(ComparisonRig& rig, const runtime::KernelArguments& a
   VendorResult result;
   result.algorithm = std::move(algorithm);
   const tuner::OutputCheck check =
-      RunAndCheck(rig.executor, args, problem, reference, rig.tuner.tolerance, enqueue);
+      RunAndCheck(rig.executor, args, problem, reference, rig.timing.tolerance, enqueue);
   result.rel_error = check.rel_error;
   if (!check.ok) result.wrong = check.error;
   result.timing =
-      Measure(rig.tuner.protocol, rig.executor, [&] { return rig.timer.Seconds(enqueue); });
+      Measure(rig.timing.protocol, rig.executor, [&] { return rig.timer.Seconds(enqueue); });
   return result;
 }
 
@@ -61,19 +61,24 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
   }
   ReleaseScope release{rig.executor};
   try {
+    // Before this process uploads its copy of the problem: the worker
+    // allocates its own on the same GPU.
+    row.tiletune.choice = TuneWholeSpace(rig.tuner, *tile_gemm, key);
     const tuner::ProblemInputs problem = tuner::MakeProblemInputs(key, kInputSeed);
     const runtime::KernelArguments args = tuner::UploadProblem(rig.executor, problem);
     const runtime::DeviceBuffer workspace =
         rig.executor.Allocate(runtime::cuda::CublasLtGemm::kWorkspaceBytes);
-    const bool whole = ValidatesEveryVariant(shape);
     // Computed once: every contender is checked against the same rows.
     const tuner::Reference reference =
-        whole ? tuner::HostReference(problem, rig.tuner.threads)
-              : tuner::HostReference(problem, tuner::SampledRows(problem, kSampleRows, kSampleSeed),
-                                     rig.tuner.threads);
+        ChecksWholeOutput(shape)
+            ? tuner::HostReference(problem, rig.timing.threads)
+            : tuner::HostReference(problem, tuner::SampledRows(problem, kSampleRows, kSampleSeed),
+                                   rig.timing.threads);
 
-    row.tiletune =
-        TuneVariants(rig.tuner, *tile_gemm, problem, reference, rig.executor, args, whole);
+    if (const auto& variant = row.tiletune.choice.variant) {
+      row.tiletune.timed =
+          TimeVariant(rig.timing, *tile_gemm, problem, reference, rig.executor, args, *variant);
+    }
 
     const runtime::cuda::CublasLtOperands operands{args.a.ptr,   args.b.ptr, nullptr,
                                                    args.out.ptr, 1.0f,       workspace.ptr};
@@ -89,8 +94,8 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
     if (epilogue != Epilogue::kPlain) {
       const kernels::KernelSource pass_source =
           kernels::gemm::EpiloguePassSource(key, kernels::gemm::kSm90Target);
-      const runtime::CompileResult pass_cubin = rig.tuner.compiler.Compile(
-          pass_source, rig.tuner.arch, runtime::CompileLimits{kPassCompileSeconds});
+      const runtime::CompileResult pass_cubin = rig.timing.compiler.Compile(
+          pass_source, rig.timing.arch, runtime::CompileLimits{kPassCompileSeconds});
       if (!pass_cubin.ok)
         throw std::runtime_error("the epilogue pass did not compile: " + pass_cubin.log);
       const EpiloguePassKernel pass(rig.driver, pass_source, pass_cubin.artifact_path);

@@ -3,31 +3,35 @@
 #include "bench/gpu/gemm/gemm_report.h"
 #include "bench/gpu/gemm/gemm_shapes.h"
 #include "bench/gpu/gemm/stream_timing.h"
-#include "bench/gpu/gemm/variant_tuner.h"
+#include "bench/gpu/gemm/variant_timing.h"
+#include "bench/tuning/session_runner.h"
 #include "runtime/cuda/cublaslt_library.h"
 #include "runtime/device_executor.h"
 
 namespace tiletune::bench {
 
-// What one comparison runs on: the GPU's executor (memory, the tuned
-// kernels, cache flushes), the driver (the epilogue pass's own module),
-// cuBLASLt, the stream timer and tiletune's compile and timing settings.
+// What one comparison runs on: the daemon's tuner (its worker on the same
+// GPU), the GPU's executor in this process (memory, the chosen kernel,
+// cache flushes), the driver (the epilogue pass's own module), cuBLASLt, the
+// stream timer and this process's compile and timing settings.
 struct ComparisonRig {
+  TuningSessionRunner& tuner;
   runtime::DeviceExecutor& executor;
   const runtime::cuda::CudaDriver& driver;
   const runtime::cuda::CublasLtLibrary& cublaslt;
   StreamTimer& timer;
-  TunerSettings tuner;
+  TimingSettings timing;
 };
 
-// Tunes tiletune's tile GEMM for the shape and epilogue and measures
-// cuBLASLt on the same inputs and buffers with the same protocol: with its
-// own epilogue where that computes the chain (plain, GELU_BIAS), and, for
-// any chain, unfused: its plain GEMM followed by kernels/gemm's epilogue
-// pass, the sequence the tuner's baseline runs. Every contender's output is
-// checked: on a sample for large shapes, whole for small ones
-// (ValidatesEveryVariant). Failures end up in the row (its error, or the
-// contender's), not in exceptions.
+// Tunes tiletune's tile GEMM for the shape and epilogue with the daemon's
+// tuner (TuneWholeSpace), then times the variant it chose in this process
+// and measures cuBLASLt on the same inputs and buffers with the same
+// protocol: with its own epilogue where that computes the chain (plain,
+// GELU_BIAS), and, for any chain, unfused: its plain GEMM followed by
+// kernels/gemm's epilogue pass, the sequence the tuner's baseline runs.
+// Every contender's output is checked: on a sample for large shapes, whole
+// for small ones (ChecksWholeOutput). Failures end up in the row (its
+// error, or the contender's), not in exceptions.
 ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilogue,
                       Precision precision);
 

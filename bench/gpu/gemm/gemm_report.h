@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/gpu/gemm/gemm_shapes.h"
-#include "bench/gpu/gemm/variant_tuner.h"
+#include "bench/gpu/gemm/variant_timing.h"
 #include "tiletune/v1/records.pb.h"
 
 namespace tiletune::bench {
@@ -35,7 +35,9 @@ struct ComparisonRow {
 
 // The table on `out`: shape, epilogue, tiletune and cuBLASLt µs and TFLOP/s,
 // ratio = cuBLASLt time / tiletune time (> 1: tiletune is faster), relative
-// errors, the winning variant; then each row's failures.
+// errors, what the daemon would serve (tuned or vendor) and the variant
+// timed; then each row's failures and, where the daemon would serve the
+// vendor baseline, which one and why.
 void PrintTable(const std::vector<ComparisonRow>& rows, std::ostream& out);
 
 // Every row with its numbers; `device` describes the GPU and the libraries.

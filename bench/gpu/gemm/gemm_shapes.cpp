@@ -124,7 +124,7 @@ v1::KernelKey GemmKey(const GemmShape& shape, Epilogue epilogue, Precision preci
   return kernels::NormalizeKernelKey(key);
 }
 
-bool ValidatesEveryVariant(const GemmShape& shape) {
+bool ChecksWholeOutput(const GemmShape& shape) {
   return shape.m * shape.n * shape.k <= (int64_t{1} << 27);
 }
 

@@ -49,10 +49,9 @@ std::vector<GemmShape> ParseShapeList(const std::string& text);
 // the bias), A row-major, B column-major, f32 accumulation; normalized.
 v1::KernelKey GemmKey(const GemmShape& shape, Epilogue epilogue, Precision precision);
 
-// Whether every variant is checked against the full float64 reference
-// before it is timed: small problems only; larger ones check the fastest
-// variants' outputs on the rows the worker samples (reference_rows.h) until
-// one passes.
-bool ValidatesEveryVariant(const GemmShape& shape);
+// Whether this process checks each contender's whole output against the
+// float64 reference: small problems only; larger ones are checked on the
+// rows the worker samples (reference_rows.h).
+bool ChecksWholeOutput(const GemmShape& shape);
 
 }  // namespace tiletune::bench

@@ -1,13 +1,17 @@
 // tiletune-bench-gemm: tiletune's tile GEMM against cuBLASLt on one NVIDIA
 // GPU, in one process, on the same inputs and with the same timing protocol
-// (issue 4). For each shape and epilogue it compiles every valid tile_gemm
-// variant, times them, keeps the fastest correct one, times cuBLASLt (with
+// (issue 4). For each shape and epilogue the daemon's tuner (a
+// TuningSession with the tiletune-worker process) searches every valid
+// tile_gemm variant; the variant it chose (its winner, or with VENDOR the
+// fastest it measured) is then timed in this process, next to cuBLASLt (with
 // its own epilogue where it has one, and unfused: plain GEMM + the epilogue
-// pass), and prints ratio = cuBLASLt time / tiletune time.
+// pass), and the table prints ratio = cuBLASLt time / tiletune time and
+// what the daemon would serve.
 //
 //   tiletune-bench-gemm [--shapes "m,n,k;..."] [--dtype bf16|f32-tf32]
 //                       [--epilogues "plain,..."] [--threads N] [--reps N]
-//                       [--json FILE] [--rtc-binary PATH] [--cache-dir DIR]
+//                       [--json FILE] [--rtc-binary PATH] [--worker-binary PATH]
+//                       [--cache-dir DIR]
 //
 // --dtype f32-tf32 compares f32 keys that allow tf32: tile_gemm's float
 // tiles (mma.sync .tf32) against cuBLASLt's FAST_TF32, checked at the
@@ -26,19 +30,16 @@
 #include "bench/gpu/gemm/gemm_shapes.h"
 #include "runtime/cuda/cubin_compiler.h"
 #include "runtime/cuda/cublaslt_library.h"
+#include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_executor.h"
 #include "runtime/rtc/rtc_compiler.h"
+#include "tuner/tuning_session.h"
 
 namespace fs = std::filesystem;
 using namespace tiletune;
 namespace cu = runtime::cuda;
 
 namespace {
-
-// Relative L2 error allowed: bf16 output's rounding; for tf32 the daemon's
-// tolerance_tf32 (server/daemon_config.h).
-constexpr double kBf16Tolerance = 2e-2;
-constexpr double kTf32Tolerance = 2e-3;
 
 int Fail(const std::string& why) {
   std::cerr << "tiletune-bench-gemm: " << why << "\n";
@@ -49,7 +50,7 @@ int Fail(const std::string& why) {
 
 int main(int argc, char** argv) {
   CLI::App app{"tiletune's tile GEMM against cuBLASLt on one NVIDIA GPU"};
-  std::string shapes_text, json_path, rtc_binary, cache_dir;
+  std::string shapes_text, json_path, rtc_binary, worker_binary, cache_dir;
   std::string epilogues_text = "plain,bias+gelu_tanh";
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int reps = 20;
@@ -60,12 +61,15 @@ int main(int argc, char** argv) {
   app.add_option("--epilogues", epilogues_text,
                  "comma-separated: plain, bias+gelu_tanh, bias+gelu_tanh+residual")
       ->capture_default_str();
-  app.add_option("--threads", threads, "parallel NVRTC compiles (default: hardware threads)")
+  app.add_option("--threads", threads,
+                 "parallel NVRTC compiles and reference threads (default: hardware threads)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--reps", reps, "timed runs per contender (median reported)")
       ->check(CLI::Range(20, 100000));
   app.add_option("--json", json_path, "also write the results to this JSON file");
   app.add_option("--rtc-binary", rtc_binary, "tiletune-rtc (default: beside this program)");
+  app.add_option("--worker-binary", worker_binary,
+                 "tiletune-worker (default: beside this program)");
   app.add_option("--cache-dir", cache_dir,
                  "compiled-kernel cache (default: <tmp>/tiletune-bench-gemm-cache)");
   CLI11_PARSE(app, argc, argv);
@@ -78,9 +82,12 @@ int main(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     return Fail(e.what());
   }
-  if (rtc_binary.empty())
-    rtc_binary = fs::read_symlink("/proc/self/exe").parent_path() / "tiletune-rtc";
+  const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
+  if (rtc_binary.empty()) rtc_binary = self / "tiletune-rtc";
+  if (worker_binary.empty()) worker_binary = self / "tiletune-worker";
   if (cache_dir.empty()) cache_dir = fs::temp_directory_path() / "tiletune-bench-gemm-cache";
+  if (::access(worker_binary.c_str(), X_OK) != 0)
+    return Fail("the tuner's worker " + worker_binary + " is missing or not executable");
 
   std::string why;
   auto executor = cu::CudaExecutor::Open(&why);
@@ -92,19 +99,30 @@ int main(int argc, char** argv) {
   auto nvrtc = runtime::OpenNvrtc(&why);
   if (!nvrtc) return Fail("no NVRTC: " + why);
 
+  const cu::CubinCompiler::Options compile_options{cache_dir, int64_t{1} << 34, rtc_binary};
+  auto backend = cu::CudaBackend::Open(compile_options, &why);
+  if (!backend) return Fail("no CUDA backend: " + why);
+
   try {
     std::string arch;
     nlohmann::json device = bench::CudaDeviceJson(*driver, &arch);
     device["nvrtc"] = nvrtc->version();
     device["cublaslt_version"] = cublaslt->api().cublasLtGetVersion();
-    cu::CubinCompiler compiler({cache_dir, int64_t{1} << 34, rtc_binary}, nvrtc->version());
+    // The tuner's cache too: the chosen variant compiles again as a hit.
+    cu::CubinCompiler compiler(compile_options, nvrtc->version());
+    bench::TuningSessionRunner session_runner(*backend, worker_binary, threads);
 
     bench::StreamTimer timer(*driver);
     const bench::Precision precision =
         dtype == "bf16" ? bench::Precision::kBf16 : bench::Precision::kF32Tf32;
-    const double tolerance = precision == bench::Precision::kBf16 ? kBf16Tolerance : kTf32Tolerance;
-    bench::ComparisonRig rig{*executor, *driver, *cublaslt, timer,
-                             bench::TunerSettings{compiler, arch, threads, {3, reps}, tolerance}};
+    // Relative L2 error allowed: the tuner's own, for bf16 output or tf32 inputs.
+    const tuner::TuningLimits limits;
+    const double tolerance =
+        precision == bench::Precision::kBf16 ? limits.tolerance_half : limits.tolerance_tf32;
+    bench::ComparisonRig rig{
+        session_runner, *executor,
+        *driver,        *cublaslt,
+        timer,          bench::TimingSettings{compiler, arch, threads, {3, reps}, tolerance}};
     device["dtype"] = bench::PrecisionName(precision);
 
     std::cerr << device["name"].get<std::string>() << " (" << arch << "), " << nvrtc->version()
@@ -125,7 +143,7 @@ int main(int argc, char** argv) {
       if (!file) return Fail("cannot write " + json_path);
     }
     const bool complete = std::ranges::all_of(rows, [](const bench::ComparisonRow& r) {
-      return r.error.empty() && !r.tiletune.variant.empty();
+      return r.error.empty() && bench::Timed(r.tiletune);
     });
     return complete ? 0 : 1;
   } catch (const std::exception& e) {

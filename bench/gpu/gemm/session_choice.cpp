@@ -1,0 +1,86 @@
+#include "bench/gpu/gemm/session_choice.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace tiletune::bench {
+namespace {
+
+// Characters of a failure's message kept for the report.
+constexpr size_t kFailureChars = 400;
+
+// Counts a failed trial; false when the trial passed.
+bool CountFailure(const v1::Trial& trial, SessionChoice& choice) {
+  switch (trial.status()) {
+    case v1::TRIAL_OK:
+    case v1::TRIAL_SLOWER: return false;
+    case v1::TRIAL_COMPILE_ERROR: ++choice.compile_failed; break;
+    case v1::TRIAL_REJECTED: ++choice.rejected; break;
+    case v1::TRIAL_WRONG_RESULT: ++choice.wrong; break;
+    default: ++choice.run_failed; break;
+  }
+  if (choice.first_failure.empty()) {
+    const kernels::Variant variant(trial.params().begin(), trial.params().end());
+    choice.first_failure = kernels::VariantString(variant) + ": " +
+                           v1::TrialStatus_Name(trial.status()) + ": " +
+                           trial.error().substr(0, kFailureChars);
+  }
+  return true;
+}
+
+}  // namespace
+
+SessionChoice TuneWholeSpace(TuningSessionRunner& runner, const kernels::KernelTemplate& t,
+                             const v1::KernelKey& key) {
+  tuner::TuningLimits limits;
+  limits.default_max_seconds = std::numeric_limits<double>::infinity();
+  const int valid = static_cast<int>(t.Space(key).ValidVariants().size());
+  limits.max_variants_cap = std::max(limits.max_variants_cap, valid);
+  const SessionResult session = runner.Tune(key, v1::STRATEGY_EXHAUSTIVE, valid, limits);
+
+  SessionChoice choice;
+  choice.session_seconds = session.seconds;
+  choice.variants = static_cast<int>(session.trials.size());
+  choice.error = session.error;
+  const v1::Trial* fastest = nullptr;
+  for (const v1::Trial& trial : session.trials) {
+    if (CountFailure(trial, choice)) continue;
+    if (!fastest || trial.timing().median_us() < fastest->timing().median_us()) fastest = &trial;
+  }
+  if (!session.record) {
+    if (choice.error.empty()) choice.error = "the session made no record";
+    return choice;
+  }
+  const v1::Record& record = *session.record;
+  choice.served = record.winner() == v1::WINNER_TUNED ? "tuned" : "vendor";
+  choice.baseline_name = record.baseline_name();
+  choice.decision = record.decision().reason();
+  choice.baseline_us = record.baseline().median_us();
+  if (!record.config().kernel_name().empty()) {
+    choice.variant.emplace(record.config().params().begin(), record.config().params().end());
+    choice.session_us = record.tuned().median_us();
+  } else if (fastest) {
+    choice.variant.emplace(fastest->params().begin(), fastest->params().end());
+    choice.session_us = fastest->timing().median_us();
+  }
+  return choice;
+}
+
+nlohmann::json SessionChoiceJson(const SessionChoice& c) {
+  return {{"served", c.served},
+          {"baseline_name", c.baseline_name},
+          {"decision", c.decision},
+          {"variant", c.variant ? kernels::VariantString(*c.variant) : std::string()},
+          {"session_us", c.session_us},
+          {"baseline_us", c.baseline_us},
+          {"session_seconds", c.session_seconds},
+          {"variants", c.variants},
+          {"compile_failed", c.compile_failed},
+          {"rejected", c.rejected},
+          {"run_failed", c.run_failed},
+          {"wrong", c.wrong},
+          {"first_failure", c.first_failure},
+          {"session_error", c.error}};
+}
+
+}  // namespace tiletune::bench
