@@ -85,7 +85,10 @@ struct OpSpec {
   std::string_view name;  // KernelKey.op
   FusionKind fusion;
   // Version of the kernel argument ABI below (dims' and tensors'
-  // abi_field): bumped whenever an op's fields change meaning.
+  // abi_field): bumped whenever an op's fields change meaning. The fields
+  // every op reads alike are not listed: prologue_out (a row reduction's x
+  // after the prologue), chain_tensors and chain_scalars (per prologue op,
+  // then per chain op), lda/ldb/ldc and eps.
   int abi_version;
   std::vector<DimArg> dims;        // in the order messages list them
   std::vector<TensorArg> tensors;  // inputs in argument order, then outputs

@@ -8,6 +8,8 @@ namespace tiletune::kernels::layernorm {
 
 inline constexpr std::string_view kOpName = "layernorm";
 
+// layernorm: y = (x - mean) / stddev * w + b along each row of x[rows,
+// cols], w and b [cols].
 const OpSpec& LayernormOp();
 
 }  // namespace tiletune::kernels::layernorm

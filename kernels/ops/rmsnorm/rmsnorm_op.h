@@ -8,6 +8,7 @@ namespace tiletune::kernels::rmsnorm {
 
 inline constexpr std::string_view kOpName = "rmsnorm";
 
+// rmsnorm: y = x / rms(x) * w along each row of x[rows, cols], w[cols].
 const OpSpec& RmsnormOp();
 
 }  // namespace tiletune::kernels::rmsnorm

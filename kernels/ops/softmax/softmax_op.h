@@ -8,6 +8,7 @@ namespace tiletune::kernels::softmax {
 
 inline constexpr std::string_view kOpName = "softmax";
 
+// softmax: y = softmax(x) along each row of x[rows, cols], then the chain.
 const OpSpec& SoftmaxOp();
 
 }  // namespace tiletune::kernels::softmax
