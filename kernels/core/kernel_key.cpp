@@ -11,15 +11,6 @@
 namespace tiletune::kernels {
 namespace {
 
-// The ops whose f32 inputs may be read as tf32, for messages.
-std::string TfOps() {
-  std::string names;
-  for (const OpSpec* spec : AllOpSpecs()) {
-    if (spec->allows_tf32) names += (names.empty() ? "" : ", ") + std::string(spec->name);
-  }
-  return names;
-}
-
 // Elements of an op's tensor in a key whose dims are valid; an optional
 // dimension the key leaves out has its default size. In long double, which
 // holds products of a few dims up to max_dim exactly enough.
@@ -255,8 +246,10 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
   }
   if (key.allow_tf32() && (!spec->allows_tf32 || key.input_dtype() != v1::DTYPE_F32)) {
     return FieldError{At(prefix, "allow_tf32"),
-                      "tf32 rounds the f32 inputs of a " + TfOps() + "; this key is " + key.op() +
-                          " with " + std::string(DTypeName(key.input_dtype())) + " inputs"};
+                      "tf32 rounds the f32 inputs of a " +
+                          OpNamesWhere([](const OpSpec& s) { return s.allows_tf32; }) +
+                          "; this key is " + key.op() + " with " +
+                          std::string(DTypeName(key.input_dtype())) + " inputs"};
   }
 
   std::vector<std::string> dim_names;

@@ -12,25 +12,22 @@
 namespace tiletune::kernels {
 namespace {
 
-// A spec whose reference does not fit its fusion kind is a programming
-// error of its op folder: refuse it when the registry is first read.
+// A spec without flops, with a reference that does not fit its fusion kind
+// or without exactly one output is a programming error of its op folder:
+// refuse it when the registry is first read.
 const OpSpec* Checked(const OpSpec& spec) {
   const bool matmul = spec.fusion == FusionKind::kMatmul;
-  if (!spec.flops || (matmul ? !spec.matmul_reference || spec.row_reference
-                             : !spec.row_reference || spec.matmul_reference)) {
+  const auto outputs =
+      std::count_if(spec.tensors.begin(), spec.tensors.end(),
+                    [](const TensorArg& t) { return t.role == TensorRole::kOutput; });
+  if (!spec.flops || outputs != 1 ||
+      (matmul ? !spec.matmul_reference || spec.row_reference
+              : !spec.row_reference || spec.matmul_reference)) {
     throw std::logic_error("op '" + std::string(spec.name) +
-                           "': its spec needs flops and exactly the reference of its fusion kind");
+                           "': its spec needs flops, one output and exactly the reference of its "
+                           "fusion kind");
   }
   return &spec;
-}
-
-std::string Joined(FusionKind const* kind) {
-  std::string names;
-  for (const OpSpec* spec : AllOpSpecs()) {
-    if (kind && spec->fusion != *kind) continue;
-    names += (names.empty() ? "" : ", ") + std::string(spec->name);
-  }
-  return names;
 }
 
 }  // namespace
@@ -69,12 +66,20 @@ const OpSpec& KernelOpFor(FusionKind kind) {
   return *found;
 }
 
+std::string OpNamesWhere(const std::function<bool(const OpSpec&)>& pick) {
+  std::string names;
+  for (const OpSpec* spec : AllOpSpecs()) {
+    if (pick(*spec)) names += (names.empty() ? "" : ", ") + std::string(spec->name);
+  }
+  return names;
+}
+
 std::string OpNames(FusionKind kind) {
-  return Joined(&kind);
+  return OpNamesWhere([kind](const OpSpec& spec) { return spec.fusion == kind; });
 }
 
 std::string OpNames() {
-  return Joined(nullptr);
+  return OpNamesWhere([](const OpSpec&) { return true; });
 }
 
 const TensorArg* FindTensor(const OpSpec& spec, std::string_view name) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,7 +22,10 @@ const OpSpec& OpSpecOf(std::string_view op);
 // planner opens for a matmul or a run of element-wise graph ops.
 const OpSpec& KernelOpFor(FusionKind kind);
 
-// The names of the ops of `kind`, ", "-separated, in registry order.
+// The names of the ops `pick` accepts, ", "-separated, in registry order:
+// for messages.
+std::string OpNamesWhere(const std::function<bool(const OpSpec&)>& pick);
+// The names of the ops of `kind`, likewise.
 std::string OpNames(FusionKind kind);
 // The names of every op, likewise.
 std::string OpNames();
