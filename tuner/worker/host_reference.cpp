@@ -21,7 +21,7 @@ constexpr size_t kRowBlock = 8;
 
 enum class ChainKind { kBias, kScale, kRelu, kGeluTanh, kGeluErf, kSilu, kResidualAdd, kCast };
 
-const kernels::OpSpec& OpSpecOf(const std::string& op) {
+const kernels::OpSpec& ReferenceOpOf(const std::string& op) {
   const kernels::OpSpec* spec = kernels::FindOpSpec(op);
   if (!spec) throw std::invalid_argument("reference: unknown op '" + op + "'");
   return *spec;
@@ -96,7 +96,7 @@ class RowComputer {
         // the prologue alone.
         op_(output == Output::kPrologueResult
                 ? kernels::KernelOpFor(kernels::FusionKind::kElementwise)
-                : OpSpecOf(p.key.op())),
+                : ReferenceOpOf(p.key.op())),
         matmul_{p.a, p.b, p.m, p.n, p.k, p.lda, p.ldb, p.a_col_major, p.b_col_major},
         row_{p.weight, p.shift, p.eps},
         prologue_(Resolve(p, p.key.prologue(), 0)),
