@@ -2,10 +2,15 @@
 #include <algorithm>
 
 #include "kernels/core/kernel_template.h"
+#include "kernels/ops/elementwise/elementwise_op.h"
 #include "kernels/ops/elementwise/elementwise_templates.h"
+#include "kernels/ops/gemm/gemm_op.h"
 #include "kernels/ops/gemm/gemm_templates.h"
+#include "kernels/ops/layernorm/layernorm_op.h"
 #include "kernels/ops/layernorm/layernorm_templates.h"
+#include "kernels/ops/rmsnorm/rmsnorm_op.h"
 #include "kernels/ops/rmsnorm/rmsnorm_templates.h"
+#include "kernels/ops/softmax/softmax_op.h"
 #include "kernels/ops/softmax/softmax_templates.h"
 
 namespace tiletune::kernels {
@@ -31,22 +36,22 @@ struct Catalog {
 const Catalog& TheCatalog() {
   static const Catalog catalog = [] {
     Catalog c;
-    c.Add("gemm", gemm::MakeHostGemmBlocked());
-    c.Add("softmax", softmax::MakeHostRows());
-    c.Add("rmsnorm", rmsnorm::MakeHostRows());
-    c.Add("layernorm", layernorm::MakeHostRows());
-    c.Add("elementwise", elementwise::MakeHostRows());
+    c.Add(gemm::kOpName, gemm::MakeHostGemmBlocked());
+    c.Add(softmax::kOpName, softmax::MakeHostRows());
+    c.Add(rmsnorm::kOpName, rmsnorm::MakeHostRows());
+    c.Add(layernorm::kOpName, layernorm::MakeHostRows());
+    c.Add(elementwise::kOpName, elementwise::MakeHostRows());
     // The tensor-core GEMM first: it serves every key it can (16-bit inputs,
     // f32 allowing tf32 on CUDA); gpu_gemm_tiled the other f32 keys.
     for (const gemm::GemmTarget& target : {gemm::kSm90Target, gemm::kGfx90aTarget}) {
-      c.Add("gemm", gemm::MakeTileGemm(target));
+      c.Add(gemm::kOpName, gemm::MakeTileGemm(target));
     }
     for (const gpu::GpuVendor& vendor : {gpu::kCuda, gpu::kHip}) {
-      c.Add("gemm", gemm::MakeSimtGemm(vendor));
-      c.Add("softmax", softmax::MakeGpuRows(vendor));
-      c.Add("rmsnorm", rmsnorm::MakeGpuRows(vendor));
-      c.Add("layernorm", layernorm::MakeGpuRows(vendor));
-      c.Add("elementwise", elementwise::MakeGpuElementwise(vendor));
+      c.Add(gemm::kOpName, gemm::MakeSimtGemm(vendor));
+      c.Add(softmax::kOpName, softmax::MakeGpuRows(vendor));
+      c.Add(rmsnorm::kOpName, rmsnorm::MakeGpuRows(vendor));
+      c.Add(layernorm::kOpName, layernorm::MakeGpuRows(vendor));
+      c.Add(elementwise::kOpName, elementwise::MakeGpuElementwise(vendor));
     }
     return c;
   }();

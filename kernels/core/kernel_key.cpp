@@ -1,21 +1,48 @@
 #include "kernels/core/kernel_key.h"
 
 #include <algorithm>
-#include <array>
 #include <map>
 #include <set>
 #include <stdexcept>
 
+#include "kernels/core/op_registry.h"
 #include "kernels/fusion/op_graph.h"
 
 namespace tiletune::kernels {
 namespace {
 
-constexpr std::array kGemmDims = {"m", "n", "k", "batch"};
-constexpr std::array kRowDims = {"rows", "cols"};
+// Elements of an op's tensor in a key whose dims are valid; an optional
+// dimension the key leaves out has its default size. In long double, which
+// holds products of a few dims up to max_dim exactly enough.
+long double TensorElements(const v1::KernelKey& key, const OpSpec& spec, const TensorArg& tensor) {
+  long double elements = 1;
+  for (std::string_view name : tensor.dims) {
+    const auto dim = std::find_if(spec.dims.begin(), spec.dims.end(),
+                                  [&](const DimArg& d) { return d.name == name; });
+    elements *= static_cast<long double>(
+        DimSize(key, name).value_or(dim == spec.dims.end() ? 0 : dim->default_size));
+  }
+  return elements;
+}
 
-bool IsRowOp(std::string_view op) {
-  return op == "softmax" || op == "rmsnorm" || op == "layernorm" || op == "elementwise";
+int64_t Elements(const v1::KernelKey& key, const OpSpec& spec, const TensorArg& tensor) {
+  return static_cast<int64_t>(TensorElements(key, spec, tensor));
+}
+
+const TensorArg& OutputOf(const OpSpec& spec) {
+  for (const TensorArg& t : spec.tensors) {
+    if (t.role == TensorRole::kOutput) return t;
+  }
+  throw std::logic_error("op '" + std::string(spec.name) + "' has no output tensor");
+}
+
+int64_t DTypeBytes(v1::DType dtype) {
+  switch (dtype) {
+    case v1::DTYPE_F16:
+    case v1::DTYPE_BF16: return 2;
+    case v1::DTYPE_F64: return 8;
+    default: return 4;
+  }
 }
 
 std::string At(const std::string& prefix, std::string_view field, int index = -1) {
@@ -108,7 +135,7 @@ std::optional<FieldError> ValidateGraphKey(const v1::KernelKey& key, const KeyLi
 }  // namespace
 
 bool IsKnownOp(std::string_view op) {
-  return op == "gemm" || IsRowOp(op);
+  return FindOpSpec(op) != nullptr;
 }
 
 bool IsGraphKey(const v1::KernelKey& key) {
@@ -169,10 +196,10 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
                                             const std::string& prefix) {
   if (IsGraphKey(key)) return ValidateGraphKey(key, limits, prefix);
   if (key.op().empty()) return FieldError{At(prefix, "op"), "is required"};
-  if (!IsKnownOp(key.op())) {
-    return FieldError{At(prefix, "op"), "unknown op '" + key.op() +
-                                            "' (known: gemm, softmax, rmsnorm, layernorm, "
-                                            "elementwise; or an op graph in ops)"};
+  const OpSpec* spec = FindOpSpec(key.op());
+  if (!spec) {
+    return FieldError{At(prefix, "op"), "unknown op '" + key.op() + "' (known: " + OpNames() +
+                                            "; or an op graph in ops)"};
   }
   if (key.chain_size() + key.prologue_size() > limits.max_chain_length) {
     return FieldError{At(prefix, key.prologue_size() > 0 ? "prologue" : "chain"),
@@ -181,17 +208,17 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
                           " ops; the limit is " + std::to_string(limits.max_chain_length)};
   }
   if (auto e = ValidateChainOps(key.chain(), prefix, "chain")) return e;
-  if (key.prologue_size() > 0 && key.op() == "gemm") {
+  if (key.prologue_size() > 0 && !spec->no_prologue_reason.empty()) {
     return FieldError{At(prefix, "prologue"),
-                      "gemm takes no prologue: its templates read A and B as stored"};
+                      key.op() + " takes no prologue: " + std::string(spec->no_prologue_reason)};
   }
   if (auto e = ValidateChainOps(key.prologue(), prefix, "prologue")) return e;
   if (key.write_prologue_output() &&
-      (key.prologue_size() == 0 || !IsRowOp(key.op()) || key.op() == "elementwise")) {
+      (key.prologue_size() == 0 || spec->fusion != FusionKind::kRowReduction)) {
     return FieldError{At(prefix, "write_prologue_output"),
-                      "needs a row op (softmax, rmsnorm, layernorm) with a prologue; this key is " +
-                          key.op() + " with " + std::to_string(key.prologue_size()) +
-                          " prologue ops"};
+                      "needs a row op (" + OpNames(FusionKind::kRowReduction) +
+                          ") with a prologue; this key is " + key.op() + " with " +
+                          std::to_string(key.prologue_size()) + " prologue ops"};
   }
   if (!key.tensors().empty() || !key.outputs().empty()) {
     return FieldError{At(prefix, key.tensors().empty() ? "outputs" : "tensors"),
@@ -217,56 +244,54 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
   if (key.accumulate_dtype() != v1::DTYPE_UNSPECIFIED && key.accumulate_dtype() != v1::DTYPE_F32) {
     return FieldError{At(prefix, "accumulate_dtype"), "only f32 accumulation is supported"};
   }
-  if (key.allow_tf32() && (key.op() != "gemm" || key.input_dtype() != v1::DTYPE_F32)) {
+  if (key.allow_tf32() && (!spec->allows_tf32 || key.input_dtype() != v1::DTYPE_F32)) {
     return FieldError{At(prefix, "allow_tf32"),
-                      "tf32 rounds the f32 inputs of a gemm; this key is " + key.op() + " with " +
+                      "tf32 rounds the f32 inputs of a " +
+                          OpNamesWhere([](const OpSpec& s) { return s.allows_tf32; }) +
+                          "; this key is " + key.op() + " with " +
                           std::string(DTypeName(key.input_dtype())) + " inputs"};
   }
 
-  const bool gemm = key.op() == "gemm";
-  if (auto e = ValidateDims(key, limits, prefix,
-                            gemm ? std::vector<std::string>(kGemmDims.begin(), kGemmDims.end())
-                                 : std::vector<std::string>(kRowDims.begin(), kRowDims.end()))) {
-    return e;
-  }
-  std::set<std::string> seen;
-  for (const auto& d : key.shape()) seen.insert(d.name());
-  for (const char* required :
-       gemm ? std::vector<const char*>{"m", "n", "k"} : std::vector<const char*>{"rows", "cols"}) {
-    if (!seen.contains(required)) {
+  std::vector<std::string> dim_names;
+  for (const DimArg& d : spec->dims) dim_names.emplace_back(d.name);
+  if (auto e = ValidateDims(key, limits, prefix, dim_names)) return e;
+  for (const DimArg& d : spec->dims) {
+    if (d.required && !DimSize(key, d.name)) {
       return FieldError{At(prefix, "shape"),
-                        std::string("dimension '") + required + "' is required for " + key.op()};
+                        "dimension '" + std::string(d.name) + "' is required for " + key.op()};
     }
   }
-  // The largest tensor the problem touches; every factor is <= max_dim, so
-  // long double holds the products exactly enough.
-  const auto dim = [&](const char* name, int64_t fallback) -> long double {
-    return static_cast<long double>(DimSize(key, name).value_or(fallback));
-  };
-  const long double elements =
-      gemm ? dim("batch", 1) * std::max({dim("m", 1) * dim("k", 1), dim("k", 1) * dim("n", 1),
-                                         dim("m", 1) * dim("n", 1)})
-           : dim("rows", 1) * dim("cols", 1);
+  // The largest tensor the problem touches.
+  long double elements = 0;
+  for (const TensorArg& t : spec->tensors) {
+    elements = std::max(elements, TensorElements(key, *spec, t));
+  }
   if (elements > static_cast<long double>(limits.max_elements)) {
     return FieldError{At(prefix, "shape"), "a tensor of the problem has more than max_elements " +
                                                std::to_string(limits.max_elements) + " elements"};
   }
 
+  std::string layout_names;
+  for (const TensorArg& t : spec->tensors) {
+    if (t.layout != LayoutRule::kNone) {
+      layout_names += (layout_names.empty() ? "" : ", ") + std::string(t.name);
+    }
+  }
   std::set<std::string> layout_tensors;
   for (int i = 0; i < key.layouts_size(); ++i) {
     const auto& l = key.layouts(i);
-    const bool known = gemm ? (l.tensor() == "a" || l.tensor() == "b") : l.tensor() == "x";
-    if (!known) {
+    const TensorArg* tensor = FindTensor(*spec, l.tensor());
+    if (!tensor || tensor->layout == LayoutRule::kNone) {
       return FieldError{
           At(prefix, "layouts", i) + ".tensor",
-          "'" + l.tensor() + "' is not a tensor of " + key.op() + (gemm ? " (a, b)" : " (x)")};
+          "'" + l.tensor() + "' is not a tensor of " + key.op() + " (" + layout_names + ")"};
     }
     if (l.layout() == v1::LAYOUT_UNSPECIFIED || !v1::Layout_IsValid(l.layout())) {
       return FieldError{At(prefix, "layouts", i) + ".layout", "must be row or col"};
     }
-    if (!gemm && l.layout() != v1::LAYOUT_ROW_MAJOR) {
+    if (tensor->layout == LayoutRule::kRowOnly && l.layout() != v1::LAYOUT_ROW_MAJOR) {
       return FieldError{At(prefix, "layouts", i) + ".layout",
-                        key.op() + " reduces along rows: x must be row-major"};
+                        key.op() + " reduces along rows: " + l.tensor() + " must be row-major"};
     }
     if (!layout_tensors.insert(l.tensor()).second) {
       return FieldError{At(prefix, "layouts", i) + ".tensor",
@@ -281,10 +306,13 @@ v1::KernelKey NormalizeKernelKey(const v1::KernelKey& key) {
   if (IsGraphKey(key)) return out;
   if (out.accumulate_dtype() == v1::DTYPE_UNSPECIFIED) out.set_accumulate_dtype(v1::DTYPE_F32);
   if (out.output_dtype() == v1::DTYPE_UNSPECIFIED) out.set_output_dtype(out.input_dtype());
+  // A key not validated may name no known op: it normalizes as the
+  // element-wise op, as such keys always have.
+  const OpSpec* spec = FindOpSpec(out.op());
+  if (!spec) spec = &KernelOpFor(FusionKind::kElementwise);
   std::map<std::string, v1::Layout> layouts;
-  for (const char* t :
-       out.op() == "gemm" ? std::vector<const char*>{"a", "b"} : std::vector<const char*>{"x"}) {
-    layouts[t] = v1::LAYOUT_ROW_MAJOR;
+  for (const TensorArg& t : spec->tensors) {
+    if (t.layout != LayoutRule::kNone) layouts[std::string(t.name)] = v1::LAYOUT_ROW_MAJOR;
   }
   for (const auto& l : key.layouts()) layouts[l.tensor()] = l.layout();
   out.clear_layouts();
@@ -295,7 +323,10 @@ v1::KernelKey NormalizeKernelKey(const v1::KernelKey& key) {
   }
   std::map<std::string, int64_t> dims;
   for (const auto& d : key.shape()) dims[d.name()] = d.size();
-  if (out.op() == "gemm" && dims.contains("batch") && dims["batch"] == 1) dims.erase("batch");
+  for (const DimArg& d : spec->dims) {
+    const auto it = dims.find(std::string(d.name));
+    if (!d.required && it != dims.end() && it->second == d.default_size) dims.erase(it);
+  }
   out.clear_shape();
   for (const auto& [name, size] : dims) {
     auto* d = out.add_shape();
@@ -355,13 +386,30 @@ std::string CanonicalKeyString(const v1::KernelKey& key) {
 }
 
 int64_t ProblemFlops(const v1::KernelKey& key) {
-  if (key.op() == "gemm") {
-    return 2 * DimSize(key, "m").value_or(0) * DimSize(key, "n").value_or(0) *
-           DimSize(key, "k").value_or(0) * DimSize(key, "batch").value_or(1);
+  const OpSpec& spec = OpSpecOf(key.op());
+  const int64_t own = spec.flops(key);
+  if (!spec.counts_chain_flops) return own;
+  return own + (key.chain_size() + key.prologue_size()) * Elements(key, spec, OutputOf(spec));
+}
+
+int64_t ProblemBytes(const v1::KernelKey& raw_key) {
+  const v1::KernelKey key = NormalizeKernelKey(raw_key);
+  const OpSpec& spec = OpSpecOf(key.op());
+  const TensorArg& output = OutputOf(spec);
+  const int64_t output_elements = Elements(key, spec, output);
+  int64_t bytes = 0;
+  for (const TensorArg& t : spec.tensors) {
+    const v1::DType dtype = t.role == TensorRole::kOutput ? key.output_dtype() : key.input_dtype();
+    bytes += Elements(key, spec, t) * DTypeBytes(dtype);
   }
-  const int64_t per_element =
-      key.op() == "elementwise" ? key.chain_size() + key.prologue_size() : 5;
-  return per_element * DimSize(key, "rows").value_or(0) * DimSize(key, "cols").value_or(0);
+  // bias is per column of the output, residual_add shaped like it.
+  const int64_t columns = DimSize(key, output.dims.back()).value_or(0);
+  for (const auto& op : ChainArgumentOps(key)) {
+    if (op.op() == "bias") bytes += columns * DTypeBytes(op.dtype());
+    if (op.op() == "residual_add") bytes += output_elements * DTypeBytes(op.dtype());
+  }
+  if (key.write_prologue_output()) bytes += output_elements * DTypeBytes(key.input_dtype());
+  return bytes;
 }
 
 bool IsColMajor(const v1::KernelKey& key, std::string_view tensor) {

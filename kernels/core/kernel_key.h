@@ -68,8 +68,12 @@ std::optional<v1::DType> ParseDType(std::string_view name);
 std::string_view LayoutName(v1::Layout layout);
 std::optional<v1::Layout> ParseLayout(std::string_view name);
 
-// Bytes and floating-point operations the problem must move and do at the
-// least; used for bandwidth/TFLOP figures.
+// Floating-point operations and bytes the problem must do and move at the
+// least; used for bandwidth/TFLOP and roofline figures. The key must be
+// valid (ValidateKernelKey); throws std::invalid_argument for an unknown op.
 int64_t ProblemFlops(const v1::KernelKey& key);
+// Each input, weight and chain tensor read once and each output (the
+// prologue's too, when written) written once, in its dtype.
+int64_t ProblemBytes(const v1::KernelKey& key);
 
 }  // namespace tiletune::kernels

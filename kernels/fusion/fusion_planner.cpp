@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "kernels/core/op_registry.h"
 #include "kernels/fusion/op_graph.h"
 
 namespace tiletune::kernels::fusion {
@@ -62,7 +63,7 @@ class Planner {
           "matmul starts a new kernel: the GEMM templates read A as stored, with no "
           "prologue");
     }
-    Open("gemm", op);
+    Open(std::string(KernelOpFor(FusionKind::kMatmul).name), op);
     auto* key = open_->mutable_key();
     for (auto [name, size] : {std::pair{"m", op.rows}, {"n", op.cols}, {"k", op.k}}) {
       auto* d = key->add_shape();
@@ -72,11 +73,11 @@ class Planner {
   }
 
   void StartRowReduction(const ResolvedOp& op) {
-    if (open_ && open_->key().op() == "gemm") {
+    if (open_ && OpSpecOf(open_->key().op()).fusion == FusionKind::kMatmul) {
       Close(op.op + " reduces whole rows of " + std::to_string(op.cols) +
             " columns; a GEMM block tile owns only some columns of a row, so the reduction "
             "runs as its own kernel");
-    } else if (open_ && open_->key().op() != "elementwise") {
+    } else if (open_ && OpSpecOf(open_->key().op()).fusion != FusionKind::kElementwise) {
       Close("two row reductions in a row: " + op.op + " needs whole finished rows of " +
             open_->key().op() + "'s output");
     } else if (open_ && open_->key().chain_size() + 1 > limits_.max_chain_length) {
@@ -104,7 +105,7 @@ class Planner {
             std::to_string(limits_.max_chain_length) + " element-wise ops");
     }
     if (!open_) {
-      Open("elementwise", op);
+      Open(std::string(KernelOpFor(FusionKind::kElementwise).name), op);
       RowShape(op);
     }
     auto* key = open_->mutable_key();

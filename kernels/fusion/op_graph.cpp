@@ -1,7 +1,10 @@
 #include "kernels/fusion/op_graph.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
+
+#include "kernels/core/op_registry.h"
 
 namespace tiletune::kernels::fusion {
 namespace {
@@ -17,14 +20,24 @@ struct OpRule {
 };
 
 const std::map<std::string, OpRule, std::less<>>& OpRules() {
-  static const std::map<std::string, OpRule, std::less<>> kRules = {
-      {"matmul", {OpKind::kMatmul, 2}},        {"softmax", {OpKind::kRowReduction, 1}},
-      {"rmsnorm", {OpKind::kRowReduction, 2}}, {"layernorm", {OpKind::kRowReduction, 3}},
-      {"add", {OpKind::kElementwise, 2}},      {"scale", {OpKind::kElementwise, 1}},
-      {"relu", {OpKind::kElementwise, 1}},     {"gelu_tanh", {OpKind::kElementwise, 1}},
-      {"gelu_erf", {OpKind::kElementwise, 1}}, {"silu", {OpKind::kElementwise, 1}},
-      {"cast", {OpKind::kElementwise, 1}},
-  };
+  static const std::map<std::string, OpRule, std::less<>> kRules = [] {
+    std::map<std::string, OpRule, std::less<>> rules = {
+        {"matmul", {OpKind::kMatmul, 2}},         {"add", {OpKind::kElementwise, 2}},
+        {"scale", {OpKind::kElementwise, 1}},     {"relu", {OpKind::kElementwise, 1}},
+        {"gelu_tanh", {OpKind::kElementwise, 1}}, {"gelu_erf", {OpKind::kElementwise, 1}},
+        {"silu", {OpKind::kElementwise, 1}},      {"cast", {OpKind::kElementwise, 1}},
+    };
+    // A row op of the registry is a graph op of the same name, reading its
+    // input and then its per-column tensors.
+    for (const OpSpec* spec : AllOpSpecs()) {
+      if (spec->fusion != FusionKind::kRowReduction) continue;
+      const auto inputs =
+          std::count_if(spec->tensors.begin(), spec->tensors.end(),
+                        [](const TensorArg& t) { return t.role != TensorRole::kOutput; });
+      rules[std::string(spec->name)] = {OpKind::kRowReduction, static_cast<int>(inputs)};
+    }
+    return rules;
+  }();
   return kRules;
 }
 
@@ -129,7 +142,8 @@ class GraphResolver {
     if (rule == OpRules().end()) {
       return FieldError{path + ".op", "unknown op '" + node.op() +
                                           "' (known: matmul, add, scale, relu, gelu_tanh, "
-                                          "gelu_erf, silu, cast, softmax, rmsnorm, layernorm)"};
+                                          "gelu_erf, silu, cast, " +
+                                          OpNames(FusionKind::kRowReduction) + ")"};
     }
     if (node.inputs_size() != rule->second.inputs) {
       return FieldError{path + ".inputs",
@@ -209,7 +223,7 @@ class GraphResolver {
         return FieldError{path + ".dtype", "cast needs a target dtype (f32, f16, bf16)"};
       }
       op.output_dtype = node.dtype();
-    } else if (op.op == "rmsnorm" || op.op == "layernorm") {
+    } else if (op.kind == OpKind::kRowReduction) {
       for (int j = 1; j < node.inputs_size(); ++j) {
         auto w = Operand(i, j);
         if (auto* e = std::get_if<FieldError>(&w)) return *e;

@@ -10,15 +10,15 @@
 #include <vector>
 
 #include "kernels/core/kernel_key.h"
+#include "kernels/core/op_spec.h"
 
 namespace tiletune::kernels::fusion {
 
-// What an op does to the tensor flowing along the chain.
-enum class OpKind {
-  kMatmul,        // starts from a [M, K] x [K, N] product
-  kRowReduction,  // softmax, rmsnorm, layernorm along the last dimension
-  kElementwise,   // add, scale, relu, gelu_tanh, gelu_erf, silu, cast
-};
+// What an op does to the tensor flowing along the chain: matmul starts from
+// a [M, K] x [K, N] product, a row reduction (the registry's row ops)
+// reduces along the last dimension, add, scale, relu, gelu_tanh, gelu_erf,
+// silu and cast are element-wise.
+using OpKind = FusionKind;
 
 struct ResolvedOp {
   int index = 0;  // in KernelKey.ops

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "kernels/core/kernel_key.h"
+#include "kernels/ops/gemm/gemm_op.h"
 #include "kernels/ops/gemm/tile_gemm_space.h"
 
 namespace tiletune::runtime::cuda {
@@ -40,7 +41,9 @@ uint32_t CublasLtEpilogueOf(const kernels::gemm::BlasEpilogue& fold) {
 
 CublasLtGemmSpec CublasLtGemmSpecOf(const v1::KernelKey& raw) {
   const v1::KernelKey key = kernels::NormalizeKernelKey(raw);
-  if (key.op() != "gemm") throw std::invalid_argument("op: cuBLASLt runs gemm, not " + key.op());
+  if (key.op() != kernels::gemm::kOpName) {
+    throw std::invalid_argument("op: cuBLASLt runs gemm, not " + key.op());
+  }
   const int in = CudaType(key.input_dtype(), "input_dtype");
   const int out = CudaType(key.output_dtype(), "output_dtype");
   if (out != in && out != CUDA_R_32F) {

@@ -10,25 +10,21 @@
 #include <string>
 #include <thread>
 
+#include "kernels/core/op_registry.h"
+
 namespace tiletune::tuner {
 namespace {
 
-// Rows of one block share each pass over B (and are handed to a thread as
-// one piece of work); columns of one pass over row-major B keep their
-// accumulators in L1.
+// Rows of one block share each pass over a GEMM's B and are handed to a
+// thread as one piece of work.
 constexpr size_t kRowBlock = 8;
-constexpr int64_t kColumnBlock = 512;
 
-enum class OpKind { kGemm, kSoftmax, kRmsnorm, kLayernorm, kElementwise };
 enum class ChainKind { kBias, kScale, kRelu, kGeluTanh, kGeluErf, kSilu, kResidualAdd, kCast };
 
-OpKind OpKindOf(const std::string& op) {
-  if (op == "gemm") return OpKind::kGemm;
-  if (op == "softmax") return OpKind::kSoftmax;
-  if (op == "rmsnorm") return OpKind::kRmsnorm;
-  if (op == "layernorm") return OpKind::kLayernorm;
-  if (op == "elementwise") return OpKind::kElementwise;
-  throw std::invalid_argument("reference: unknown op '" + op + "'");
+const kernels::OpSpec& ReferenceOpOf(const std::string& op) {
+  const kernels::OpSpec* spec = kernels::FindOpSpec(op);
+  if (!spec) throw std::invalid_argument("reference: unknown op '" + op + "'");
+  return *spec;
 }
 
 ChainKind KindOf(const std::string& op) {
@@ -86,75 +82,6 @@ void ApplyOps(const std::vector<ElementOp>& ops, int64_t row, int64_t ldc, std::
   }
 }
 
-// Rows of C of one batch entry into `out` (rows.size() x n). A's rows are
-// widened once; B is read along its contiguous dimension.
-void GemmRows(const ProblemInputs& p, std::span<const int64_t> rows, double* out) {
-  const int64_t entry = rows.front() / p.m;
-  const float* a = p.a.data() + entry * p.m * p.k;
-  const float* b = p.b.data() + entry * p.k * p.n;
-  const auto r = static_cast<int64_t>(rows.size());
-  std::vector<double> a_rows(static_cast<size_t>(r * p.k));
-  for (int64_t ri = 0; ri < r; ++ri) {
-    const int64_t i = rows[static_cast<size_t>(ri)] - entry * p.m;
-    for (int64_t q = 0; q < p.k; ++q) {
-      a_rows[ri * p.k + q] = p.a_col_major ? a[q * p.lda + i] : a[i * p.lda + q];
-    }
-  }
-  if (p.b_col_major) {
-    for (int64_t j = 0; j < p.n; ++j) {
-      const float* bj = b + j * p.ldb;
-      for (int64_t ri = 0; ri < r; ++ri) {
-        const double* ai = a_rows.data() + ri * p.k;
-        // Four partial sums: independent chains the CPU can overlap.
-        double s[4] = {0, 0, 0, 0};
-        int64_t q = 0;
-        for (; q + 4 <= p.k; q += 4) {
-          for (int u = 0; u < 4; ++u) s[u] += ai[q + u] * bj[q + u];
-        }
-        for (; q < p.k; ++q) s[0] += ai[q] * bj[q];
-        out[ri * p.n + j] = (s[0] + s[1]) + (s[2] + s[3]);
-      }
-    }
-    return;
-  }
-  std::fill(out, out + r * p.n, 0.0);
-  for (int64_t j0 = 0; j0 < p.n; j0 += kColumnBlock) {
-    const int64_t width = std::min(kColumnBlock, p.n - j0);
-    for (int64_t q = 0; q < p.k; ++q) {
-      const float* bq = b + q * p.ldb + j0;
-      for (int64_t ri = 0; ri < r; ++ri) {
-        const double aiq = a_rows[ri * p.k + q];
-        double* ci = out + ri * p.n + j0;
-        for (int64_t j = 0; j < width; ++j) ci[j] += aiq * bq[j];
-      }
-    }
-  }
-}
-
-void Softmax(std::span<const double> x, std::span<double> y) {
-  const double max = *std::max_element(x.begin(), x.end());
-  double sum = 0;
-  for (size_t c = 0; c < x.size(); ++c) sum += y[c] = std::exp(x[c] - max);
-  for (double& v : y) v /= sum;
-}
-
-void Rmsnorm(const ProblemInputs& p, std::span<const double> x, std::span<double> y) {
-  double squares = 0;
-  for (double v : x) squares += v * v;
-  const double rms = std::sqrt(squares / static_cast<double>(x.size()) + p.eps);
-  for (size_t c = 0; c < x.size(); ++c) y[c] = x[c] / rms * p.weight[c];
-}
-
-void Layernorm(const ProblemInputs& p, std::span<const double> x, std::span<double> y) {
-  double sum = 0;
-  for (double v : x) sum += v;
-  const double mean = sum / static_cast<double>(x.size());
-  double squares = 0;
-  for (double v : x) squares += (v - mean) * (v - mean);
-  const double stddev = std::sqrt(squares / static_cast<double>(x.size()) + p.eps);
-  for (size_t c = 0; c < x.size(); ++c) y[c] = (x[c] - mean) / stddev * p.weight[c] + p.shift[c];
-}
-
 // Which output of the problem a RowComputer computes.
 enum class Output { kResult, kPrologueResult };
 
@@ -165,7 +92,13 @@ class RowComputer {
  public:
   RowComputer(const ProblemInputs& p, Output output)
       : p_(p),
-        op_(output == Output::kPrologueResult ? OpKind::kElementwise : OpKindOf(p.key.op())),
+        // The prologue's result is what the element-wise op computes from
+        // the prologue alone.
+        op_(output == Output::kPrologueResult
+                ? kernels::KernelOpFor(kernels::FusionKind::kElementwise)
+                : ReferenceOpOf(p.key.op())),
+        matmul_{p.a, p.b, p.m, p.n, p.k, p.lda, p.ldb, p.a_col_major, p.b_col_major},
+        row_{p.weight, p.shift, p.eps},
         prologue_(Resolve(p, p.key.prologue(), 0)),
         chain_(output == Output::kPrologueResult
                    ? std::vector<ElementOp>{}
@@ -174,20 +107,15 @@ class RowComputer {
   // `rows` of one batch entry into `out` (rows.size() x n).
   void Compute(std::span<const int64_t> rows, double* out) const {
     const auto n = static_cast<size_t>(p_.n);
-    if (op_ == OpKind::kGemm) GemmRows(p_, rows, out);
-    std::vector<double> x(op_ == OpKind::kGemm ? 0 : n);
+    if (op_.matmul_reference) op_.matmul_reference(matmul_, rows, out);
+    std::vector<double> x(op_.row_reference ? n : 0);
     for (size_t ri = 0; ri < rows.size(); ++ri) {
       const std::span<double> y(out + ri * n, n);
-      if (op_ != OpKind::kGemm) {
+      if (op_.row_reference) {
         const float* in = p_.a.data() + rows[ri] * p_.lda;
         std::copy(in, in + n, x.begin());
         ApplyOps(prologue_, rows[ri], p_.ldc, x);
-        switch (op_) {
-          case OpKind::kSoftmax: Softmax(x, y); break;
-          case OpKind::kRmsnorm: Rmsnorm(p_, x, y); break;
-          case OpKind::kLayernorm: Layernorm(p_, x, y); break;
-          default: std::copy(x.begin(), x.end(), y.begin()); break;
-        }
+        op_.row_reference(row_, x, y);
       }
       ApplyOps(chain_, rows[ri], p_.ldc, y);
     }
@@ -195,7 +123,9 @@ class RowComputer {
 
  private:
   const ProblemInputs& p_;
-  OpKind op_;
+  const kernels::OpSpec& op_;
+  kernels::MatmulReferenceArgs matmul_;
+  kernels::RowReferenceArgs row_;
   std::vector<ElementOp> prologue_, chain_;
 };
 

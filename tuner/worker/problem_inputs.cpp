@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "kernels/core/kernel_key.h"
+#include "kernels/core/op_registry.h"
 #include "tuner/worker/element_codec.h"
 
 namespace tiletune::tuner {
@@ -54,7 +55,8 @@ ProblemInputs MakeProblemInputs(const v1::KernelKey& raw_key, uint64_t seed) {
   ElementBytes(in);
   ElementBytes(key.output_dtype());
   InputDraw draw(seed);
-  if (key.op() == "gemm") {
+  const kernels::OpSpec& spec = kernels::OpSpecOf(key.op());
+  if (spec.fusion == kernels::FusionKind::kMatmul) {
     p.m = *kernels::DimSize(key, "m");
     p.n = *kernels::DimSize(key, "n");
     p.k = *kernels::DimSize(key, "k");
@@ -70,8 +72,8 @@ ProblemInputs MakeProblemInputs(const v1::KernelKey& raw_key, uint64_t seed) {
     p.n = *kernels::DimSize(key, "cols");
     p.lda = p.n;
     p.a = Rounded(draw.Tensor(p.m * p.n), in);
-    if (key.op() == "rmsnorm" || key.op() == "layernorm") p.weight = Rounded(draw.Tensor(p.n), in);
-    if (key.op() == "layernorm") p.shift = Rounded(draw.Tensor(p.n), in);
+    if (HasTensor(spec, kernels::TensorRole::kWeight)) p.weight = Rounded(draw.Tensor(p.n), in);
+    if (HasTensor(spec, kernels::TensorRole::kShift)) p.shift = Rounded(draw.Tensor(p.n), in);
   }
   p.ldc = p.n;
   p.output_elements = p.batch * p.m * p.n;

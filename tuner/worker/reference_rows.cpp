@@ -5,13 +5,12 @@
 #include <set>
 #include <thread>
 
+#include "kernels/core/op_registry.h"
 #include "tuner/worker/host_reference.h"
 
 namespace tiletune::tuner {
 namespace {
 
-// A row op's own work per element: a max, an exp, sums, a division.
-constexpr double kRowOpFlopsPerElement = 5;
 // Tile heights whose last tile gets its first row checked: every block or
 // task height our templates use is a multiple of 16 up to 256 (or divides
 // 16, leaving no partial tile the last row does not cover).
@@ -23,13 +22,8 @@ constexpr int64_t kMaxTileHeight = 256;
 double ReferenceFlops(const ProblemInputs& problem) {
   const auto elements = static_cast<double>(problem.output_elements);
   const double element_ops = problem.key.prologue_size() + problem.key.chain_size();
-  if (problem.key.op() == "gemm") {
-    return 2.0 * static_cast<double>(problem.batch) * static_cast<double>(problem.m) *
-               static_cast<double>(problem.n) * static_cast<double>(problem.k) +
-           elements * element_ops;
-  }
-  const double own = problem.key.op() == "elementwise" ? 0 : kRowOpFlopsPerElement;
-  return elements * (own + element_ops);
+  const auto own = static_cast<double>(kernels::OpSpecOf(problem.key.op()).flops(problem.key));
+  return own + elements * element_ops;
 }
 
 std::vector<int64_t> SampledRows(const ProblemInputs& problem, int random_rows, uint64_t seed) {

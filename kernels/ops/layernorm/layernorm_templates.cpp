@@ -1,5 +1,6 @@
 #include "kernels/ops/layernorm/layernorm_templates.h"
 
+#include "kernels/ops/layernorm/layernorm_op.h"
 #include "kernels/rows/gpu_row_template.h"
 #include "kernels/rows/host_row_template.h"
 
@@ -7,7 +8,7 @@ namespace tiletune::kernels::layernorm {
 
 std::unique_ptr<KernelTemplate> MakeHostRows() {
   return host::MakeHostRowTemplate({"host_layernorm_rows",
-                                    "layernorm",
+                                    kOpName,
                                     "ops/layernorm/cpu/layernorm_rows.h",
                                     "tt::layernorm_rows",
                                     "tt::layernorm_naive",
@@ -16,7 +17,7 @@ std::unique_ptr<KernelTemplate> MakeHostRows() {
 
 std::unique_ptr<KernelTemplate> MakeGpuRows(const gpu::GpuVendor& vendor) {
   return gpu::MakeGpuRowTemplate({"gpu_layernorm_rows",
-                                  "layernorm",
+                                  kOpName,
                                   "ops/layernorm/device/layernorm_rows.h",
                                   "tt::layernorm_rows",
                                   "tt::layernorm_naive",

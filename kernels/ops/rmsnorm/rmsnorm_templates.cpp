@@ -1,5 +1,6 @@
 #include "kernels/ops/rmsnorm/rmsnorm_templates.h"
 
+#include "kernels/ops/rmsnorm/rmsnorm_op.h"
 #include "kernels/rows/gpu_row_template.h"
 #include "kernels/rows/host_row_template.h"
 
@@ -7,7 +8,7 @@ namespace tiletune::kernels::rmsnorm {
 
 std::unique_ptr<KernelTemplate> MakeHostRows() {
   return host::MakeHostRowTemplate({"host_rmsnorm_rows",
-                                    "rmsnorm",
+                                    kOpName,
                                     "ops/rmsnorm/cpu/rmsnorm_rows.h",
                                     "tt::rmsnorm_rows",
                                     "tt::rmsnorm_naive",
@@ -16,7 +17,7 @@ std::unique_ptr<KernelTemplate> MakeHostRows() {
 
 std::unique_ptr<KernelTemplate> MakeGpuRows(const gpu::GpuVendor& vendor) {
   return gpu::MakeGpuRowTemplate({"gpu_rmsnorm_rows",
-                                  "rmsnorm",
+                                  kOpName,
                                   "ops/rmsnorm/device/rmsnorm_rows.h",
                                   "tt::rmsnorm_rows",
                                   "tt::rmsnorm_naive",

@@ -1,5 +1,6 @@
 #include "kernels/ops/softmax/softmax_templates.h"
 
+#include "kernels/ops/softmax/softmax_op.h"
 #include "kernels/rows/gpu_row_template.h"
 #include "kernels/rows/host_row_template.h"
 
@@ -7,7 +8,7 @@ namespace tiletune::kernels::softmax {
 
 std::unique_ptr<KernelTemplate> MakeHostRows() {
   return host::MakeHostRowTemplate({"host_softmax_rows",
-                                    "softmax",
+                                    kOpName,
                                     "ops/softmax/cpu/softmax_rows.h",
                                     "tt::softmax_rows",
                                     "tt::softmax_naive",
@@ -16,7 +17,7 @@ std::unique_ptr<KernelTemplate> MakeHostRows() {
 
 std::unique_ptr<KernelTemplate> MakeGpuRows(const gpu::GpuVendor& vendor) {
   return gpu::MakeGpuRowTemplate({"gpu_softmax_rows",
-                                  "softmax",
+                                  kOpName,
                                   "ops/softmax/device/softmax_rows.h",
                                   "tt::softmax_rows",
                                   "tt::softmax_naive",

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/core/op_spec.h"
+
+namespace tiletune::kernels {
+
+// Every op this binary knows, in the order messages list them.
+const std::vector<const OpSpec*>& AllOpSpecs();
+
+// The op named `op`, or null.
+const OpSpec* FindOpSpec(std::string_view op);
+
+// The op named `op`; throws std::invalid_argument for an unknown one.
+const OpSpec& OpSpecOf(std::string_view op);
+
+// The one op of `kind` (kMatmul, kElementwise): the kernel the fusion
+// planner opens for a matmul or a run of element-wise graph ops.
+const OpSpec& KernelOpFor(FusionKind kind);
+
+// The names of the ops `pick` accepts, ", "-separated, in registry order:
+// for messages.
+std::string OpNamesWhere(const std::function<bool(const OpSpec&)>& pick);
+// The names of the ops of `kind`, likewise.
+std::string OpNames(FusionKind kind);
+// The names of every op, likewise.
+std::string OpNames();
+
+// The op's tensor named `name`, or null.
+const TensorArg* FindTensor(const OpSpec& spec, std::string_view name);
+// Whether the op has a tensor of `role`.
+bool HasTensor(const OpSpec& spec, TensorRole role);
+
+}  // namespace tiletune::kernels

@@ -1,0 +1,85 @@
+#include "kernels/ops/gemm/gemm_op.h"
+
+#include <algorithm>
+
+#include "kernels/core/kernel_key.h"
+
+namespace tiletune::kernels::gemm {
+namespace {
+
+// Columns of one pass over row-major B keep their accumulators in L1.
+constexpr int64_t kColumnBlock = 512;
+
+int64_t Flops(const v1::KernelKey& key) {
+  return 2 * DimSize(key, "m").value_or(0) * DimSize(key, "n").value_or(0) *
+         DimSize(key, "k").value_or(0) * DimSize(key, "batch").value_or(1);
+}
+
+// Rows of C of one batch entry into `out` (rows.size() x n). A's rows are
+// widened once; B is read along its contiguous dimension.
+void GemmRows(const MatmulReferenceArgs& p, std::span<const int64_t> rows, double* out) {
+  const int64_t entry = rows.front() / p.m;
+  const float* a = p.a.data() + entry * p.m * p.k;
+  const float* b = p.b.data() + entry * p.k * p.n;
+  const auto r = static_cast<int64_t>(rows.size());
+  std::vector<double> a_rows(static_cast<size_t>(r * p.k));
+  for (int64_t ri = 0; ri < r; ++ri) {
+    const int64_t i = rows[static_cast<size_t>(ri)] - entry * p.m;
+    for (int64_t q = 0; q < p.k; ++q) {
+      a_rows[ri * p.k + q] = p.a_col_major ? a[q * p.lda + i] : a[i * p.lda + q];
+    }
+  }
+  if (p.b_col_major) {
+    for (int64_t j = 0; j < p.n; ++j) {
+      const float* bj = b + j * p.ldb;
+      for (int64_t ri = 0; ri < r; ++ri) {
+        const double* ai = a_rows.data() + ri * p.k;
+        // Four partial sums: independent chains the CPU can overlap.
+        double s[4] = {0, 0, 0, 0};
+        int64_t q = 0;
+        for (; q + 4 <= p.k; q += 4) {
+          for (int u = 0; u < 4; ++u) s[u] += ai[q + u] * bj[q + u];
+        }
+        for (; q < p.k; ++q) s[0] += ai[q] * bj[q];
+        out[ri * p.n + j] = (s[0] + s[1]) + (s[2] + s[3]);
+      }
+    }
+    return;
+  }
+  std::fill(out, out + r * p.n, 0.0);
+  for (int64_t j0 = 0; j0 < p.n; j0 += kColumnBlock) {
+    const int64_t width = std::min(kColumnBlock, p.n - j0);
+    for (int64_t q = 0; q < p.k; ++q) {
+      const float* bq = b + q * p.ldb + j0;
+      for (int64_t ri = 0; ri < r; ++ri) {
+        const double aiq = a_rows[ri * p.k + q];
+        double* ci = out + ri * p.n + j0;
+        for (int64_t j = 0; j < width; ++j) ci[j] += aiq * bq[j];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const OpSpec& GemmOp() {
+  static const OpSpec kSpec{
+      .name = kOpName,
+      .fusion = FusionKind::kMatmul,
+      .abi_version = 1,
+      .dims = {{"m", true, 0, "m"},
+               {"n", true, 0, "n"},
+               {"k", true, 0, "k"},
+               {"batch", false, 1, "batch"}},
+      .tensors = {{"a", TensorRole::kInput, {"batch", "m", "k"}, "a", LayoutRule::kRowOrCol},
+                  {"b", TensorRole::kInput, {"batch", "k", "n"}, "b", LayoutRule::kRowOrCol},
+                  {"c", TensorRole::kOutput, {"batch", "m", "n"}, "out"}},
+      .no_prologue_reason = "its templates read A and B as stored",
+      .allows_tf32 = true,
+      .flops = Flops,
+      .matmul_reference = GemmRows,
+  };
+  return kSpec;
+}
+
+}  // namespace tiletune::kernels::gemm
