@@ -31,7 +31,7 @@ class GpuElementwise final : public KernelTemplate {
     return gpu::UnsupportedGpuTypes(key);
   }
 
-  SearchSpace Space(const v1::KernelKey& key) const override {
+  SearchSpace Space(const v1::KernelKey& key, const DeviceDescription&) const override {
     const int64_t total = Total(key);
     SearchSpace space;
     space.Add("threads", {128, 256, 512})

@@ -65,10 +65,10 @@ class GpuGemmTiled final : public KernelTemplate {
     return std::nullopt;
   }
 
-  SearchSpace Space(const v1::KernelKey& key) const override {
+  SearchSpace Space(const v1::KernelKey& key, const DeviceDescription& device) const override {
     const int64_t m = DimSize(key, "m").value_or(1), n = DimSize(key, "n").value_or(1),
                   k = DimSize(key, "k").value_or(1);
-    const int64_t warp = vendor_.warp_size;
+    const int64_t warp = device.warp_size;
     SearchSpace space;
     space.Add("tile_m", {32, 64, 128})
         .Add("tile_n", {32, 64, 128})
