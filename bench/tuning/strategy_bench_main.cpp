@@ -33,8 +33,9 @@
 #include "client/input_error.h"
 #include "client/key_text.h"
 #include "kernels/core/kernel_key.h"
-#include "kernels/core/kernel_template.h"
+#include "kernels/core/key_space.h"
 #include "runtime/backend_registry.h"
+#include "tuner/device_description_of.h"
 #include "tuner/search_strategy.h"
 #include "tuner/tuning_session.h"
 
@@ -74,15 +75,16 @@ class Bench {
   Tuned Tune(const v1::KernelKey& key, v1::Strategy strategy, int max_variants,
              const tuner::TuningLimits& limits) {
     std::string why;
-    const auto* kernel_template = kernels::FindKernelTemplate(key, backend_.name(), &why);
-    if (!kernel_template) return {.error = why};
+    const kernels::KeySpace space =
+        kernels::KeySpace::Of(key, tuner::DeviceDescriptionOf(device_), &why);
+    if (space.empty()) return {.error = why};
     tuner::TuningItem item{.job_id = "bench", .key = key};
     item.spec.set_strategy(strategy);
     item.spec.set_seed(1);
     item.spec.mutable_budget()->set_max_variants(max_variants);
     TrialCollector collector;
     const std::atomic<bool> cancel{false};
-    tuner::TuningSession session(*kernel_template, backend_, device_, worker_, pool_, limits);
+    tuner::TuningSession session(space, backend_, device_, worker_, pool_, limits);
     const auto started = Clock::now();
     auto outcome = session.Run(item, {}, collector, cancel);
     return {std::chrono::duration<double>(Clock::now() - started).count(),
@@ -110,6 +112,9 @@ Table MakeTable(const v1::KernelKey& key, const kernels::KernelTemplate& t,
   Table table{t.Space(key)};
   table.best_us = std::numeric_limits<double>::infinity();
   for (const auto& trial : trials) {
+    // The table replays one template's space (exhaustive tries the key
+    // space's first template first).
+    if (trial.kernel_name() != t.name()) continue;
     const kernels::Variant v(trial.params().begin(), trial.params().end());
     if (v.contains(std::string(kernels::kPlantedFault))) continue;
     tuner::Observation o;
@@ -142,7 +147,7 @@ int EvaluationsToTarget(tuner::SearchStrategy& strategy, const Table& table, dou
   int evaluations = 0;
   while (auto v = strategy.Next()) {
     ++evaluations;
-    const auto it = table.observed.find(kernels::VariantString(*v));
+    const auto it = table.observed.find(kernels::VariantString(kernels::OwnParameters(*v)));
     const tuner::Observation o = it == table.observed.end() ? tuner::Observation{} : it->second;
     strategy.Observe(*v, o);
     if (o.median_us && *o.median_us <= table.best_us * (1 + tolerance)) return evaluations;
@@ -288,7 +293,8 @@ int main(int argc, char** argv) {
     for (auto strategy : {v1::STRATEGY_EXHAUSTIVE, v1::STRATEGY_RANDOM, v1::STRATEGY_ANNEALING}) {
       std::vector<int> counts;
       for (int seed = 1; seed <= seeds; ++seed) {
-        auto s = tuner::MakeSearchStrategy(strategy, table.space, table.space.ValidVariants(),
+        const kernels::KeySpace replayed({{t, table.space}});
+        auto s = tuner::MakeSearchStrategy(strategy, replayed, replayed.ValidVariants(),
                                            static_cast<uint64_t>(seed));
         counts.push_back(EvaluationsToTarget(*s, table, tolerance));
       }
