@@ -8,7 +8,9 @@
 #include <spdlog/spdlog.h>
 
 #include "kernels/core/kernel_key.h"
+#include "kernels/core/key_space.h"
 #include "server/toolchain_identity.h"
+#include "tuner/device_description_of.h"
 #include "tuner/tuning_session.h"
 
 namespace tiletune::server {
@@ -21,8 +23,8 @@ bool IsTerminal(v1::JobState state) {
 // Stores what a session does and forwards it to WatchJob streams.
 class StoringObserver final : public tuner::TuningObserver {
  public:
-  // `failure_key` names the kernel template, device class and toolchain
-  // under which run failures are remembered (params are added per trial).
+  // `failure_key` names the device class and toolchain under which run
+  // failures are remembered (template and params are added per trial).
   // `lease` fences the item's writes (db::kUnleased on one node).
   StoringObserver(db::TuningStore& store, JobEventHub& events, DaemonMetrics& metrics,
                   std::string job_id, int64_t lease, std::string canonical_key,
@@ -59,6 +61,7 @@ class StoringObserver final : public tuner::TuningObserver {
 
   void OnRunFailure(const v1::Trial& trial) override {
     db::KnownFailure failure = failure_key_;
+    failure.kernel_name = trial.kernel_name();
     failure.params =
         kernels::VariantString(kernels::Variant(trial.params().begin(), trial.params().end()));
     failure.status = trial.status();
@@ -243,18 +246,17 @@ void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker
     stop->store(true);
   };
   std::string why;
-  const kernels::KernelTemplate* kernel_template =
-      kernels::FindKernelTemplate(item.key, device.info.backend, &why);
-  const db::KnownFailure failure_key{
-      .kernel_name = kernel_template ? std::string(kernel_template->name()) : "",
-      .device_class = device.info.fingerprint.device_class(),
-      .toolchain = ToolchainFingerprint(device.info.toolchain)};
+  const kernels::KeySpace space =
+      kernels::KeySpace::Of(item.key, tuner::DeviceDescriptionOf(device.info), &why);
+  // Run failures are remembered under the template of the failed trial.
+  const db::KnownFailure failure_key{.device_class = device.info.fingerprint.device_class(),
+                                     .toolchain = ToolchainFingerprint(device.info.toolchain)};
   StoringObserver observer(store_, events_, metrics_, claim.job_id, claim.lease, canonical,
                            failure_key, interrupted, on_worker_fate);
   std::jthread heartbeat;
   if (claim.lease != db::kUnleased) heartbeat = RenewLeaseWhileRunning(claim, stop);
   try {
-    if (!kernel_template) {
+    if (space.empty()) {
       v1::JobItemProgress failed;
       failed.set_index(claim.item_index);
       *failed.mutable_key() = claim.key;
@@ -262,11 +264,14 @@ void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker
       failed.set_error(why);
       observer.OnProgress(failed, v1::JobEvent::KIND_ITEM_FINISHED, nullptr);
     } else {
-      for (const auto& [params, status] : store_.KnownFailures(
-               failure_key.kernel_name, failure_key.device_class, failure_key.toolchain)) {
-        item.known_failures.insert(params);
+      for (const auto& t : space.templates()) {
+        const std::string kernel_name(t.kernel->name());
+        for (const auto& [params, status] :
+             store_.KnownFailures(kernel_name, failure_key.device_class, failure_key.toolchain)) {
+          item.known_failures.emplace(kernel_name, params);
+        }
       }
-      tuner::TuningSession session(*kernel_template, *device.backend, device.info, worker, pool_,
+      tuner::TuningSession session(space, *device.backend, device.info, worker, pool_,
                                    config_.tuning);
       auto outcome =
           session.Run(item, store_.TrialsForItem(claim.job_id, claim.item_index), observer, *stop);

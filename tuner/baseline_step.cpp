@@ -5,7 +5,7 @@
 namespace tiletune::tuner {
 
 std::optional<TimedBaseline> TimeBaseline(TuningRun& run) {
-  TimedBaseline out{.baseline = run.session.kernel_template.BaselineFor(run.item.key)};
+  TimedBaseline out{.baseline = run.session.space.first().BaselineFor(run.item.key)};
   const kernels::Baseline& baseline = out.baseline;
   if (!baseline.vendor_library.empty()) {
     if (auto why = run.session.backend.VendorLibraryMissing(baseline.vendor_library)) {

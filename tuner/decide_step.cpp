@@ -23,7 +23,10 @@ std::optional<std::vector<Contender>> FastestTwo(TuningRun& run,
   for (const auto& t : timed) {
     if (variants.size() == 2) break;
     const kernels::Variant params(t.params().begin(), t.params().end());
-    Contender c{.trial = &t, .source = run.session.kernel_template.Source(run.item.key, params)};
+    const auto index = run.session.space.IndexOf(t.kernel_name());
+    if (!index) continue;  // a template this build no longer has
+    const kernels::KernelTemplate& kernel = *run.session.space.templates()[*index].kernel;
+    Contender c{.trial = &t, .source = kernel.Source(run.item.key, params)};
     const auto compiled = run.Compile(c.source);
     if (!compiled) return std::nullopt;
     if (!compiled->ok) continue;

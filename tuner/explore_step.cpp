@@ -13,10 +13,21 @@ namespace {
 
 using google::protobuf::util::TimeUtil;
 
-// The key of a variant among those already tried; planted faults are their own
-// variants.
-std::string TriedKey(const google::protobuf::Map<std::string, int64_t>& params) {
-  return kernels::VariantString(kernels::Variant(params.begin(), params.end()));
+// A previous trial's variant as the strategy proposes it: its params and its
+// template's index in the key's space. Trials stored before spaces spanned
+// templates name none: they are the first template's.
+kernels::Variant StrategyVariant(const kernels::KeySpace& space, v1::Trial& trial) {
+  if (trial.kernel_name().empty()) trial.set_kernel_name(std::string(space.first().name()));
+  kernels::Variant v(trial.params().begin(), trial.params().end());
+  v[std::string(kernels::kTemplateParameter)] = space.IndexOf(trial.kernel_name()).value_or(-1);
+  return v;
+}
+
+// A variant's entry among the known failures.
+std::pair<std::string, std::string> FailureKey(const kernels::KeySpace& space,
+                                               const kernels::Variant& variant) {
+  return {std::string(space.TemplateOf(variant).name()),
+          kernels::VariantString(kernels::OwnParameters(variant))};
 }
 
 bool IsFailure(v1::TrialStatus status) {
@@ -58,9 +69,10 @@ VariantExploration::VariantExploration(TuningRun& run, const std::vector<v1::Tri
       max_variants_(MaxVariants(run.item.spec.budget(), run.session.limits)),
       max_seconds_(MaxSeconds(run.item.spec.budget(), run.session.limits)),
       request_(run.request) {
+  const kernels::KeySpace& space = run_.session.space;
   v1::JobItemProgress& progress = run_.progress;
-  for (const auto& t : previous) {
-    tried_.insert(TriedKey(t.params()));
+  for (v1::Trial t : previous) {
+    tried_.insert(kernels::VariantString(StrategyVariant(space, t)));
     if (t.status() != v1::TRIAL_SKIPPED_KNOWN_FAILURE) ++attempts_;
     if (t.status() != v1::TRIAL_COMPILE_ERROR) progress.set_compiled(progress.compiled() + 1);
     if (IsFailure(t.status())) {
@@ -74,13 +86,12 @@ VariantExploration::VariantExploration(TuningRun& run, const std::vector<v1::Tri
 
   // The space's valid variants are computed once: for the plan's size, the
   // planted faults and the strategy.
-  const kernels::SearchSpace space = run_.session.kernel_template.Space(run_.item.key);
   std::vector<kernels::Variant> valid = space.ValidVariants();
   if (run_.session.limits.plant_faults && !valid.empty()) {
     for (int fault : {1, 2, 3}) {
       kernels::Variant v = valid.front();
       v[std::string(kernels::kPlantedFault)] = fault;
-      if (!run_.item.known_failures.contains(kernels::VariantString(v))) ++planted_count_;
+      if (!run_.item.known_failures.contains(FailureKey(space, v))) ++planted_count_;
       if (!tried_.contains(kernels::VariantString(v))) planted_.push_back(std::move(v));
     }
   }
@@ -101,8 +112,9 @@ void VariantExploration::Refill() {
     }
     if (!next) return;
     tried_.insert(kernels::VariantString(*next));
-    kernels::KernelSource source = run_.session.kernel_template.Source(run_.item.key, *next);
-    if (run_.item.known_failures.contains(kernels::VariantString(*next))) {
+    kernels::KernelSource source =
+        run_.session.space.TemplateOf(*next).Source(run_.item.key, kernels::OwnParameters(*next));
+    if (run_.item.known_failures.contains(FailureKey(run_.session.space, *next))) {
       // Costs nothing, so it does not count against the budget.
       pipeline_.push_back(
           {.variant = std::move(*next), .source = std::move(source), .known_failure = true});
@@ -163,7 +175,9 @@ v1::Trial VariantExploration::NewTrial(const Pending& pending) const {
   v1::Trial trial;
   trial.set_job_id(run_.item.job_id);
   trial.set_item_index(run_.item.item_index);
-  trial.mutable_params()->insert(pending.variant.begin(), pending.variant.end());
+  const kernels::Variant own = kernels::OwnParameters(pending.variant);
+  trial.mutable_params()->insert(own.begin(), own.end());
+  trial.set_kernel_name(std::string(run_.session.space.TemplateOf(pending.variant).name()));
   trial.set_source_hash(runtime::ContentHash(pending.source.code));
   return trial;
 }
@@ -210,7 +224,7 @@ bool VariantExploration::Measure(const Pending& pending, const runtime::CompileR
   request_.set_entry(pending.source.entry);
   *request_.mutable_launch() = pending.source.launch;
   request_.mutable_params()->clear();
-  request_.mutable_params()->insert(pending.variant.begin(), pending.variant.end());
+  request_.mutable_params()->insert(trial.params().begin(), trial.params().end());
   const auto result = run_.session.worker.Run(request_, baseline.run_limit, &run_.cancel);
   if (result.outcome == BenchmarkWorker::Outcome::kCancelled) return false;
   trial.set_status(StatusOf(result.outcome));

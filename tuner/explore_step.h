@@ -16,7 +16,7 @@
 
 namespace tiletune::tuner {
 
-// The search over the template's space for one item: the job's strategy
+// The search over the key space (every serving template) for one item: the job's strategy
 // picks variants, the compile pool works ahead of the worker, and the worker
 // validates and times them one at a time, within the budget (variants and
 // seconds). Variants remembered as failures are skipped without a run.

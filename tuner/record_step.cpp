@@ -16,8 +16,7 @@ std::string HostName() {
 }  // namespace
 
 v1::Record RecordOf(const TuningItem& item, const runtime::DeviceInfo& device,
-                    std::string_view kernel_name, const std::string& baseline_name,
-                    const Verdict& verdict) {
+                    const std::string& baseline_name, const Verdict& verdict) {
   v1::Record record;
   *record.mutable_key() = item.key;
   record.set_device_class(device.fingerprint.device_class());
@@ -32,7 +31,7 @@ v1::Record RecordOf(const TuningItem& item, const runtime::DeviceInfo& device,
   if (verdict.fastest) {
     const v1::Trial& trial = verdict.fastest->trial;
     auto* config = record.mutable_config();
-    config->set_kernel_name(std::string(kernel_name));
+    config->set_kernel_name(trial.kernel_name());
     config->set_source_hash(trial.source_hash());
     config->mutable_params()->insert(trial.params().begin(), trial.params().end());
     *config->mutable_launch() = verdict.fastest->launch;

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 
 #include "runtime/backend.h"
 #include "tiletune/v1/records.pb.h"
@@ -12,9 +11,9 @@ namespace tiletune::tuner {
 
 // The record of a tuned item on `device`, with the numbers that decided it:
 // TUNED when the verdict says so, else VENDOR. Whenever the verdict has a
-// fastest variant its config and time are kept, served or not.
+// fastest variant its config (named by its trial's template) and time are
+// kept, served or not.
 v1::Record RecordOf(const TuningItem& item, const runtime::DeviceInfo& device,
-                    std::string_view kernel_name, const std::string& baseline_name,
-                    const Verdict& verdict);
+                    const std::string& baseline_name, const Verdict& verdict);
 
 }  // namespace tiletune::tuner

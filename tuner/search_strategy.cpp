@@ -23,13 +23,22 @@ double Uniform(std::mt19937_64& rng) {
   return static_cast<double>(rng() >> 11) * 0x1p-53;
 }
 
-double SquaredDistance(const std::vector<double>& a, const std::vector<double>& b) {
-  double d = 0;
-  for (size_t i = 0; i < a.size(); ++i) d += (a[i] - b[i]) * (a[i] - b[i]);
-  return d;
+std::vector<std::vector<kernels::Parameter>> ParametersOf(const kernels::KeySpace& space) {
+  std::vector<std::vector<kernels::Parameter>> parameters;
+  for (const auto& t : space.templates()) parameters.push_back(t.space.parameters());
+  return parameters;
 }
 
 }  // namespace
+
+double AnnealingStrategy::SquaredDistance(const Position& a, const Position& b) {
+  if (a.kernel != b.kernel) return std::numeric_limits<double>::infinity();
+  double d = 0;
+  for (size_t i = 0; i < a.indexes.size(); ++i) {
+    d += (a.indexes[i] - b.indexes[i]) * (a.indexes[i] - b.indexes[i]);
+  }
+  return d;
+}
 
 ExhaustiveStrategy::ExhaustiveStrategy(std::vector<kernels::Variant> variants)
     : variants_(std::move(variants)) {}
@@ -71,24 +80,37 @@ std::optional<double> EstimateOccupancy(const runtime::ResourceReport& resources
                            static_cast<double>(limits.max_threads_per_sm));
 }
 
+AnnealingStrategy::AnnealingStrategy(const kernels::KeySpace& space,
+                                     std::vector<kernels::Variant> valid, uint64_t seed,
+                                     OccupancyLimits limits)
+    : AnnealingStrategy(ParametersOf(space), std::move(valid), seed, limits) {}
+
 AnnealingStrategy::AnnealingStrategy(const kernels::SearchSpace& space,
                                      std::vector<kernels::Variant> valid, uint64_t seed,
                                      OccupancyLimits limits)
-    : parameters_(space.parameters()),
+    : AnnealingStrategy(std::vector<std::vector<kernels::Parameter>>{space.parameters()},
+                        std::move(valid), seed, limits) {}
+
+AnnealingStrategy::AnnealingStrategy(std::vector<std::vector<kernels::Parameter>> parameters,
+                                     std::vector<kernels::Variant> valid, uint64_t seed,
+                                     OccupancyLimits limits)
+    : parameters_(std::move(parameters)),
       variants_(std::move(valid)),
       limits_(limits),
       rng_(seed),
       temperature_(kStartTemperature),
       initial_samples_(std::clamp<size_t>(variants_.size() / 16, 3, 8)) {}
 
-std::vector<double> AnnealingStrategy::Position(const kernels::Variant& variant) const {
-  std::vector<double> position;
-  for (const auto& p : parameters_) {
+AnnealingStrategy::Position AnnealingStrategy::PositionOf(const kernels::Variant& variant) const {
+  const auto kernel = variant.find(std::string(kernels::kTemplateParameter));
+  Position position{.kernel = kernel == variant.end() ? 0 : kernel->second};
+  for (const auto& p : parameters_.at(position.kernel)) {
     const auto it = variant.find(p.name);
     const auto at = it == variant.end() ? p.values.end()
                                         : std::find(p.values.begin(), p.values.end(), it->second);
     const double index = at == p.values.end() ? 0 : static_cast<double>(at - p.values.begin());
-    position.push_back(p.values.size() > 1 ? index / static_cast<double>(p.values.size() - 1) : 0);
+    position.indexes.push_back(
+        p.values.size() > 1 ? index / static_cast<double>(p.values.size() - 1) : 0);
   }
   return position;
 }
@@ -99,12 +121,13 @@ std::optional<double> AnnealingStrategy::PredictedCost(const kernels::Variant& v
     if (!m.failed) slowest = std::max(slowest, m.log_time);
   }
   if (!std::isfinite(slowest)) return std::nullopt;
-  const std::vector<double> position = Position(variant);
+  const Position position = PositionOf(variant);
   double weighted = 0, weights = 0;
   double nearest = std::numeric_limits<double>::infinity();
   std::optional<double> occupancy;
   for (const auto& [key, m] : measured_) {
     const double d2 = SquaredDistance(position, m.position);
+    if (std::isinf(d2)) continue;  // another template's variant says nothing here
     const double log_time = m.failed ? slowest + std::log(kFailurePenalty) : m.log_time;
     if (d2 == 0) return log_time;
     weighted += log_time / d2;
@@ -114,6 +137,7 @@ std::optional<double> AnnealingStrategy::PredictedCost(const kernels::Variant& v
       occupancy = m.occupancy;
     }
   }
+  if (weights == 0) return std::nullopt;
   return weighted / weights + kOccupancyWeight * (1 - occupancy.value_or(1));
 }
 
@@ -129,9 +153,9 @@ std::optional<kernels::Variant> AnnealingStrategy::Next() {
   } else {
     // The untried variants nearest the state (index order among equals),
     // ranked by the model.
-    const std::vector<double> here = Position(*state_);
+    const Position here = PositionOf(*state_);
     std::stable_sort(untried.begin(), untried.end(), [&](const auto* a, const auto* b) {
-      return SquaredDistance(Position(*a), here) < SquaredDistance(Position(*b), here);
+      return SquaredDistance(PositionOf(*a), here) < SquaredDistance(PositionOf(*b), here);
     });
     untried.resize(std::min(untried.size(), kNeighbourhood));
     double best = std::numeric_limits<double>::infinity();
@@ -149,7 +173,7 @@ std::optional<kernels::Variant> AnnealingStrategy::Next() {
 
 void AnnealingStrategy::Observe(const kernels::Variant& variant, const Observation& observation) {
   Measured m;
-  m.position = Position(variant);
+  m.position = PositionOf(variant);
   m.failed = !observation.median_us || !(*observation.median_us > 0);
   m.occupancy = EstimateOccupancy(observation.resources, observation.threads_per_block, limits_);
   if (!m.failed) m.log_time = std::log(*observation.median_us);
@@ -165,7 +189,7 @@ void AnnealingStrategy::Observe(const kernels::Variant& variant, const Observati
 }
 
 std::unique_ptr<SearchStrategy> MakeSearchStrategy(v1::Strategy strategy,
-                                                   const kernels::SearchSpace& space,
+                                                   const kernels::KeySpace& space,
                                                    std::vector<kernels::Variant> valid,
                                                    uint64_t seed) {
   switch (strategy) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/core/key_space.h"
 #include "kernels/core/search_space.h"
 #include "runtime/backend.h"
 #include "tiletune/v1/jobs.pb.h"
@@ -75,8 +76,9 @@ struct OccupancyLimits {
 std::optional<double> EstimateOccupancy(const runtime::ResourceReport& resources,
                                         int64_t threads_per_block, const OccupancyLimits& limits);
 
-// Simulated annealing over the space's neighbourhood structure (variants
-// whose parameter values sit close in each parameter's list), with a cost
+// Simulated annealing over the space's neighbourhood structure (variants of
+// one template whose parameter values sit close in each parameter's list;
+// variants of other templates are never neighbours), with a cost
 // model that ranks candidates before they are timed:
 //  - the log run time predicted from measured variants, weighted by inverse
 //    squared distance (failed variants count as twice the slowest), and
@@ -85,10 +87,14 @@ std::optional<double> EstimateOccupancy(const runtime::ResourceReport& resources
 // A few seeded random samples seed the model; then each step proposes the
 // best-ranked of the untried variants nearest the current state, and the
 // state moves to a measured variant when it is faster, or with probability
-// exp(-Δlog t / T) when slower, T cooling each step. Deterministic for a
-// seed and a sequence of observations. `valid` is space.ValidVariants().
+// exp(-Δlog t / T) when slower, T cooling each step. The random samples are
+// drawn from every template. Deterministic for a seed and a sequence of
+// observations. `valid` is space.ValidVariants().
 class AnnealingStrategy final : public SearchStrategy {
  public:
+  AnnealingStrategy(const kernels::KeySpace& space, std::vector<kernels::Variant> valid,
+                    uint64_t seed, OccupancyLimits limits = OccupancyLimits{});
+  // One template's space (variants without kernels::kTemplateParameter).
   AnnealingStrategy(const kernels::SearchSpace& space, std::vector<kernels::Variant> valid,
                     uint64_t seed, OccupancyLimits limits = OccupancyLimits{});
   std::optional<kernels::Variant> Next() override;
@@ -99,16 +105,26 @@ class AnnealingStrategy final : public SearchStrategy {
   std::optional<double> PredictedCost(const kernels::Variant& variant) const;
 
  private:
+  // Where a variant sits: its template, and its normalised parameter
+  // indexes among that template's parameters.
+  struct Position {
+    int64_t kernel = 0;
+    std::vector<double> indexes;
+  };
+  static double SquaredDistance(const Position& a, const Position& b);
+  AnnealingStrategy(std::vector<std::vector<kernels::Parameter>> parameters,
+                    std::vector<kernels::Variant> valid, uint64_t seed, OccupancyLimits limits);
+
   struct Measured {
-    std::vector<double> position;  // normalised parameter indexes
-    double log_time = 0;           // for failures: filled when ranking
+    Position position;
+    double log_time = 0;  // for failures: filled when ranking
     bool failed = false;
     std::optional<double> occupancy;
   };
-  std::vector<double> Position(const kernels::Variant& variant) const;
+  Position PositionOf(const kernels::Variant& variant) const;
 
-  std::vector<kernels::Parameter> parameters_;
-  std::vector<kernels::Variant> variants_;  // valid, in index order
+  std::vector<std::vector<kernels::Parameter>> parameters_;  // per template
+  std::vector<kernels::Variant> variants_;                   // valid, in index order
   std::set<std::string> proposed_;
   std::map<std::string, Measured> measured_;
   OccupancyLimits limits_;
@@ -122,7 +138,7 @@ class AnnealingStrategy final : public SearchStrategy {
 // `valid` is space.ValidVariants(): the caller computes it once per item,
 // since it needs it too (the plan's size).
 std::unique_ptr<SearchStrategy> MakeSearchStrategy(v1::Strategy strategy,
-                                                   const kernels::SearchSpace& space,
+                                                   const kernels::KeySpace& space,
                                                    std::vector<kernels::Variant> valid,
                                                    uint64_t seed);
 

@@ -8,10 +8,10 @@
 
 namespace tiletune::tuner {
 
-TuningSession::TuningSession(const kernels::KernelTemplate& kernel_template,
-                             runtime::Backend& backend, const runtime::DeviceInfo& device,
-                             BenchmarkWorker& worker, CompilePool& pool, const TuningLimits& limits)
-    : parts_{kernel_template, backend, device, worker, pool, limits} {}
+TuningSession::TuningSession(const kernels::KeySpace& space, runtime::Backend& backend,
+                             const runtime::DeviceInfo& device, BenchmarkWorker& worker,
+                             CompilePool& pool, const TuningLimits& limits)
+    : parts_{space, backend, device, worker, pool, limits} {}
 
 TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::Trial>& previous,
                                  TuningObserver& observer, const std::atomic<bool>& cancel) {
@@ -25,8 +25,7 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
   if (!timed) return run.Stopped();
   const std::optional<Verdict> verdict = Decide(run, *baseline, std::move(*timed));
   if (!verdict) return run.Stopped();
-  return run.Succeed(RecordOf(item, parts_.device, parts_.kernel_template.name(),
-                              baseline->baseline.name, *verdict));
+  return run.Succeed(RecordOf(item, parts_.device, baseline->baseline.name, *verdict));
 }
 
 }  // namespace tiletune::tuner

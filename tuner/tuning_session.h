@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/core/kernel_template.h"
+#include "kernels/core/key_space.h"
 #include "runtime/backend.h"
 #include "tiletune/v1/jobs.pb.h"
 #include "tiletune/v1/records.pb.h"
@@ -72,9 +72,10 @@ struct TuningItem {
   int item_index = 0;
   v1::KernelKey key;  // normalized
   v1::JobSpec spec;
-  // Variants (kernels::VariantString) that hung, crashed or were wrong on
-  // this device class and toolchain in earlier jobs: never run again.
-  std::set<std::string> known_failures;
+  // Variants (kernel template name, kernels::VariantString) that hung,
+  // crashed or were wrong on this device class and toolchain in earlier
+  // jobs: never run again.
+  std::set<std::pair<std::string, std::string>> known_failures;
 };
 
 // Receives what a session does as it happens; the daemon stores trials and
@@ -99,7 +100,7 @@ struct TuningOutcome {
 
 // What a TuningSession tunes every item with.
 struct SessionParts {
-  const kernels::KernelTemplate& kernel_template;
+  const kernels::KeySpace& space;  // the item's key on the backend
   runtime::Backend& backend;
   const runtime::DeviceInfo& device;
   BenchmarkWorker& worker;
@@ -107,15 +108,16 @@ struct SessionParts {
   const TuningLimits& limits;
 };
 
-// Tunes one kernel key on one device: baseline first, then variants chosen by
-// the job's strategy, compiled in the pool while the worker validates and
-// times them one at a time. At the end the best and second-best correct
-// variants and the baseline are re-timed interleaved, and the faster variant
-// becomes the record only if it beats the baseline by more than the noise;
-// else the record says VENDOR, with the numbers that decided it.
+// Tunes one kernel key on one device: baseline first, then variants of every
+// template serving the key (the key's space) chosen by the job's strategy, compiled in the pool
+// while the worker validates and times them one at a time. At the end the best and second-best
+// correct variants and the baseline are re-timed interleaved, and the faster variant becomes the
+// record only if it beats the baseline by more than the noise; else the record says VENDOR, with
+// the numbers that decided it.
 class TuningSession {
  public:
-  TuningSession(const kernels::KernelTemplate& kernel_template, runtime::Backend& backend,
+  // `space` is the KeySpace of every item's key on `backend`.
+  TuningSession(const kernels::KeySpace& space, runtime::Backend& backend,
                 const runtime::DeviceInfo& device, BenchmarkWorker& worker, CompilePool& pool,
                 const TuningLimits& limits);
 

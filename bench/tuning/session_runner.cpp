@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "kernels/core/kernel_template.h"
+#include "tuner/device_description_of.h"
 
 namespace tiletune::bench {
 namespace {
@@ -20,6 +21,10 @@ class TrialCollector final : public tuner::TuningObserver {
 
 }  // namespace
 
+kernels::KeySpace TuningSessionRunner::SpaceOf(const v1::KernelKey& key, std::string* why) const {
+  return kernels::KeySpace::Of(key, tuner::DeviceDescriptionOf(device_), why);
+}
+
 TuningSessionRunner::TuningSessionRunner(runtime::Backend& backend,
                                          const std::string& worker_binary, int compile_threads)
     : backend_(backend),
@@ -30,15 +35,15 @@ TuningSessionRunner::TuningSessionRunner(runtime::Backend& backend,
 SessionResult TuningSessionRunner::Tune(const v1::KernelKey& key, v1::Strategy strategy,
                                         int max_variants, const tuner::TuningLimits& limits) {
   std::string why;
-  const auto* kernel_template = kernels::FindKernelTemplate(key, backend_.name(), &why);
-  if (!kernel_template) return {.error = why};
+  const kernels::KeySpace space = SpaceOf(key, &why);
+  if (space.empty()) return {.error = why};
   tuner::TuningItem item{.job_id = "bench", .key = key};
   item.spec.set_strategy(strategy);
   item.spec.set_seed(1);
   item.spec.mutable_budget()->set_max_variants(max_variants);
   TrialCollector collector;
   const std::atomic<bool> cancel{false};
-  tuner::TuningSession session(*kernel_template, backend_, device_, worker_, pool_, limits);
+  tuner::TuningSession session(space, backend_, device_, worker_, pool_, limits);
   const auto started = std::chrono::steady_clock::now();
   auto outcome = session.Run(item, {}, collector, cancel);
   return {std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/core/key_space.h"
 #include "runtime/backend.h"
 #include "tiletune/v1/jobs.pb.h"
 #include "tiletune/v1/records.pb.h"
@@ -33,6 +34,10 @@ class TuningSessionRunner {
   // Tunes `key` (normalized) with `strategy` over at most `max_variants`.
   SessionResult Tune(const v1::KernelKey& key, v1::Strategy strategy, int max_variants,
                      const tuner::TuningLimits& limits);
+
+  // Every template serving `key` on this device, with its space: what Tune
+  // searches. Empty, with `why`, when none serves it.
+  kernels::KeySpace SpaceOf(const v1::KernelKey& key, std::string* why) const;
 
   const runtime::DeviceInfo& device() const { return device_; }
 

@@ -33,8 +33,9 @@
 #include "client/input_error.h"
 #include "client/key_text.h"
 #include "kernels/core/kernel_key.h"
-#include "kernels/core/kernel_template.h"
+#include "kernels/core/key_space.h"
 #include "runtime/backend_registry.h"
+#include "tuner/device_description_of.h"
 #include "tuner/search_strategy.h"
 
 namespace fs = std::filesystem;
@@ -54,6 +55,9 @@ Table MakeTable(const v1::KernelKey& key, const kernels::KernelTemplate& t,
   Table table{t.Space(key)};
   table.best_us = std::numeric_limits<double>::infinity();
   for (const auto& trial : trials) {
+    // The table replays one template's space (exhaustive tries the key
+    // space's first template first).
+    if (trial.kernel_name() != t.name()) continue;
     const kernels::Variant v(trial.params().begin(), trial.params().end());
     if (v.contains(std::string(kernels::kPlantedFault))) continue;
     tuner::Observation o;
@@ -86,7 +90,7 @@ int EvaluationsToTarget(tuner::SearchStrategy& strategy, const Table& table, dou
   int evaluations = 0;
   while (auto v = strategy.Next()) {
     ++evaluations;
-    const auto it = table.observed.find(kernels::VariantString(*v));
+    const auto it = table.observed.find(kernels::VariantString(kernels::OwnParameters(*v)));
     const tuner::Observation o = it == table.observed.end() ? tuner::Observation{} : it->second;
     strategy.Observe(*v, o);
     if (o.median_us && *o.median_us <= table.best_us * (1 + tolerance)) return evaluations;
@@ -233,7 +237,8 @@ int main(int argc, char** argv) {
     for (auto strategy : {v1::STRATEGY_EXHAUSTIVE, v1::STRATEGY_RANDOM, v1::STRATEGY_ANNEALING}) {
       std::vector<int> counts;
       for (int seed = 1; seed <= seeds; ++seed) {
-        auto s = tuner::MakeSearchStrategy(strategy, table.space, table.space.ValidVariants(),
+        const kernels::KeySpace replayed({{t, table.space}});
+        auto s = tuner::MakeSearchStrategy(strategy, replayed, replayed.ValidVariants(),
                                            static_cast<uint64_t>(seed));
         counts.push_back(EvaluationsToTarget(*s, table, tolerance));
       }

@@ -1,4 +1,4 @@
-// Which kernel templates this binary holds, and which one serves a key.
+// Which kernel templates this binary holds, and which serve a key.
 #include <algorithm>
 
 #include "kernels/core/kernel_template.h"
@@ -37,12 +37,14 @@ const Catalog& TheCatalog() {
   static const Catalog catalog = [] {
     Catalog c;
     c.Add(gemm::kOpName, gemm::MakeHostGemmBlocked());
+    c.Add(gemm::kOpName, gemm::MakeHostGemmRowwise());
     c.Add(softmax::kOpName, softmax::MakeHostRows());
     c.Add(rmsnorm::kOpName, rmsnorm::MakeHostRows());
     c.Add(layernorm::kOpName, layernorm::MakeHostRows());
     c.Add(elementwise::kOpName, elementwise::MakeHostRows());
-    // The tensor-core GEMM first: it serves every key it can (16-bit inputs,
-    // f32 allowing tf32 on CUDA); gpu_gemm_tiled the other f32 keys.
+    // A key's space is the union of every template that serves it; the
+    // first names the baseline. The tensor-core GEMM serves 16-bit inputs
+    // and f32 allowing tf32 on CUDA; gpu_gemm_tiled every f32 key.
     for (const gemm::GemmTarget& target : {gemm::kSm90Target, gemm::kGfx90aTarget}) {
       c.Add(gemm::kOpName, gemm::MakeTileGemm(target));
     }
@@ -64,29 +66,41 @@ const std::vector<std::unique_ptr<KernelTemplate>>& AllKernelTemplates() {
   return TheCatalog().templates;
 }
 
-const KernelTemplate* FindKernelTemplate(const v1::KernelKey& key, std::string_view backend,
-                                         std::string* why) {
+std::vector<const KernelTemplate*> ServingKernelTemplates(const v1::KernelKey& key,
+                                                          std::string_view backend,
+                                                          std::string* why) {
   const Catalog& catalog = TheCatalog();
   const bool backend_known =
       std::any_of(catalog.entries.begin(), catalog.entries.end(),
                   [&](const CatalogEntry& e) { return e.kernel->backend() == backend; });
   if (!backend_known) {
     if (why) *why = "no kernel templates for backend '" + std::string(backend) + "' in this build";
-    return nullptr;
+    return {};
   }
+  std::vector<const KernelTemplate*> serving;
   std::string reasons;
   for (const auto& e : catalog.entries) {
     if (e.kernel->backend() != backend || e.op != key.op()) continue;
     const auto unsupported = e.kernel->Unsupported(key);
-    if (!unsupported) return e.kernel;
-    reasons += (reasons.empty() ? "" : "; ") + std::string(e.kernel->name()) + ": " + *unsupported;
+    if (!unsupported) {
+      serving.push_back(e.kernel);
+    } else {
+      reasons +=
+          (reasons.empty() ? "" : "; ") + std::string(e.kernel->name()) + ": " + *unsupported;
+    }
   }
-  if (why) {
+  if (serving.empty() && why) {
     *why = reasons.empty()
                ? "no " + std::string(backend) + " kernel template for op '" + key.op() + "'"
                : reasons;
   }
-  return nullptr;
+  return serving;
+}
+
+const KernelTemplate* FindKernelTemplate(const v1::KernelKey& key, std::string_view backend,
+                                         std::string* why) {
+  const auto serving = ServingKernelTemplates(key, backend, why);
+  return serving.empty() ? nullptr : serving.front();
 }
 
 }  // namespace tiletune::kernels

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/core/device_description.h"
 #include "kernels/core/search_space.h"
 #include "tiletune/v1/kernel_key.pb.h"
 #include "tiletune/v1/records.pb.h"
@@ -41,8 +42,8 @@ struct Baseline {
   std::string vendor_library;  // empty for a compiled baseline
 };
 
-// A family of kernels for one op on one backend: its search space for a key,
-// and the source of any point in it.
+// A family of kernels for one op on one backend: its search space for a key
+// on a device, and the source of any point in it.
 class KernelTemplate {
  public:
   virtual ~KernelTemplate() = default;
@@ -50,7 +51,11 @@ class KernelTemplate {
   virtual std::string_view backend() const = 0;  // host, cuda, hip
   // Why this template cannot serve the key (dtype, layout...), or nullopt.
   virtual std::optional<std::string> Unsupported(const v1::KernelKey& key) const = 0;
-  virtual SearchSpace Space(const v1::KernelKey& key) const = 0;
+  virtual SearchSpace Space(const v1::KernelKey& key, const DeviceDescription& device) const = 0;
+  // The space on this backend's named compile target (tests, benchmarks).
+  SearchSpace Space(const v1::KernelKey& key) const {
+    return Space(key, CompileTargetOf(backend()));
+  }
   virtual KernelSource Source(const v1::KernelKey& key, const Variant& variant) const = 0;
   virtual Baseline BaselineFor(const v1::KernelKey& key) const = 0;
 };
@@ -58,7 +63,13 @@ class KernelTemplate {
 // All templates compiled into this binary.
 const std::vector<std::unique_ptr<KernelTemplate>>& AllKernelTemplates();
 
-// The template serving `key` on `backend`; on failure `why` says why none can.
+// Every template of `backend` serving `key`, in catalog order; when none
+// does, `why` says why.
+std::vector<const KernelTemplate*> ServingKernelTemplates(const v1::KernelKey& key,
+                                                          std::string_view backend,
+                                                          std::string* why);
+
+// The first of ServingKernelTemplates, or nullptr.
 const KernelTemplate* FindKernelTemplate(const v1::KernelKey& key, std::string_view backend,
                                          std::string* why);
 

@@ -79,9 +79,9 @@ class GpuRowKernel final : public KernelTemplate {
     return UnsupportedGpuTypes(key);
   }
 
-  SearchSpace Space(const v1::KernelKey& key) const override {
+  SearchSpace Space(const v1::KernelKey& key, const DeviceDescription& device) const override {
     const int64_t rows = DimSize(key, "rows").value_or(1), cols = DimSize(key, "cols").value_or(1);
-    const int64_t warp = vendor_.warp_size;
+    const int64_t warp = device.warp_size;
     const std::string w = std::to_string(warp);
     SearchSpace space;
     space.Add("threads", {64, 128, 256, 512, 1024})
@@ -118,9 +118,9 @@ class GpuRowKernel final : public KernelTemplate {
                   [cols](const Variant& v) {
                     return v.at("one_pass") == 0 || v.at("unroll") == UnrollFor(cols, v);
                   });
-    space.Require("one_pass: the block's rows fit in " + std::to_string(vendor_.max_shared_bytes) +
-                      " bytes of shared memory",
-                  [cols, limit = vendor_.max_shared_bytes](const Variant& v) {
+    space.Require("one_pass: the block's rows fit in " +
+                      std::to_string(device.max_shared_bytes_per_block) + " bytes of shared memory",
+                  [cols, limit = device.max_shared_bytes_per_block](const Variant& v) {
                     return RowCacheBytes(cols, v) + kStaticScratchBytes <= limit;
                   });
     space.Require("one_pass through shared memory: at most " +

@@ -21,7 +21,7 @@ class HostRowKernel final : public KernelTemplate {
     return UnsupportedHostTypes(key);
   }
 
-  SearchSpace Space(const v1::KernelKey& key) const override {
+  SearchSpace Space(const v1::KernelKey& key, const DeviceDescription&) const override {
     const int64_t rows = DimSize(key, "rows").value_or(1), cols = DimSize(key, "cols").value_or(1);
     SearchSpace space;
     if (def_.reduces) {

@@ -13,21 +13,17 @@
 namespace tiletune::kernels::gpu {
 
 // A GPU vendor as the kernel templates see it: the backend that compiles
-// its kernels, the number of lanes of its warps (wavefronts) and the most
-// shared memory a block may ask for, which the search spaces and launch
-// geometry are built on.
+// its kernels and the number of lanes of the warps (wavefronts) they are
+// compiled for, which launch geometry is built on. What a search space
+// depends on of one device is its DeviceDescription.
 struct GpuVendor {
   std::string_view backend;  // cuda, hip
   int warp_size;
-  // The largest of the devices we target: a variant asking more than a
-  // smaller device has fails at launch there, and the tuner records it so.
-  int64_t max_shared_bytes;
 };
 
-// sm_90 (H100, H200): 227 KiB of shared memory per block, opted into.
-inline constexpr GpuVendor kCuda{"cuda", 32, 227 * 1024};
-// CDNA (gfx9: MI200, MI300) runs wave64 and has 64 KiB of LDS.
-inline constexpr GpuVendor kHip{"hip", 64, 64 * 1024};
+inline constexpr GpuVendor kCuda{"cuda", 32};
+// CDNA (gfx9: MI200, MI300) runs wave64.
+inline constexpr GpuVendor kHip{"hip", 64};
 
 // What one generated GPU kernel is: `function` is a device function template
 // of the op's header (tt::softmax_rows, tt::gemm::wgmma_gemm...) called as

@@ -41,6 +41,13 @@ std::optional<v1::DeviceFingerprint> ReadCudaFingerprint(const CudaDriver& drive
   // drivers may stop reporting it: 0 when unknown.
   int clock_khz = 0;
   if (attribute(CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &clock_khz) != CUDA_SUCCESS) clock_khz = 0;
+  // What the search spaces size shared memory by; 0 (the arch's known
+  // limit then) where the driver does not say.
+  int max_shared = 0;
+  if (attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &max_shared) !=
+      CUDA_SUCCESS) {
+    max_shared = 0;
+  }
   size_t memory = 0;
   if (const CUresult r = api.cuDeviceTotalMem(&memory, device); r != CUDA_SUCCESS) {
     return failed(r, "cuDeviceTotalMem_v2");
@@ -54,6 +61,7 @@ std::optional<v1::DeviceFingerprint> ReadCudaFingerprint(const CudaDriver& drive
   fp.set_memory_bytes(static_cast<int64_t>(memory));
   fp.set_l2_bytes(l2);
   fp.set_clock_mhz(clock_khz / 1000);
+  fp.set_max_shared_bytes_per_block(max_shared);
   fp.set_device_class(DeviceClassId(fp));
   return fp;
 }

@@ -12,8 +12,8 @@ namespace tiletune::runtime::cuda {
 std::string ComputeCapabilityArch(int major, int minor);
 
 // The fingerprint of `device` (cuInit done): vendor "nvidia", arch from the
-// compute capability, name, SM count, memory, L2 size, clock and the device
-// class. nullopt with `why` naming the failed driver call.
+// compute capability, name, SM count, memory, L2 size, clock, the opted-in
+// shared memory per block and the device class. nullopt with `why` naming the failed driver call.
 std::optional<v1::DeviceFingerprint> ReadCudaFingerprint(const CudaDriver& driver, CUdevice device,
                                                          std::string* why);
 

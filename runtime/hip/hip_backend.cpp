@@ -73,6 +73,9 @@ DeviceInfo DescribeDevice(const HipRuntimeApi& api, int ordinal, const v1::Toolc
   fp.set_clock_mhz(
       Attribute(api, hipDeviceAttributeClockRate, "hipDeviceGetAttribute(ClockRate)", ordinal) /
       1000);
+  fp.set_max_shared_bytes_per_block(Attribute(api, hipDeviceAttributeMaxSharedMemoryPerBlock,
+                                              "hipDeviceGetAttribute(MaxSharedMemoryPerBlock)",
+                                              ordinal));
   fp.set_device_class(DeviceClassId(fp));
   device.toolchain = toolchain;
   device.worker_env["HIP_VISIBLE_DEVICES"] =

@@ -5,13 +5,16 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <thread>
 
 #include "client/tiletune_client.h"
 #include "db/tuning_store.h"
 #include "kernels/core/kernel_key.h"
+#include "kernels/core/key_space.h"
 #include "kernels/core/search_space.h"
 #include "tests/support/postgres_test_database.h"
 #include "tests/support/tiletuned_process.h"
@@ -166,6 +169,61 @@ TEST(TuningFlow, SubmitWatchThenLookupHits) {
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->find("tiletune_lookups_total{result=\"hit\"} 1"), std::string::npos)
       << *metrics;
+}
+
+// A key's space spans every template serving it: the exhaustive search of a
+// small host GEMM times every variant of host_gemm_blocked and of
+// host_gemm_rowwise, each trial names its template (its params are the
+// template's own), and the record serves one of the two fastest by the
+// template that made it.
+TEST(TuningFlow, TheSearchSpansEveryTemplateServingTheKey) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path());
+  daemon.Start();
+  auto stub = daemon.Stub();
+  const auto key = GemmKey(8, 64, 8);
+  const kernels::KeySpace space =
+      kernels::KeySpace::Of(kernels::NormalizeKernelKey(key), kernels::kHostCpu, nullptr);
+  ASSERT_EQ(space.templates().size(), 2u);
+  v1::JobSpec spec;
+  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
+  spec.mutable_budget()->set_max_variants(static_cast<int>(space.ValidVariants().size()));
+  *spec.add_kernels() = key;
+  const std::string id = Submit(*stub, spec);
+  WatchToEnd(*stub, id);
+  ASSERT_EQ(Get(*stub, id).state(), v1::JOB_SUCCEEDED);
+  const v1::Record record = Lookup(*stub, key).record();
+  EXPECT_EQ(daemon.Stop(SIGTERM), 0);
+
+  auto store = db::OpenSqliteStore({daemon.db_path().string()});
+  const auto trials = store->TrialsForItem(id, 0);
+  std::map<std::string, size_t> per_template;
+  std::vector<const v1::Trial*> timed;
+  for (const auto& t : trials) {
+    ++per_template[t.kernel_name()];
+    EXPECT_FALSE(t.params().contains(std::string(kernels::kTemplateParameter)));
+    // Every variant of both families is correct.
+    EXPECT_TRUE(t.status() == v1::TRIAL_OK || t.status() == v1::TRIAL_SLOWER)
+        << t.ShortDebugString();
+    if (t.status() == v1::TRIAL_OK || t.status() == v1::TRIAL_SLOWER) timed.push_back(&t);
+  }
+  std::map<std::string, size_t> expected;
+  for (const auto& t : space.templates()) {
+    expected[std::string(t.kernel->name())] = t.space.ValidVariants().size();
+  }
+  EXPECT_EQ(per_template, expected);
+  ASSERT_GE(timed.size(), 2u);
+  std::sort(timed.begin(), timed.end(), [](const v1::Trial* a, const v1::Trial* b) {
+    return a->timing().median_us() < b->timing().median_us();
+  });
+  const kernels::Variant served(record.config().params().begin(), record.config().params().end());
+  bool one_of_the_fastest = false;
+  for (size_t i = 0; i < 2; ++i) {
+    one_of_the_fastest |=
+        timed[i]->kernel_name() == record.config().kernel_name() &&
+        kernels::Variant(timed[i]->params().begin(), timed[i]->params().end()) == served;
+  }
+  EXPECT_TRUE(one_of_the_fastest) << record.config().ShortDebugString();
 }
 
 // With --db postgresql://..., the job queue and the records live in

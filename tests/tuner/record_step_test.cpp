@@ -28,6 +28,7 @@ Verdict WithFastest(bool tuned) {
   verdict.decision.set_reason("the reason");
   DecidedVariant fastest;
   (*fastest.trial.mutable_params())["tile"] = 64;
+  fastest.trial.set_kernel_name("host_gemm_blocked");
   fastest.trial.set_source_hash("abc123");
   fastest.trial.set_rel_error(1e-6);
   fastest.trial.mutable_validation()->set_checked_elements(10);
@@ -40,8 +41,7 @@ Verdict WithFastest(bool tuned) {
 }
 
 TEST(RecordOf, ATunedVerdictServesTheFastestVariant) {
-  const v1::Record r =
-      RecordOf(Item(), Device(), "host_gemm_blocked", "host_gemm_naive", WithFastest(true));
+  const v1::Record r = RecordOf(Item(), Device(), "host_gemm_naive", WithFastest(true));
   EXPECT_EQ(r.winner(), v1::WINNER_TUNED);
   EXPECT_EQ(r.key().op(), "gemm");
   EXPECT_EQ(r.device_class(), "cpu-x86-avx2");
@@ -65,8 +65,7 @@ TEST(RecordOf, ATunedVerdictServesTheFastestVariant) {
 }
 
 TEST(RecordOf, AVariantThatDidNotWinByEnoughIsKeptInAVendorRecord) {
-  const v1::Record r =
-      RecordOf(Item(), Device(), "host_gemm_blocked", "host_gemm_naive", WithFastest(false));
+  const v1::Record r = RecordOf(Item(), Device(), "host_gemm_naive", WithFastest(false));
   EXPECT_EQ(r.winner(), v1::WINNER_VENDOR);
   EXPECT_EQ(r.config().params().at("tile"), 64);
   EXPECT_DOUBLE_EQ(r.speedup(), 2.5);
@@ -76,7 +75,7 @@ TEST(RecordOf, NoVariantGivesAVendorRecordWithTheBaselineOnly) {
   Verdict verdict;
   verdict.baseline.set_median_us(100);
   verdict.decision.set_reason("no variant passed validation and timing");
-  const v1::Record r = RecordOf(Item(), Device(), "host_gemm_blocked", "host_gemm_naive", verdict);
+  const v1::Record r = RecordOf(Item(), Device(), "host_gemm_naive", verdict);
   EXPECT_EQ(r.winner(), v1::WINNER_VENDOR);
   EXPECT_FALSE(r.has_config());
   EXPECT_FALSE(r.has_tuned());

@@ -136,8 +136,33 @@ TEST(EstimateOccupancy, IsBoundByRegistersSharedMemoryAndThreads) {
   EXPECT_FALSE(EstimateOccupancy({}, 128, h200));
 }
 
+// Two templates in one key space: annealing proposes every variant of both
+// once, and a measurement of one template predicts nothing of the other.
+TEST(AnnealingStrategy, SpansTemplatesButNeighboursStayInOne) {
+  kernels::SearchSpace other;
+  other.Add("threads", {1, 2});
+  const kernels::KeySpace space({{nullptr, Grid()}, {nullptr, other}});
+  const std::vector<kernels::Variant> valid = space.ValidVariants();
+  AnnealingStrategy strategy(space, valid, 3);
+  std::set<std::string> seen;
+  std::set<int64_t> kernels_seen;
+  while (auto v = strategy.Next()) {
+    EXPECT_TRUE(seen.insert(kernels::VariantString(*v)).second);
+    kernels_seen.insert(v->at(std::string(kernels::kTemplateParameter)));
+    strategy.Observe(*v, {.median_us = 10.0});
+  }
+  EXPECT_EQ(seen.size(), valid.size());
+  EXPECT_EQ(kernels_seen, (std::set<int64_t>{0, 1}));
+
+  AnnealingStrategy fresh(space, valid, 3);
+  kernels::Variant first_template = valid.front();
+  fresh.Observe(first_template, {.median_us = 5.0});
+  EXPECT_TRUE(fresh.PredictedCost(valid[1]));
+  EXPECT_FALSE(fresh.PredictedCost(valid.back())) << kernels::VariantString(valid.back());
+}
+
 TEST(MakeSearchStrategy, PicksTheJobsStrategy) {
-  const auto space = Grid();
+  const kernels::KeySpace space({{nullptr, Grid()}});
   auto exhaustive = MakeSearchStrategy(v1::STRATEGY_EXHAUSTIVE, space, space.ValidVariants(), 1);
   EXPECT_EQ(*exhaustive->Next(), space.ValidVariants().front());
   auto annealing = MakeSearchStrategy(v1::STRATEGY_ANNEALING, space, space.ValidVariants(), 1);

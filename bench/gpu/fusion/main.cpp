@@ -63,13 +63,10 @@ struct KernelResult {
 KernelResult TuneKernel(bench::TuningSessionRunner& session_runner,
                         const bench::TimingSettings& settings, runtime::DeviceExecutor& executor,
                         const v1::KernelKey& key) {
-  std::string why;
-  const kernels::KernelTemplate* t = kernels::FindKernelTemplate(key, "cuda", &why);
-  if (!t) throw std::runtime_error(kernels::CanonicalKeyString(key) + ": " + why);
   KernelResult result{kernels::CanonicalKeyString(key), {}};
   // Before this process uploads its copy of the problem: the worker
   // allocates its own on the same GPU.
-  result.tuned.choice = bench::TuneWholeSpace(session_runner, *t, key);
+  result.tuned.choice = bench::TuneWholeSpace(session_runner, key);
   const auto& variant = result.tuned.choice.variant;
   if (!variant) return result;
   const tuner::ProblemInputs problem = tuner::MakeProblemInputs(key, kInputSeed);
@@ -79,8 +76,8 @@ KernelResult TuneKernel(bench::TuningSessionRunner& session_runner,
   // Memory-bound sizes: the whole float64 reference costs a few operations
   // per element.
   const tuner::Reference reference = tuner::HostReference(problem, settings.threads);
-  result.tuned.timed =
-      bench::TimeVariant(checked, *t, problem, reference, executor, args, *variant);
+  result.tuned.timed = bench::TimeVariant(checked, *result.tuned.choice.kernel, problem, reference,
+                                          executor, args, *variant);
   executor.ReleaseAll();
   return result;
 }

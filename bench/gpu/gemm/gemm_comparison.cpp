@@ -53,17 +53,11 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
   row.shape = shape;
   row.epilogue = epilogue;
   const v1::KernelKey key = GemmKey(shape, epilogue, precision);
-  std::string why;
-  const kernels::KernelTemplate* tile_gemm = kernels::FindKernelTemplate(key, "cuda", &why);
-  if (!tile_gemm) {
-    row.error = "no cuda template for the key: " + why;
-    return row;
-  }
   ReleaseScope release{rig.executor};
   try {
     // Before this process uploads its copy of the problem: the worker
     // allocates its own on the same GPU.
-    row.tiletune.choice = TuneWholeSpace(rig.tuner, *tile_gemm, key);
+    row.tiletune.choice = TuneWholeSpace(rig.tuner, key);
     const tuner::ProblemInputs problem = tuner::MakeProblemInputs(key, kInputSeed);
     const runtime::KernelArguments args = tuner::UploadProblem(rig.executor, problem);
     const runtime::DeviceBuffer workspace =
@@ -76,8 +70,8 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
                                    rig.timing.threads);
 
     if (const auto& variant = row.tiletune.choice.variant) {
-      row.tiletune.timed =
-          TimeVariant(rig.timing, *tile_gemm, problem, reference, rig.executor, args, *variant);
+      row.tiletune.timed = TimeVariant(rig.timing, *row.tiletune.choice.kernel, problem, reference,
+                                       rig.executor, args, *variant);
     }
 
     const runtime::cuda::CublasLtOperands operands{args.a.ptr,   args.b.ptr, nullptr,

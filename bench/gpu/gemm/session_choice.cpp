@@ -30,11 +30,13 @@ bool CountFailure(const v1::Trial& trial, SessionChoice& choice) {
 
 }  // namespace
 
-SessionChoice TuneWholeSpace(TuningSessionRunner& runner, const kernels::KernelTemplate& t,
-                             const v1::KernelKey& key) {
+SessionChoice TuneWholeSpace(TuningSessionRunner& runner, const v1::KernelKey& key) {
   tuner::TuningLimits limits;
   limits.default_max_seconds = std::numeric_limits<double>::infinity();
-  const int valid = static_cast<int>(t.Space(key).ValidVariants().size());
+  std::string why;
+  const kernels::KeySpace space = runner.SpaceOf(key, &why);
+  if (space.empty()) return {.error = why};
+  const int valid = static_cast<int>(space.ValidVariants().size());
   limits.max_variants_cap = std::max(limits.max_variants_cap, valid);
   const SessionResult session = runner.Tune(key, v1::STRATEGY_EXHAUSTIVE, valid, limits);
 
@@ -56,12 +58,20 @@ SessionChoice TuneWholeSpace(TuningSessionRunner& runner, const kernels::KernelT
   choice.baseline_name = record.baseline_name();
   choice.decision = record.decision().reason();
   choice.baseline_us = record.baseline().median_us();
+  std::string kernel_name;
   if (!record.config().kernel_name().empty()) {
     choice.variant.emplace(record.config().params().begin(), record.config().params().end());
     choice.session_us = record.tuned().median_us();
+    kernel_name = record.config().kernel_name();
   } else if (fastest) {
     choice.variant.emplace(fastest->params().begin(), fastest->params().end());
     choice.session_us = fastest->timing().median_us();
+    kernel_name = fastest->kernel_name();
+  }
+  // Trials stored without a name belong to the first template.
+  choice.kernel = &space.first();
+  if (const auto index = space.IndexOf(kernel_name)) {
+    choice.kernel = space.templates()[static_cast<size_t>(*index)].kernel;
   }
   return choice;
 }

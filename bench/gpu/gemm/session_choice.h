@@ -23,6 +23,8 @@ struct SessionChoice {
   // that finished the decision's re-timing; without one, the fastest
   // variant the search timed. None when no variant passed.
   std::optional<kernels::Variant> variant;
+  // The template `variant` belongs to (the key's space may span several).
+  const kernels::KernelTemplate* kernel = nullptr;
   // The worker's median for `variant` (the decision's re-timing, else the
   // search's) and the baseline's; 0 when unknown.
   double session_us = 0, baseline_us = 0;
@@ -37,10 +39,9 @@ struct SessionChoice {
 };
 
 // Tunes `key` (normalized) with the daemon's tuner: an exhaustive search of
-// the template's whole space, with the default TuningLimits except for the
+// the key's whole space (every template serving it), with the default TuningLimits except for the
 // time budget, which is lifted so that every variant is timed.
-SessionChoice TuneWholeSpace(TuningSessionRunner& runner, const kernels::KernelTemplate& t,
-                             const v1::KernelKey& key);
+SessionChoice TuneWholeSpace(TuningSessionRunner& runner, const v1::KernelKey& key);
 
 // The choice's fields by their names (the variant as a VariantString).
 nlohmann::json SessionChoiceJson(const SessionChoice& choice);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "kernels/core/kernel_key.h"
+#include "kernels/ops/elementwise/elementwise_op.h"
 #include "kernels/ops/elementwise/elementwise_templates.h"
 
 namespace tiletune::kernels::elementwise {
@@ -27,11 +28,11 @@ class GpuElementwise final : public KernelTemplate {
   std::string_view backend() const override { return vendor_.backend; }
 
   std::optional<std::string> Unsupported(const v1::KernelKey& key) const override {
-    if (key.op() != "elementwise") return "gpu_elementwise serves elementwise, not " + key.op();
+    if (key.op() != kOpName) return "gpu_elementwise serves elementwise, not " + key.op();
     return gpu::UnsupportedGpuTypes(key);
   }
 
-  SearchSpace Space(const v1::KernelKey& key) const override {
+  SearchSpace Space(const v1::KernelKey& key, const DeviceDescription&) const override {
     const int64_t total = Total(key);
     SearchSpace space;
     space.Add("threads", {128, 256, 512})

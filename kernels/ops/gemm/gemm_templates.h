@@ -20,4 +20,7 @@ std::unique_ptr<KernelTemplate> MakeSimtGemm(const gpu::GpuVendor& vendor);
 // host_gemm_blocked: the CPU GEMM (cache-blocked, packed, register-blocked).
 std::unique_ptr<KernelTemplate> MakeHostGemmBlocked();
 
+// host_gemm_rowwise: the CPU GEMM that streams rows without packing.
+std::unique_ptr<KernelTemplate> MakeHostGemmRowwise();
+
 }  // namespace tiletune::kernels::gemm

@@ -1,6 +1,9 @@
-// host_gemm_blocked: cache-blocked, packed GEMM with a register-blocked
-// micro-kernel and the epilogue chain fused into the final store.
+// The host GEMM families, both with the epilogue chain fused into the final
+// store. host_gemm_blocked: cache-blocked, packed, with a register-blocked
+// micro-kernel. host_gemm_rowwise: rows streamed without packing, which
+// costs less than packing on small problems.
 #include "kernels/core/kernel_key.h"
+#include "kernels/ops/gemm/gemm_op.h"
 #include "kernels/ops/gemm/gemm_templates.h"
 #include "kernels/source/host_source.h"
 
@@ -13,6 +16,7 @@ using host::kHostBaselineName;
 using host::UnsupportedHostTypes;
 
 constexpr std::string_view kName = "host_gemm_blocked";
+constexpr std::string_view kRowwiseName = "host_gemm_rowwise";
 
 // The smallest value of each tile parameter; a tile may exceed the problem
 // only up to the problem rounded up to it.
@@ -22,17 +26,35 @@ int64_t RoundUp(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
+HostKernelSpec Spec(const v1::KernelKey& key, std::string function, std::string kernel_name) {
+  const v1::KernelKey k = NormalizeKernelKey(key);
+  HostKernelSpec spec;
+  spec.kernel_name = std::move(kernel_name);
+  spec.header = "ops/gemm/cpu/gemm_blocked.h";
+  spec.function = std::move(function);
+  spec.config = {{"a_col_major", IsColMajor(k, "a") ? 1 : 0},
+                 {"b_col_major", IsColMajor(k, "b") ? 1 : 0}};
+  spec.output_elements = "args->batch * args->m * args->n";
+  return spec;
+}
+
+// The straightforward kernel, whichever family serves the key.
+Baseline HostGemmBaseline(const v1::KernelKey& key) {
+  return {kHostBaselineName,
+          GenerateHostSource(key, Spec(key, "tt::gemm_naive", kHostBaselineName))};
+}
+
 class HostGemmBlocked final : public KernelTemplate {
  public:
   std::string_view name() const override { return kName; }
   std::string_view backend() const override { return "host"; }
 
   std::optional<std::string> Unsupported(const v1::KernelKey& key) const override {
-    if (key.op() != "gemm") return std::string(kName) + " serves gemm, not " + key.op();
+    if (key.op() != kOpName) return std::string(kName) + " serves gemm, not " + key.op();
     return UnsupportedHostTypes(key);
   }
 
-  SearchSpace Space(const v1::KernelKey& key) const override {
+  SearchSpace Space(const v1::KernelKey& key, const DeviceDescription&) const override {
     const int64_t m = DimSize(key, "m").value_or(1), n = DimSize(key, "n").value_or(1),
                   k = DimSize(key, "k").value_or(1), batch = DimSize(key, "batch").value_or(1);
     SearchSpace space;
@@ -67,30 +89,46 @@ class HostGemmBlocked final : public KernelTemplate {
     return GenerateHostSource(key, spec, PlantedFault(variant));
   }
 
-  Baseline BaselineFor(const v1::KernelKey& key) const override {
-    return {kHostBaselineName,
-            GenerateHostSource(key, Spec(key, "tt::gemm_naive", kHostBaselineName))};
+  Baseline BaselineFor(const v1::KernelKey& key) const override { return HostGemmBaseline(key); }
+};
+
+class HostGemmRowwise final : public KernelTemplate {
+ public:
+  std::string_view name() const override { return kRowwiseName; }
+  std::string_view backend() const override { return "host"; }
+
+  std::optional<std::string> Unsupported(const v1::KernelKey& key) const override {
+    if (key.op() != kOpName) return std::string(kRowwiseName) + " serves gemm, not " + key.op();
+    return UnsupportedHostTypes(key);
   }
 
- private:
-  static HostKernelSpec Spec(const v1::KernelKey& key, std::string function,
-                             std::string kernel_name) {
-    const v1::KernelKey k = NormalizeKernelKey(key);
-    HostKernelSpec spec;
-    spec.kernel_name = std::move(kernel_name);
-    spec.header = "ops/gemm/cpu/gemm_blocked.h";
-    spec.function = std::move(function);
-    spec.config = {{"a_col_major", IsColMajor(k, "a") ? 1 : 0},
-                   {"b_col_major", IsColMajor(k, "b") ? 1 : 0}};
-    spec.output_elements = "args->batch * args->m * args->n";
-    return spec;
+  SearchSpace Space(const v1::KernelKey& key, const DeviceDescription&) const override {
+    const int64_t rows = DimSize(key, "m").value_or(1) * DimSize(key, "batch").value_or(1);
+    SearchSpace space;
+    space.Add("threads", {1, 2});
+    space.Require("a second thread needs at least two rows",
+                  [rows](const Variant& v) { return v.at("threads") == 1 || rows >= 2; });
+    return space;
   }
+
+  KernelSource Source(const v1::KernelKey& key, const Variant& variant) const override {
+    HostKernelSpec spec = Spec(key, "tt::gemm_rowwise", std::string(kRowwiseName));
+    spec.threads = static_cast<int>(RequiredParam(variant, kRowwiseName, "threads"));
+    spec.config.emplace_back("threads", spec.threads);
+    return GenerateHostSource(key, spec, PlantedFault(variant));
+  }
+
+  Baseline BaselineFor(const v1::KernelKey& key) const override { return HostGemmBaseline(key); }
 };
 
 }  // namespace
 
 std::unique_ptr<KernelTemplate> MakeHostGemmBlocked() {
   return std::make_unique<HostGemmBlocked>();
+}
+
+std::unique_ptr<KernelTemplate> MakeHostGemmRowwise() {
+  return std::make_unique<HostGemmRowwise>();
 }
 
 }  // namespace tiletune::kernels::gemm

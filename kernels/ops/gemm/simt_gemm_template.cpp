@@ -6,6 +6,7 @@
 
 #include "kernels/core/kernel_key.h"
 #include "kernels/ops/gemm/cublaslt_baseline.h"
+#include "kernels/ops/gemm/gemm_op.h"
 #include "kernels/ops/gemm/gemm_templates.h"
 
 namespace tiletune::kernels::gemm {
@@ -53,7 +54,7 @@ class GpuGemmTiled final : public KernelTemplate {
   std::string_view backend() const override { return vendor_.backend; }
 
   std::optional<std::string> Unsupported(const v1::KernelKey& key) const override {
-    if (key.op() != "gemm") return std::string(kName) + " serves gemm, not " + key.op();
+    if (key.op() != kOpName) return std::string(kName) + " serves gemm, not " + key.op();
     if (auto why = gpu::UnsupportedGpuTypes(key)) return why;
     // gemm.h computes on f32 tiles; tile_gemm serves bf16 and f16.
     const v1::KernelKey k = NormalizeKernelKey(key);
@@ -65,10 +66,10 @@ class GpuGemmTiled final : public KernelTemplate {
     return std::nullopt;
   }
 
-  SearchSpace Space(const v1::KernelKey& key) const override {
+  SearchSpace Space(const v1::KernelKey& key, const DeviceDescription& device) const override {
     const int64_t m = DimSize(key, "m").value_or(1), n = DimSize(key, "n").value_or(1),
                   k = DimSize(key, "k").value_or(1);
-    const int64_t warp = vendor_.warp_size;
+    const int64_t warp = device.warp_size;
     SearchSpace space;
     space.Add("tile_m", {32, 64, 128})
         .Add("tile_n", {32, 64, 128})

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "kernels/core/kernel_key.h"
+#include "kernels/ops/gemm/gemm_op.h"
 #include "kernels/source/epilogue_source.h"
 
 namespace tiletune::kernels::gemm {
@@ -53,7 +54,7 @@ gpu::GpuKernelSpec GemmSpec(const v1::KernelKey& key, const GemmProblem& p,
 std::optional<std::string> UnsupportedTileGemm(const v1::KernelKey& raw) {
   const v1::KernelKey key = NormalizeKernelKey(raw);
   const std::string name(kTileGemmName);
-  if (key.op() != "gemm") return name + " serves gemm, not " + key.op();
+  if (key.op() != kOpName) return name + " serves gemm, not " + key.op();
   const v1::DType in = key.input_dtype();
   if (in == v1::DTYPE_F32 && !key.allow_tf32()) {
     return name + " reads f32 inputs as tf32; this key does not allow tf32 (allow_tf32)";

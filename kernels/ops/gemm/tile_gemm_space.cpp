@@ -127,6 +127,14 @@ void AddWgmmaRules(SearchSpace& space, const GemmProblem& p, const GemmTarget& t
 
 }  // namespace
 
+GemmTarget GemmTargetOn(const GemmTarget& leaf, const DeviceDescription& device) {
+  GemmTarget target = leaf;
+  target.max_shared_bytes = device.max_shared_bytes_per_block;
+  target.warpgroup_mma = leaf.warpgroup_mma && device.has_sm90a;
+  target.multiprocessors = device.compute_units;
+  return target;
+}
+
 GemmProblem ProblemOf(const v1::KernelKey& raw) {
   const v1::KernelKey key = NormalizeKernelKey(raw);
   GemmProblem p;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "kernels/core/device_description.h"
 #include "kernels/core/search_space.h"
 #include "kernels/source/gpu_source.h"
 #include "tiletune/v1/kernel_key.pb.h"
@@ -20,12 +21,16 @@ struct GemmTarget {
   int64_t multiprocessors;   // SMs (CUs): blocks of one wave at one block each
 };
 
-// H200 / H100 (sm_90): 227 KiB of shared memory per block once the executor
-// raises the dynamic limit; the sm80 leaf's cp.async pipeline, and wgmma
-// variants compiled for sm_90a.
+// The sm80 leaf's cp.async pipeline and the sm_90a leaf's wgmma, on the H200
+// (kH200: 227 KiB of shared memory per block, 132 SMs).
 inline constexpr GemmTarget kSm90Target{gpu::kCuda, 227 * 1024, 2, true, true, 132};
-// MI200 (gfx90a): 64 KiB of LDS; the CDNA leaf stages copies synchronously.
+// The CDNA leaf stages copies synchronously; on the MI200 (kMi200: 64 KiB of
+// LDS, 110 CUs).
 inline constexpr GemmTarget kGfx90aTarget{gpu::kHip, 64 * 1024, 4, false, false, 110};
+
+// A target's leaf on a device: the device's shared memory and SM count, and
+// wgmma only where the leaf has it and the device compiles sm_90a.
+GemmTarget GemmTargetOn(const GemmTarget& leaf, const DeviceDescription& device);
 
 // The `mma` parameter: which main loop a variant runs. kMmaSync is
 // gemm_mma_multistage.h's (mma.sync on NVIDIA, MFMA on AMD), on every target;

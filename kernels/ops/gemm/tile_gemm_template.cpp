@@ -28,8 +28,8 @@ class TileGemm final : public KernelTemplate {
     return UnsupportedTileGemm(key);
   }
 
-  SearchSpace Space(const v1::KernelKey& key) const override {
-    return TileGemmSpace(ProblemOf(key), target_);
+  SearchSpace Space(const v1::KernelKey& key, const DeviceDescription& device) const override {
+    return TileGemmSpace(ProblemOf(key), GemmTargetOn(target_, device));
   }
 
   KernelSource Source(const v1::KernelKey& key, const Variant& variant) const override {

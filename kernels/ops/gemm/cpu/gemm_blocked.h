@@ -139,6 +139,32 @@ int gemm_blocked(const tt_host_args* args, const Epi& epi) {
   return 0;
 }
 
+// Rows without packing: each output row accumulates A(i, p) * B(p, :) over p
+// (i-k-j order: the inner loop walks a row of a row-major B), rows split over
+// Cfg::threads. Packing costs nothing here, which small problems favour.
+template <class Cfg, class Epi>
+int gemm_rowwise(const tt_host_args* args, const Epi& epi) {
+  const int64_t M = args->m, N = args->n, K = args->k;
+  tt::parallel_ranges(Cfg::threads, args->batch * M, [&](int64_t r0, int64_t r1) {
+    const std::unique_ptr<float[]> acc(new float[N]);
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t batch = r / M, i = r % M;
+      const float* A = args->a + batch * M * K;
+      const float* B = args->b + batch * K * N;
+      std::fill(acc.get(), acc.get() + N, 0.0f);
+      for (int64_t p = 0; p < K; ++p) {
+        const float a = matrix_at<Cfg::a_col_major != 0>(A, args->lda, i, p);
+        for (int64_t j = 0; j < N; ++j) {
+          acc[j] += a * matrix_at<Cfg::b_col_major != 0>(B, args->ldb, p, j);
+        }
+      }
+      const int64_t idx = batch * M * N + i * args->ldc;
+      for (int64_t j = 0; j < N; ++j) args->out[idx + j] = epi(acc[j], idx + j, j);
+    }
+  });
+  return 0;
+}
+
 // The straightforward kernel the tuned one must beat: one dot product per
 // output element, read in the operands' own layouts.
 template <class Cfg, class Epi>

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tiletune::kernels {
+
+// What a search space may depend on of the device it is tuned for. The
+// daemon describes each device it opened (tuner/device_description_of.h);
+// tests and benchmarks, which compile for devices they may not have, use the
+// named compile targets below.
+struct DeviceDescription {
+  std::string backend;        // host, cuda, hip
+  std::string arch;           // sm_90, gfx90a, x86_64
+  int warp_size = 1;          // lanes of a warp (wavefront); 1 on the host
+  int64_t compute_units = 1;  // SMs, CUs; cores on the host
+  // The most dynamic shared memory (LDS) one block may use, opted in.
+  int64_t max_shared_bytes_per_block = 0;
+  // The device runs sm_90a code (wgmma, setmaxnreg): sm_90 only, as the
+  // arch-specific features of later archs are others.
+  bool has_sm90a = false;
+};
+
+// H200 (sm_90): 132 SMs, 227 KiB of shared memory per block once the
+// executor raises the dynamic limit, sm_90a.
+inline const DeviceDescription kH200{"cuda", "sm_90", 32, 132, 227 * 1024, true};
+// MI200 (gfx90a, MI250X's die): 110 CUs, wave64, 64 KiB of LDS.
+inline const DeviceDescription kMi200{"hip", "gfx90a", 64, 110, 64 * 1024, false};
+// A CPU: the host templates' spaces do not depend on it.
+inline const DeviceDescription kHostCpu{"host", "x86_64", 1, 1, 0, false};
+
+// The named compile target of a backend (kH200, kMi200, kHostCpu), for what
+// is built without a device: tests, benchmarks, the fuzzer. Throws
+// std::invalid_argument for an unknown backend.
+const DeviceDescription& CompileTargetOf(std::string_view backend);
+
+}  // namespace tiletune::kernels

@@ -1,0 +1,50 @@
+#include "kernels/core/key_space.h"
+
+#include <stdexcept>
+
+namespace tiletune::kernels {
+
+KeySpace KeySpace::Of(const v1::KernelKey& key, const DeviceDescription& device, std::string* why) {
+  std::vector<TemplateSpace> templates;
+  for (const KernelTemplate* t : ServingKernelTemplates(key, device.backend, why)) {
+    templates.push_back({t, t->Space(key, device)});
+  }
+  return KeySpace(std::move(templates));
+}
+
+KeySpace::KeySpace(std::vector<TemplateSpace> templates) : templates_(std::move(templates)) {}
+
+std::vector<Variant> KeySpace::ValidVariants() const {
+  std::vector<Variant> all;
+  for (size_t i = 0; i < templates_.size(); ++i) {
+    for (Variant v : templates_[i].space.ValidVariants()) {
+      v[std::string(kTemplateParameter)] = static_cast<int64_t>(i);
+      all.push_back(std::move(v));
+    }
+  }
+  return all;
+}
+
+const KernelTemplate& KeySpace::TemplateOf(const Variant& variant) const {
+  const auto it = variant.find(std::string(kTemplateParameter));
+  const int64_t index = it == variant.end() ? 0 : it->second;
+  if (index < 0 || index >= static_cast<int64_t>(templates_.size())) {
+    throw std::invalid_argument("variant names template " + std::to_string(index) + " of " +
+                                std::to_string(templates_.size()));
+  }
+  return *templates_[index].kernel;
+}
+
+std::optional<int64_t> KeySpace::IndexOf(std::string_view kernel_name) const {
+  for (size_t i = 0; i < templates_.size(); ++i) {
+    if (templates_[i].kernel->name() == kernel_name) return static_cast<int64_t>(i);
+  }
+  return std::nullopt;
+}
+
+Variant OwnParameters(Variant variant) {
+  variant.erase(std::string(kTemplateParameter));
+  return variant;
+}
+
+}  // namespace tiletune::kernels

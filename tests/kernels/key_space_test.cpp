@@ -1,0 +1,174 @@
+// A key's space spans every template of its backend that serves it.
+#include "kernels/core/key_space.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "kernels/core/kernel_key.h"
+#include "kernels/ops/gemm/tile_gemm_source.h"
+#include "kernels/ops/gemm/tile_gemm_space.h"
+
+namespace tiletune::kernels {
+namespace {
+
+v1::KernelKey Gemm(int64_t m, int64_t n, int64_t k, v1::DType dtype) {
+  v1::KernelKey key;
+  key.set_op("gemm");
+  key.set_input_dtype(dtype);
+  for (const auto& [name, size] : {std::pair<const char*, int64_t>{"m", m}, {"n", n}, {"k", k}}) {
+    auto* d = key.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  return NormalizeKernelKey(key);
+}
+
+// Valid variants per template name, as the union lists them.
+std::map<std::string, size_t> VariantsPerTemplate(const KeySpace& space) {
+  std::map<std::string, size_t> counts;
+  for (const Variant& v : space.ValidVariants()) ++counts[std::string(space.TemplateOf(v).name())];
+  return counts;
+}
+
+// A decode GEMM in f32 allowing tf32: the tensor-core tile GEMM and the SIMT
+// gpu_gemm_tiled both serve it on CUDA. (bf16 and f16 keys have only
+// tile_gemm: gemm_simt.h computes on float tiles.)
+TEST(KeySpace, ADecodeGemmSpansTheTileAndTheSimtGemm) {
+  v1::KernelKey key = Gemm(16, 4096, 4096, v1::DTYPE_F32);
+  key.set_allow_tf32(true);
+  std::string why;
+  const KeySpace space = KeySpace::Of(key, kH200, &why);
+  ASSERT_EQ(space.templates().size(), 2u) << why;
+  EXPECT_EQ(space.first().name(), gemm::kTileGemmName);
+  const auto counts = VariantsPerTemplate(space);
+  EXPECT_GT(counts.at(std::string(gemm::kTileGemmName)), 0u);
+  EXPECT_GT(counts.at("gpu_gemm_tiled"), 0u);
+  // Each template's variants are its own space's, tagged with its index.
+  for (const Variant& v : space.ValidVariants()) {
+    const int64_t index = v.at(std::string(kTemplateParameter));
+    EXPECT_EQ(&space.TemplateOf(v), space.templates()[index].kernel);
+    EXPECT_FALSE(space.templates()[index].space.Violation(OwnParameters(v))) << VariantString(v);
+  }
+
+  const KeySpace bf16 = KeySpace::Of(Gemm(16, 4096, 4096, v1::DTYPE_BF16), kH200, &why);
+  ASSERT_EQ(bf16.templates().size(), 1u);
+  EXPECT_EQ(bf16.first().name(), gemm::kTileGemmName);
+}
+
+TEST(KeySpace, HostGemmsSpanTheBlockedAndTheRowwiseGemm) {
+  const v1::KernelKey key = Gemm(8, 64, 8, v1::DTYPE_F32);
+  std::string why;
+  const KeySpace space = KeySpace::Of(key, kHostCpu, &why);
+  ASSERT_EQ(space.templates().size(), 2u) << why;
+  EXPECT_EQ(space.first().name(), "host_gemm_blocked");
+  EXPECT_EQ(space.IndexOf("host_gemm_rowwise"), 1);
+  EXPECT_EQ(space.IndexOf("gpu_gemm_tiled"), std::nullopt);
+  const auto counts = VariantsPerTemplate(space);
+  EXPECT_EQ(counts.at("host_gemm_blocked"), space.templates()[0].space.ValidVariants().size());
+  EXPECT_EQ(counts.at("host_gemm_rowwise"), 2u);  // threads 1 and 2
+  // Sources come from the variant's own template, without the template index.
+  const Variant rowwise = space.ValidVariants().back();
+  const KernelSource source = space.TemplateOf(rowwise).Source(key, OwnParameters(rowwise));
+  EXPECT_EQ(source.kernel_name, "host_gemm_rowwise");
+  EXPECT_NE(source.code.find("tt::gemm_rowwise"), std::string::npos);
+}
+
+// A bf16 GEMM with B column-major (K-major operands: wgmma's layout).
+v1::KernelKey KMajorGemm(int64_t m, int64_t n, int64_t k) {
+  v1::KernelKey key = Gemm(m, n, k, v1::DTYPE_BF16);
+  auto* l = key.add_layouts();
+  l->set_tensor("b");
+  l->set_layout(v1::LAYOUT_COL_MAJOR);
+  return NormalizeKernelKey(key);
+}
+
+std::vector<Variant> TileGemmVariants(const v1::KernelKey& key, const DeviceDescription& device) {
+  std::string why;
+  const KeySpace space = KeySpace::Of(key, device, &why);
+  EXPECT_FALSE(space.empty()) << why;
+  return space.empty() ? std::vector<Variant>{} : space.templates()[0].space.ValidVariants();
+}
+
+size_t Count(const std::vector<Variant>& variants, const char* name, int64_t value) {
+  return std::count_if(variants.begin(), variants.end(),
+                       [&](const Variant& v) { return v.at(name) == value; });
+}
+
+// The named H200 and MI200 are the targets the tile GEMM was tuned for: the
+// spaces on them are the ones the fixed targets gave.
+TEST(KeySpace, TheH200AndMi200SeeTheSpacesOfTheirTargets) {
+  for (const auto& [leaf, device] :
+       {std::pair{gemm::kSm90Target, kH200}, std::pair{gemm::kGfx90aTarget, kMi200}}) {
+    const gemm::GemmTarget on = gemm::GemmTargetOn(leaf, device);
+    EXPECT_EQ(on.max_shared_bytes, leaf.max_shared_bytes) << device.arch;
+    EXPECT_EQ(on.multiprocessors, leaf.multiprocessors) << device.arch;
+    EXPECT_EQ(on.warpgroup_mma, leaf.warpgroup_mma) << device.arch;
+    for (const v1::KernelKey& key : {KMajorGemm(4096, 4096, 4096), KMajorGemm(128, 1024, 8192),
+                                     KMajorGemm(16, 4096, 4096), Gemm(37, 53, 29, v1::DTYPE_F16)}) {
+      EXPECT_EQ(TileGemmVariants(key, device),
+                gemm::TileGemmSpace(gemm::ProblemOf(key), leaf).ValidVariants())
+          << device.arch << " " << CanonicalKeyString(key);
+    }
+  }
+}
+
+// An sm_90 device is an H200 with fewer SMs here: a MIG 1g slice (16 SMs).
+DeviceDescription H200Slice() {
+  DeviceDescription d = kH200;
+  d.compute_units = 16;
+  return d;
+}
+
+TEST(KeySpace, WgmmaVariantsOnlyWhereTheDeviceRunsSm90a) {
+  const v1::KernelKey key = KMajorGemm(4096, 4096, 4096);
+  EXPECT_GT(Count(TileGemmVariants(key, kH200), "mma", gemm::kMmaWarpgroup), 0u);
+  // An A100 (sm_80): 108 SMs, 163 KiB per block, no sm_90a.
+  const DeviceDescription a100{"cuda", "sm_80", 32, 108, 163 * 1024, false};
+  const auto variants = TileGemmVariants(key, a100);
+  EXPECT_FALSE(variants.empty());
+  EXPECT_EQ(Count(variants, "mma", gemm::kMmaWarpgroup), 0u);
+}
+
+TEST(KeySpace, SplitKFollowsTheDevicesSmCount) {
+  // 8 tiles of 128x128: a wave of 132 SMs leaves room for 8 splits of k,
+  // one of 16 SMs for 2.
+  const v1::KernelKey key = KMajorGemm(128, 1024, 8192);
+  const auto full = TileGemmVariants(key, kH200);
+  const auto slice = TileGemmVariants(key, H200Slice());
+  EXPECT_GT(full.size() - Count(full, "split_k", 1), 0u);
+  ASSERT_FALSE(slice.empty());
+  const gemm::GemmProblem p = gemm::ProblemOf(key);
+  for (const Variant& v : slice) {
+    if (v.at("split_k") == 1) continue;
+    const int64_t tiles = (p.m + v.at("block_m") - 1) / v.at("block_m") *
+                          ((p.n + v.at("block_n") - 1) / v.at("block_n"));
+    EXPECT_LE(tiles * v.at("split_k"), 16) << VariantString(v);
+  }
+  EXPECT_NE(full, slice);
+}
+
+TEST(KeySpace, SharedMemoryFollowsTheDevice) {
+  // An sm_90 device whose driver allows 99 KiB a block.
+  DeviceDescription small = kH200;
+  small.max_shared_bytes_per_block = 99 * 1024;
+  const v1::KernelKey key = KMajorGemm(4096, 4096, 4096);
+  const gemm::GemmTarget target = gemm::GemmTargetOn(gemm::kSm90Target, small);
+  const auto variants = TileGemmVariants(key, small);
+  ASSERT_FALSE(variants.empty());
+  for (const Variant& v : variants) {
+    EXPECT_LE(gemm::TileGemmLaunchOf(gemm::ProblemOf(key), target, v).shared_bytes, 99 * 1024)
+        << VariantString(v);
+  }
+  EXPECT_NE(variants, TileGemmVariants(key, kH200));
+}
+
+TEST(KeySpace, NoServingTemplateIsEmptyAndSaysWhy) {
+  std::string why;
+  EXPECT_TRUE(KeySpace::Of(Gemm(8, 8, 8, v1::DTYPE_BF16), kHostCpu, &why).empty());
+  EXPECT_FALSE(why.empty());
+}
+
+}  // namespace
+}  // namespace tiletune::kernels
