@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "kernels/core/op_registry.h"
-#include "kernels/fusion/op_graph.h"
+#include "kernels/core/op_graph.h"
 
 namespace tiletune::kernels {
 namespace {

@@ -3,12 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "kernels/ops/elementwise/elementwise_op.h"
-#include "kernels/ops/gemm/gemm_op.h"
-#include "kernels/ops/layernorm/layernorm_op.h"
-#include "kernels/ops/rmsnorm/rmsnorm_op.h"
-#include "kernels/ops/softmax/softmax_op.h"
-
 namespace tiletune::kernels {
 namespace {
 
@@ -33,13 +27,11 @@ const OpSpec* Checked(const OpSpec& spec) {
 }  // namespace
 
 const std::vector<const OpSpec*>& AllOpSpecs() {
-  static const std::vector<const OpSpec*> kSpecs = {
-      Checked(gemm::GemmOp()),
-      Checked(softmax::SoftmaxOp()),
-      Checked(rmsnorm::RmsnormOp()),
-      Checked(layernorm::LayernormOp()),
-      Checked(elementwise::ElementwiseOp()),
-  };
+  static const std::vector<const OpSpec*> kSpecs = [] {
+    std::vector<const OpSpec*> specs;
+    for (const OpSpec* spec : RegisteredOps()) specs.push_back(Checked(*spec));
+    return specs;
+  }();
   return kSpecs;
 }
 

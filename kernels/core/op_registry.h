@@ -9,8 +9,14 @@
 
 namespace tiletune::kernels {
 
-// Every op this binary knows, in the order messages list them.
+// Every op this binary knows, in the order messages list them, each spec
+// checked once (flops, one output, the reference of its fusion kind).
 const std::vector<const OpSpec*>& AllOpSpecs();
+
+// The list AllOpSpecs checks: defined above the ops, in
+// kernels/registry/registered_ops.cpp, so that the core never includes an
+// op's folder.
+const std::vector<const OpSpec*>& RegisteredOps();
 
 // The op named `op`, or null.
 const OpSpec* FindOpSpec(std::string_view op);

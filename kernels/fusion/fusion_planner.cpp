@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "kernels/core/op_registry.h"
-#include "kernels/fusion/op_graph.h"
+#include "kernels/core/op_graph.h"
 
 namespace tiletune::kernels::fusion {
 namespace {

@@ -1,6 +1,7 @@
 // An op graph key (KernelKey.ops) checked and resolved: every op with the
 // shapes and types of what it reads and writes, so the planner can group ops
-// without re-deriving them.
+// without re-deriving them. In the core beside kernel_key: checking a graph
+// key is part of checking a key; the planner (kernels/fusion/) builds on it.
 #pragma once
 
 #include <cstdint>

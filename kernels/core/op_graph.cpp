@@ -1,4 +1,4 @@
-#include "kernels/fusion/op_graph.h"
+#include "kernels/core/op_graph.h"
 
 #include <algorithm>
 #include <map>
