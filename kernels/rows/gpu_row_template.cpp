@@ -8,6 +8,15 @@
 #include "kernels/rows/gpu_row_template.h"
 
 namespace tiletune::kernels::gpu {
+
+RowKernelDefinition::RowKernelDefinition(std::string_view op_name, std::vector<Parameter> choices)
+    : name("gpu_" + std::string(op_name) + "_rows"),
+      op(op_name),
+      header("ops/" + op + "/device/" + op + "_rows.h"),
+      tuned("tt::" + op + "_rows"),
+      naive("tt::" + op + "_naive"),
+      algorithm(std::move(choices)) {}
+
 namespace {
 
 // Vectors a thread may hold per chunk of a row.

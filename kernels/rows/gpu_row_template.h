@@ -14,11 +14,10 @@ namespace tiletune::kernels::gpu {
 // shared GPU row template: its names, its device header and functions, and
 // its own algorithm choices. Each op's folder defines one.
 struct RowKernelDefinition {
-  std::string_view name;             // gpu_softmax_rows
-  std::string_view op;               // softmax
-  std::string header;                // ops/softmax/device/softmax_rows.h
-  std::string tuned;                 // tt::softmax_rows
-  std::string naive;                 // tt::softmax_naive
+  // The op's names, by one convention: template gpu_<op>_rows, header
+  // ops/<op>/device/<op>_rows.h, functions tt::<op>_rows and tt::<op>_naive.
+  explicit RowKernelDefinition(std::string_view op, std::vector<Parameter> choices = {});
+  std::string name, op, header, tuned, naive;
   std::vector<Parameter> algorithm;  // op-specific choices, each 0/1
 };
 

@@ -5,6 +5,17 @@
 #include "kernels/core/kernel_key.h"
 
 namespace tiletune::kernels::host {
+
+RowKernelDefinition::RowKernelDefinition(std::string_view op_name, std::vector<Parameter> choices,
+                                         bool reduce)
+    : name("host_" + std::string(op_name) + "_rows"),
+      op(op_name),
+      header("ops/" + op + "/cpu/" + op + "_rows.h"),
+      tuned("tt::" + op + "_rows"),
+      naive("tt::" + op + "_naive"),
+      algorithm(std::move(choices)),
+      reduces(reduce) {}
+
 namespace {
 
 class HostRowKernel final : public KernelTemplate {

@@ -13,13 +13,13 @@ namespace tiletune::kernels::host {
 // What a row op (softmax, rmsnorm, layernorm, elementwise) brings to the
 // shared host row template. Each op's folder defines one.
 struct RowKernelDefinition {
-  std::string_view name;             // host_softmax_rows
-  std::string_view op;               // softmax
-  std::string header;                // ops/softmax/cpu/softmax_rows.h
-  std::string tuned;                 // tt::softmax_rows
-  std::string naive;                 // tt::softmax_naive
+  // The op's names, by one convention: template host_<op>_rows, header
+  // ops/<op>/cpu/<op>_rows.h, functions tt::<op>_rows and tt::<op>_naive.
+  explicit RowKernelDefinition(std::string_view op, std::vector<Parameter> choices = {},
+                               bool reduces = true);
+  std::string name, op, header, tuned, naive;
   std::vector<Parameter> algorithm;  // op-specific choices, each 0/1
-  bool reduces = true;               // false: no reduction, so no reduction lanes (vec)
+  bool reduces;                      // false: no reduction, so no reduction lanes (vec)
 };
 
 // The host row template for one op: reduction lanes, rows per task and

@@ -5,14 +5,9 @@
 
 namespace tiletune::kernels::elementwise {
 
+// No reduction: the rows are only walked, so no reduction lanes.
 std::unique_ptr<KernelTemplate> MakeHostRows() {
-  return host::MakeHostRowTemplate({"host_elementwise_rows",
-                                    kOpName,
-                                    "ops/elementwise/cpu/elementwise.h",
-                                    "tt::elementwise_rows",
-                                    "tt::elementwise_naive",
-                                    {},
-                                    false});
+  return host::MakeHostRowTemplate(host::RowKernelDefinition(kOpName, {}, false));
 }
 
 }  // namespace tiletune::kernels::elementwise

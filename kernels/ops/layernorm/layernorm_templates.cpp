@@ -7,22 +7,11 @@
 namespace tiletune::kernels::layernorm {
 
 std::unique_ptr<KernelTemplate> MakeHostRows() {
-  return host::MakeHostRowTemplate({"host_layernorm_rows",
-                                    kOpName,
-                                    "ops/layernorm/cpu/layernorm_rows.h",
-                                    "tt::layernorm_rows",
-                                    "tt::layernorm_naive",
-                                    {{"welford", {0, 1}}}});
+  return host::MakeHostRowTemplate(host::RowKernelDefinition(kOpName, {{"welford", {0, 1}}}));
 }
 
 std::unique_ptr<KernelTemplate> MakeGpuRows(const gpu::GpuVendor& vendor) {
-  return gpu::MakeGpuRowTemplate({"gpu_layernorm_rows",
-                                  kOpName,
-                                  "ops/layernorm/device/layernorm_rows.h",
-                                  "tt::layernorm_rows",
-                                  "tt::layernorm_naive",
-                                  {{"welford", {0, 1}}}},
-                                 vendor);
+  return gpu::MakeGpuRowTemplate(gpu::RowKernelDefinition(kOpName, {{"welford", {0, 1}}}), vendor);
 }
 
 }  // namespace tiletune::kernels::layernorm

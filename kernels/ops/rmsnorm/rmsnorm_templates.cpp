@@ -7,22 +7,11 @@
 namespace tiletune::kernels::rmsnorm {
 
 std::unique_ptr<KernelTemplate> MakeHostRows() {
-  return host::MakeHostRowTemplate({"host_rmsnorm_rows",
-                                    kOpName,
-                                    "ops/rmsnorm/cpu/rmsnorm_rows.h",
-                                    "tt::rmsnorm_rows",
-                                    "tt::rmsnorm_naive",
-                                    {}});
+  return host::MakeHostRowTemplate(host::RowKernelDefinition(kOpName));
 }
 
 std::unique_ptr<KernelTemplate> MakeGpuRows(const gpu::GpuVendor& vendor) {
-  return gpu::MakeGpuRowTemplate({"gpu_rmsnorm_rows",
-                                  kOpName,
-                                  "ops/rmsnorm/device/rmsnorm_rows.h",
-                                  "tt::rmsnorm_rows",
-                                  "tt::rmsnorm_naive",
-                                  {}},
-                                 vendor);
+  return gpu::MakeGpuRowTemplate(gpu::RowKernelDefinition(kOpName), vendor);
 }
 
 }  // namespace tiletune::kernels::rmsnorm

@@ -7,22 +7,12 @@
 namespace tiletune::kernels::softmax {
 
 std::unique_ptr<KernelTemplate> MakeHostRows() {
-  return host::MakeHostRowTemplate({"host_softmax_rows",
-                                    kOpName,
-                                    "ops/softmax/cpu/softmax_rows.h",
-                                    "tt::softmax_rows",
-                                    "tt::softmax_naive",
-                                    {{"online", {0, 1}}, {"fast_exp", {0, 1}}}});
+  return host::MakeHostRowTemplate(
+      host::RowKernelDefinition(kOpName, {{"online", {0, 1}}, {"fast_exp", {0, 1}}}));
 }
 
 std::unique_ptr<KernelTemplate> MakeGpuRows(const gpu::GpuVendor& vendor) {
-  return gpu::MakeGpuRowTemplate({"gpu_softmax_rows",
-                                  kOpName,
-                                  "ops/softmax/device/softmax_rows.h",
-                                  "tt::softmax_rows",
-                                  "tt::softmax_naive",
-                                  {}},
-                                 vendor);
+  return gpu::MakeGpuRowTemplate(gpu::RowKernelDefinition(kOpName), vendor);
 }
 
 }  // namespace tiletune::kernels::softmax
