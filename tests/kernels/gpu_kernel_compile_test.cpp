@@ -14,9 +14,16 @@
 #include "runtime/hip/code_object_metadata.h"
 #include "runtime/hip/hip_compile_plan.h"
 #include "runtime/rtc/rtc_compiler.h"
+#include "tests/support/test_key.h"
 
 namespace tiletune {
 namespace {
+
+// Keys as a client writes them (tests/support/test_key.h).
+const auto Key = [](const std::string& op, const std::vector<std::pair<std::string, int64_t>>& dims,
+                    const std::vector<std::string>& chain = {}) {
+  return testing::TestKey(op, dims, chain);
+};
 
 constexpr const char* kCudaArch = "sm_90";
 constexpr const char* kHipArch = "gfx90a";
@@ -28,24 +35,6 @@ struct Problem {
   std::string template_name;
   v1::KernelKey key;
 };
-
-v1::KernelKey Key(const std::string& op, std::vector<std::pair<std::string, int64_t>> dims,
-                  std::vector<std::string> chain) {
-  v1::KernelKey key;
-  key.set_op(op);
-  key.set_input_dtype(v1::DTYPE_F32);
-  for (const auto& [name, size] : dims) {
-    auto* d = key.add_shape();
-    d->set_name(name);
-    d->set_size(size);
-  }
-  for (const auto& name : chain) {
-    auto* c = key.add_chain();
-    c->set_op(name);
-    if (name == "cast") c->set_dtype(v1::DTYPE_F32);
-  }
-  return key;
-}
 
 // The key with `ops` as its prologue (what the fusion planner puts in front
 // of a row op: scale, mask, residual add).

@@ -9,31 +9,20 @@
 #include "kernels/core/kernel_key.h"
 #include "kernels/core/kernel_template.h"
 #include "kernels/source/host_source.h"
+#include "tests/support/test_key.h"
 
 namespace tiletune::kernels {
 namespace {
 
-v1::KernelKey Key(const std::string& op, std::vector<std::pair<std::string, int64_t>> dims,
-                  std::vector<std::string> chain = {}) {
-  v1::KernelKey key;
-  key.set_op(op);
-  key.set_input_dtype(v1::DTYPE_F32);
-  for (const auto& [name, size] : dims) {
-    auto* d = key.add_shape();
-    d->set_name(name);
-    d->set_size(size);
-  }
-  for (const auto& op_name : chain) key.add_chain()->set_op(op_name);
-  return key;
-}
-
-v1::KernelKey Rows(const std::string& op, int64_t rows, int64_t cols) {
-  return Key(op, {{"rows", rows}, {"cols", cols}});
-}
-
-v1::KernelKey Gemm(int64_t m, int64_t n, int64_t k) {
-  return Key("gemm", {{"m", m}, {"n", n}, {"k", k}});
-}
+// Keys as a client writes them (tests/support/test_key.h).
+const auto Key = [](const std::string& op, const std::vector<std::pair<std::string, int64_t>>& dims,
+                    const std::vector<std::string>& chain = {}) {
+  return testing::TestKey(op, dims, chain);
+};
+const auto Rows = [](const std::string& op, int64_t rows, int64_t cols) {
+  return testing::RowsTestKey(op, rows, cols);
+};
+const auto Gemm = [](int64_t m, int64_t n, int64_t k) { return testing::GemmShapeKey(m, n, k); };
 
 // This file's template by name: other GPU templates may serve some of the
 // same keys (FindKernelTemplate answers with the first that does).

@@ -5,22 +5,16 @@
 #include "runtime/hip/code_object_metadata.h"
 #include "runtime/hip/hip_compile_plan.h"
 #include "runtime/rtc/rtc_compiler.h"
+#include "tests/support/test_key.h"
 
 namespace tiletune::runtime::hip {
 namespace {
 
-v1::KernelKey Key(const std::string& op, const std::vector<std::pair<std::string, int64_t>>& dims) {
-  v1::KernelKey key;
-  key.set_op(op);
-  key.set_input_dtype(v1::DTYPE_F32);
-  key.set_output_dtype(v1::DTYPE_F32);
-  for (const auto& [name, size] : dims) {
-    auto* d = key.add_shape();
-    d->set_name(name);
-    d->set_size(size);
-  }
-  return key;
-}
+// Keys as a client writes them (tests/support/test_key.h).
+const auto Key = [](const std::string& op, const std::vector<std::pair<std::string, int64_t>>& dims,
+                    const std::vector<std::string>& chain = {}) {
+  return testing::TestKey(op, dims, chain);
+};
 
 // The templates the HIP backend is handed compile, with its options, into
 // wave64 code objects whose one parameter is the executor's tt_kernel_args.

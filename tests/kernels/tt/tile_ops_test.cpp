@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "kernels/source/device_headers.h"
-#include "tile_gpu_test_support.h"
+#include "tests/kernels/tt/tile_gpu_test_support.h"
 
 namespace tiletune::kernels {
 namespace {

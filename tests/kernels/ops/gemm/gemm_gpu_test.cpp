@@ -16,7 +16,7 @@
 #include "kernels/ops/gemm/tile_gemm_space.h"
 #include "runtime/cuda/cuda_executor.h"
 #include "tests/support/gemm_test_key.h"
-#include "tile_gpu_test_support.h"
+#include "tests/kernels/tt/tile_gpu_test_support.h"
 #include "tuner/worker/element_codec.h"
 #include "tuner/worker/host_reference.h"
 #include "tuner/worker/output_validation.h"

@@ -1,4 +1,4 @@
-#include "tile_gpu_test_support.h"
+#include "tests/kernels/tt/tile_gpu_test_support.h"
 
 #include <cmath>
 #include <cstring>
