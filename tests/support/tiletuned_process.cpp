@@ -1,5 +1,7 @@
 #include "tests/support/tiletuned_process.h"
 
+#include "tests/support/test_key.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -180,19 +182,6 @@ std::optional<std::string> HttpGet(const std::string& address, const std::string
   return response.substr(body + 4);
 }
 
-v1::KernelKey GemmKey(int64_t m, int64_t n, int64_t k, std::vector<std::string> chain) {
-  v1::KernelKey key;
-  key.set_op("gemm");
-  key.set_input_dtype(v1::DTYPE_F32);
-  for (auto [name, size] : {std::pair{"m", m}, {"n", n}, {"k", k}}) {
-    auto* d = key.add_shape();
-    d->set_name(name);
-    d->set_size(size);
-  }
-  for (const auto& op : chain) key.add_chain()->set_op(op);
-  return key;
-}
-
 v1::KernelKey RowKey(const std::string& op, int64_t rows, int64_t cols) {
   v1::KernelKey key;
   key.set_op(op);
@@ -203,6 +192,10 @@ v1::KernelKey RowKey(const std::string& op, int64_t rows, int64_t cols) {
     d->set_size(size);
   }
   return key;
+}
+
+v1::KernelKey GemmKey(int64_t m, int64_t n, int64_t k, std::vector<std::string> chain) {
+  return TestKey("gemm", {{"m", m}, {"n", n}, {"k", k}}, chain);
 }
 
 }  // namespace tiletune::testing

@@ -1,21 +1,12 @@
 #include "kernels/core/kernel_key.h"
+#include "tests/support/test_key.h"
 
 #include <gtest/gtest.h>
 
 namespace tiletune::kernels {
 namespace {
 
-v1::KernelKey Gemm(int64_t m, int64_t n, int64_t k) {
-  v1::KernelKey key;
-  key.set_op("gemm");
-  key.set_input_dtype(v1::DTYPE_F32);
-  for (auto [name, size] : {std::pair{"m", m}, {"n", n}, {"k", k}}) {
-    auto* d = key.add_shape();
-    d->set_name(name);
-    d->set_size(size);
-  }
-  return key;
-}
+const auto Gemm = [](int64_t m, int64_t n, int64_t k) { return testing::GemmShapeKey(m, n, k); };
 
 TEST(KernelKey, ValidGemmPasses) {
   EXPECT_FALSE(ValidateKernelKey(Gemm(64, 64, 64), {}));

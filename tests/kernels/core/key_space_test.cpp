@@ -1,5 +1,6 @@
 // A key's space spans every template of its backend that serves it.
 #include "kernels/core/key_space.h"
+#include "tests/support/test_key.h"
 
 #include <gtest/gtest.h>
 
@@ -14,15 +15,7 @@ namespace tiletune::kernels {
 namespace {
 
 v1::KernelKey Gemm(int64_t m, int64_t n, int64_t k, v1::DType dtype) {
-  v1::KernelKey key;
-  key.set_op("gemm");
-  key.set_input_dtype(dtype);
-  for (const auto& [name, size] : {std::pair<const char*, int64_t>{"m", m}, {"n", n}, {"k", k}}) {
-    auto* d = key.add_shape();
-    d->set_name(name);
-    d->set_size(size);
-  }
-  return NormalizeKernelKey(key);
+  return NormalizeKernelKey(testing::GemmShapeKey(m, n, k, dtype));
 }
 
 // Valid variants per template name, as the union lists them.

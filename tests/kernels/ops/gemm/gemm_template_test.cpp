@@ -5,20 +5,13 @@
 #include "kernels/core/kernel_key.h"
 #include "kernels/core/kernel_template.h"
 #include "kernels/ops/gemm/tile_gemm_source.h"
+#include "tests/support/test_key.h"
 
 namespace tiletune::kernels {
 namespace {
 
 v1::KernelKey Gemm(int64_t m, int64_t n, int64_t k, v1::DType dtype = v1::DTYPE_BF16) {
-  v1::KernelKey key;
-  key.set_op("gemm");
-  key.set_input_dtype(dtype);
-  for (const auto& [name, size] : {std::pair<const char*, int64_t>{"m", m}, {"n", n}, {"k", k}}) {
-    auto* d = key.add_shape();
-    d->set_name(name);
-    d->set_size(size);
-  }
-  return key;
+  return testing::GemmShapeKey(m, n, k, dtype);
 }
 
 void SetBatch(v1::KernelKey& key, int64_t batch) {
