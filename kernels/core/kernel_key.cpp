@@ -364,6 +364,38 @@ int64_t ProblemFlops(const v1::KernelKey& key) {
   return per_element * DimSize(key, "rows").value_or(0) * DimSize(key, "cols").value_or(0);
 }
 
+int64_t ProblemBytes(const v1::KernelKey& key) {
+  const v1::KernelKey k = NormalizeKernelKey(key);
+  const auto size = [](v1::DType dtype) -> int64_t {
+    switch (dtype) {
+      case v1::DTYPE_F16:
+      case v1::DTYPE_BF16: return 2;
+      case v1::DTYPE_F64: return 8;
+      default: return 4;
+    }
+  };
+  const bool gemm = k.op() == "gemm";
+  const int64_t batch = gemm ? DimSize(k, "batch").value_or(1) : 1;
+  const int64_t rows = DimSize(k, gemm ? "m" : "rows").value_or(0);
+  const int64_t cols = DimSize(k, gemm ? "n" : "cols").value_or(0);
+  const int64_t outputs = batch * rows * cols;
+  int64_t bytes = outputs * size(k.output_dtype());
+  if (gemm) {
+    const int64_t depth = DimSize(k, "k").value_or(0);
+    bytes += batch * (rows * depth + depth * cols) * size(k.input_dtype());
+  } else {
+    bytes += outputs * size(k.input_dtype());
+    const int64_t per_column = k.op() == "rmsnorm" ? 1 : k.op() == "layernorm" ? 2 : 0;
+    bytes += per_column * cols * size(k.input_dtype());
+    if (k.write_prologue_output()) bytes += outputs * size(k.input_dtype());
+  }
+  for (const auto& op : ChainArgumentOps(k)) {
+    if (op.op() == "bias") bytes += cols * size(op.dtype());
+    if (op.op() == "residual_add") bytes += outputs * size(op.dtype());
+  }
+  return bytes;
+}
+
 bool IsColMajor(const v1::KernelKey& key, std::string_view tensor) {
   for (const auto& l : key.layouts()) {
     if (l.tensor() == tensor) return l.layout() == v1::LAYOUT_COL_MAJOR;

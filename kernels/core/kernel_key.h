@@ -71,5 +71,11 @@ std::optional<v1::Layout> ParseLayout(std::string_view name);
 // Bytes and floating-point operations the problem must move and do at the
 // least; used for bandwidth/TFLOP figures.
 int64_t ProblemFlops(const v1::KernelKey& key);
+// Each input read once and each output written once, in the key's dtypes:
+// gemm A, B and C times batch; a row op's x and y, the norms' weight (and
+// layernorm's shift) per column; the prologue's and chain's tensors (bias one
+// per column, residual_add shaped like the output); the prologue output when
+// written.
+int64_t ProblemBytes(const v1::KernelKey& key);
 
 }  // namespace tiletune::kernels
