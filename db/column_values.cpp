@@ -33,4 +33,10 @@ std::string ParamsJson(const google::protobuf::Map<std::string, int64_t>& params
   return json.dump();
 }
 
+RooflineColumns RooflineColumnsOf(bool present, const v1::Roofline& roofline) {
+  if (!present) return {};
+  return {roofline.achieved_tflops(), roofline.achieved_tbps(),
+          roofline.has_ceilings() ? std::optional(roofline.fraction_of_floor()) : std::nullopt};
+}
+
 }  // namespace tiletune::db

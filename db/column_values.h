@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "tiletune/v1/records.pb.h"
+
 namespace tiletune::db {
 
 // How both engines store values that are not whole protos: timestamps as
@@ -17,5 +19,15 @@ google::protobuf::Timestamp TimestampOfMicros(int64_t micros);
 
 // Sorted keys, so equal parameter sets are equal strings.
 std::string ParamsJson(const google::protobuf::Map<std::string, int64_t>& params);
+
+// A trial's or record's roofline as columns, for ad-hoc SQL: NULL when it has
+// none (not timed, or stored before rooflines were kept); the fraction also
+// NULL when the device's ceilings are unknown.
+struct RooflineColumns {
+  std::optional<double> achieved_tflops;
+  std::optional<double> achieved_tbps;
+  std::optional<double> fraction;
+};
+RooflineColumns RooflineColumnsOf(bool present, const v1::Roofline& roofline);
 
 }  // namespace tiletune::db

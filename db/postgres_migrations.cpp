@@ -169,6 +169,19 @@ CREATE TABLE daemons (
   daemon BYTEA NOT NULL
 );
 )sql"},
+    // Each timed trial's and record's roofline: achieved TFLOP/s and TB/s,
+    // and the fraction of the roofline floor (NULL when the device's
+    // ceilings are unknown, and in rows stored before they were kept).
+    Migration{6, R"sql(
+ALTER TABLE records
+  ADD COLUMN achieved_tflops DOUBLE PRECISION,
+  ADD COLUMN achieved_tbps DOUBLE PRECISION,
+  ADD COLUMN roofline_fraction DOUBLE PRECISION;
+ALTER TABLE trials
+  ADD COLUMN achieved_tflops DOUBLE PRECISION,
+  ADD COLUMN achieved_tbps DOUBLE PRECISION,
+  ADD COLUMN roofline_fraction DOUBLE PRECISION;
+)sql"},
 };
 
 // Any constant shared by every tiletuned: the key of the migration lock.

@@ -12,18 +12,22 @@ namespace {
 
 void WriteRecord(PgConnection& connection, const std::string& canonical_key,
                  const v1::Record& record) {
+  const RooflineColumns roofline = RooflineColumnsOf(record.has_roofline(), record.roofline());
   connection.Exec(
       "INSERT INTO records (canonical_key, device_class, op, winner, tuned_median_us,"
-      " baseline_median_us, speedup, measured_at_us, record)"
-      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+      " baseline_median_us, speedup, measured_at_us, achieved_tflops, achieved_tbps,"
+      " roofline_fraction, record)"
+      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
       " ON CONFLICT (canonical_key, device_class) DO UPDATE SET op = excluded.op,"
       " winner = excluded.winner, tuned_median_us = excluded.tuned_median_us,"
       " baseline_median_us = excluded.baseline_median_us, speedup = excluded.speedup,"
-      " measured_at_us = excluded.measured_at_us, record = excluded.record",
+      " measured_at_us = excluded.measured_at_us, achieved_tflops = excluded.achieved_tflops,"
+      " achieved_tbps = excluded.achieved_tbps,"
+      " roofline_fraction = excluded.roofline_fraction, record = excluded.record",
       PgParams(canonical_key, record.device_class(), record.key().op(), record.winner(),
                record.tuned().median_us(), record.baseline().median_us(), record.speedup(),
-               MicrosOf(record.has_measured_at(), record.measured_at()),
-               Bytea{record.SerializeAsString()}));
+               MicrosOf(record.has_measured_at(), record.measured_at()), roofline.achieved_tflops,
+               roofline.achieved_tbps, roofline.fraction, Bytea{record.SerializeAsString()}));
 }
 
 bool RecordExists(PgConnection& connection, const std::string& canonical_key,
@@ -115,16 +119,19 @@ std::vector<v1::ImportReject> PostgresTuningStore::ImportRecords(
 
 int64_t PostgresTuningStore::AddTrial(const std::string& canonical_key,
                                       const std::string& device_class, const v1::Trial& trial) {
+  const RooflineColumns roofline = RooflineColumnsOf(trial.has_roofline(), trial.roofline());
   return pool_.Acquire()
       ->Exec(
           "INSERT INTO trials (job_id, item_index, canonical_key, device_class, params, status,"
-          " median_us, rel_error, error, source_hash, finished_at_us, trial)"
-          " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+          " median_us, rel_error, error, source_hash, finished_at_us, achieved_tflops,"
+          " achieved_tbps, roofline_fraction, trial)"
+          " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+          " RETURNING id",
           PgParams(trial.job_id(), trial.item_index(), canonical_key, device_class,
                    ParamsJson(trial.params()), trial.status(), trial.timing().median_us(),
                    trial.rel_error(), trial.error(), trial.source_hash(),
-                   MicrosOf(trial.has_finished_at(), trial.finished_at()),
-                   Bytea{trial.SerializeAsString()}))
+                   MicrosOf(trial.has_finished_at(), trial.finished_at()), roofline.achieved_tflops,
+                   roofline.achieved_tbps, roofline.fraction, Bytea{trial.SerializeAsString()}))
       .Int64(0, 0);
 }
 

@@ -140,6 +140,17 @@ CREATE TABLE daemons (
   daemon BLOB NOT NULL
 );
 )sql"},
+    // Each timed trial's and record's roofline: achieved TFLOP/s and TB/s,
+    // and the fraction of the roofline floor (NULL when the device's
+    // ceilings are unknown, and in rows stored before they were kept).
+    Migration{5, R"sql(
+ALTER TABLE records ADD COLUMN achieved_tflops REAL;
+ALTER TABLE records ADD COLUMN achieved_tbps REAL;
+ALTER TABLE records ADD COLUMN roofline_fraction REAL;
+ALTER TABLE trials ADD COLUMN achieved_tflops REAL;
+ALTER TABLE trials ADD COLUMN achieved_tbps REAL;
+ALTER TABLE trials ADD COLUMN roofline_fraction REAL;
+)sql"},
 };
 
 }  // namespace

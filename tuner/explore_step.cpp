@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/content_hash.h"
+#include "tuner/roofline.h"
 
 namespace tiletune::tuner {
 namespace {
@@ -232,6 +233,8 @@ bool VariantExploration::Measure(const Pending& pending, const runtime::CompileR
   *trial.mutable_validation() = result.response.validation();
   if (result.outcome == BenchmarkWorker::Outcome::kOk) {
     *trial.mutable_timing() = result.response.timing();
+    *trial.mutable_roofline() =
+        RooflineOf(run_.item.key, run_.session.device.fingerprint, trial.timing().median_us());
     if (trial.timing().median_us() >= baseline.timing.median_us()) {
       trial.set_status(v1::TRIAL_SLOWER);
     }

@@ -4,6 +4,8 @@
 
 #include <google/protobuf/util/time_util.h>
 
+#include "tuner/roofline.h"
+
 namespace tiletune::tuner {
 namespace {
 
@@ -39,6 +41,8 @@ v1::Record RecordOf(const TuningItem& item, const runtime::DeviceInfo& device,
     record.set_max_rel_error(trial.rel_error());
     *record.mutable_validation() = trial.validation();
     record.set_speedup(verdict.baseline.median_us() / record.tuned().median_us());
+    *record.mutable_roofline() =
+        RooflineOf(item.key, device.fingerprint, record.tuned().median_us());
   }
   record.set_winner(verdict.tuned ? v1::WINNER_TUNED : v1::WINNER_VENDOR);
   return record;

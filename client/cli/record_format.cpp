@@ -69,6 +69,29 @@ std::string ValidationShare(const v1::ValidationCoverage& coverage) {
                                          static_cast<double>(coverage.output_elements()));
 }
 
+// The table's short forms: "-" for a record stored before rooflines were
+// kept (or with no timed variant), "unknown" when the device's ceilings are.
+std::string TflopsShort(const v1::Record& record) {
+  return record.has_roofline() ? fmt::format("{:.3g}", record.roofline().achieved_tflops()) : "-";
+}
+
+std::string RooflineShort(const v1::Record& record) {
+  if (!record.has_roofline()) return "-";
+  if (!record.roofline().has_ceilings()) return "unknown";
+  return fmt::format("{:.1f}%", 100 * record.roofline().fraction_of_floor());
+}
+
+// The tuned time against the device's roofline, and which ceilings say so.
+std::string RooflineText(const v1::Roofline& roofline) {
+  const std::string achieved = fmt::format("{:.3g} TFLOP/s, {:.3g} TB/s achieved",
+                                           roofline.achieved_tflops(), roofline.achieved_tbps());
+  if (!roofline.has_ceilings()) return "unknown: no ceilings for this device (" + achieved + ")";
+  const auto& ceilings = roofline.ceilings();
+  return fmt::format("{:.1f}% of the roofline floor ({}; ceilings {:.4g} TFLOP/s, {:.3g} TB/s: {})",
+                     100 * roofline.fraction_of_floor(), achieved, ceilings.peak_tflops(),
+                     ceilings.peak_bandwidth_tbps(), OrDash(ceilings.source()));
+}
+
 std::string StaleText(const v1::Staleness& staleness) {
   return "stale: " + staleness.reason();
 }
@@ -89,6 +112,7 @@ void AddRecordFields(const v1::Record& record, TextTable& fields) {
       {"baseline", TimingText(record.baseline()) +
                        (record.baseline_name().empty() ? "" : " " + record.baseline_name())});
   fields.AddRow({"speedup", FormatSpeedup(record.speedup())});
+  fields.AddRow({"roofline", record.has_roofline() ? RooflineText(record.roofline()) : "-"});
   if (!record.decision().reason().empty()) {
     fields.AddRow({"decision", fmt::format("{} ({} interleaved rounds)", record.decision().reason(),
                                            record.decision().rounds())});
@@ -116,16 +140,17 @@ void AddRecordFields(const v1::Record& record, TextTable& fields) {
 }  // namespace
 
 void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out) {
-  TextTable table({"KEY", "DEVICE CLASS", "WINNER", "TUNED µs", "BASELINE µs", "SPEEDUP",
-                   "VALIDATED", "MEASURED", "STALE"});
+  TextTable table({"KEY", "DEVICE CLASS", "WINNER", "TUNED µs", "BASELINE µs", "SPEEDUP", "TFLOP/s",
+                   "% OF ROOFLINE", "VALIDATED", "MEASURED", "STALE"});
   for (int i = 0; i < records.records_size(); ++i) {
     const auto& r = records.records(i);
     const bool stale = i < records.staleness_size() && records.staleness(i).stale();
     table.AddRow({client::KeyText(r.key()), r.device_class(),
                   client::ShortEnumName(client::kWinnerNaming, r.winner()),
                   FormatMicros(r.tuned().median_us()), FormatMicros(r.baseline().median_us()),
-                  FormatSpeedup(r.speedup()), ValidationShare(r.validation()),
-                  FormatTimestamp(r.measured_at()), stale ? StaleText(records.staleness(i)) : "-"});
+                  FormatSpeedup(r.speedup()), TflopsShort(r), RooflineShort(r),
+                  ValidationShare(r.validation()), FormatTimestamp(r.measured_at()),
+                  stale ? StaleText(records.staleness(i)) : "-"});
   }
   table.Print(out);
 }

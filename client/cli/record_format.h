@@ -9,7 +9,8 @@ namespace tiletune::cli {
 // How tuning records and lookup answers look as text.
 
 // One row per record: KEY, DEVICE CLASS, WINNER, TUNED µs, BASELINE µs,
-// SPEEDUP, MEASURED, STALE ("-", or "stale: <which versions differ>").
+// SPEEDUP, TFLOP/s, % OF ROOFLINE ("unknown" without the device's ceilings),
+// VALIDATED, MEASURED, STALE ("-", or "stale: <which versions differ>").
 void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out);
 
 // `lookup`: "HIT <key>" with the config, times, speedup and where and when

@@ -72,8 +72,11 @@ std::optional<v1::Layout> ParseLayout(std::string_view name);
 // least; used for bandwidth/TFLOP and roofline figures. The key must be
 // valid (ValidateKernelKey); throws std::invalid_argument for an unknown op.
 int64_t ProblemFlops(const v1::KernelKey& key);
-// Each input, weight and chain tensor read once and each output (the
-// prologue's too, when written) written once, in its dtype.
+// Each input read once and each output written once, in the key's dtypes:
+// gemm A, B and C times batch; a row op's x and y, the norms' weight (and
+// layernorm's shift) per column; the prologue's and chain's tensors (bias one
+// per column, residual_add shaped like the output); the prologue output when
+// written.
 int64_t ProblemBytes(const v1::KernelKey& key);
 
 }  // namespace tiletune::kernels

@@ -223,6 +223,62 @@ TEST_P(StoreRecords, TrialsAreKeptPerItemInOrder) {
             R"({"block_m":64,"block_n":32})");
 }
 
+v1::Roofline Roofline(bool ceilings) {
+  v1::Roofline roofline;
+  roofline.set_flops(1'000'000);
+  roofline.set_bytes(4'000'000);
+  roofline.set_achieved_tflops(512.5);
+  roofline.set_achieved_tbps(2.25);
+  if (ceilings) {
+    roofline.set_fraction_of_floor(0.75);
+    roofline.mutable_ceilings()->set_peak_tflops(790);
+    roofline.mutable_ceilings()->set_peak_bandwidth_tbps(4.24);
+    roofline.mutable_ceilings()->set_source("measured copy 4.24 TB/s");
+  }
+  return roofline;
+}
+
+// The figures are in the stored proto and, for ad-hoc SQL, in columns:
+// NULL where a row has none, the fraction NULL where the ceilings are unknown.
+std::string RooflineColumns(const std::string& table, const std::string& where) {
+  return "SELECT coalesce(CAST(achieved_tflops AS TEXT), 'null') || ' ' ||"
+         " coalesce(CAST(achieved_tbps AS TEXT), 'null') || ' ' ||"
+         " coalesce(CAST(roofline_fraction AS TEXT), 'null') FROM " +
+         table + " WHERE " + where;
+}
+
+TEST_P(StoreRecords, RooflinesRoundTripWithRecordsAndTrialsAndFillTheirColumns) {
+  auto store = Open();
+  auto known = Record("gemm", "cls-a", 10);
+  *known.mutable_roofline() = Roofline(true);
+  auto unknown = Record("gemm", "cls-host", 10);
+  *unknown.mutable_roofline() = Roofline(false);
+  store->PutRecord("gemm:1", known);
+  store->PutRecord("gemm:1", unknown);
+  store->PutRecord("gemm:old", Record("gemm", "cls-a", 10));
+  EXPECT_EQ(store->FindRecord("gemm:1", "cls-a")->roofline().SerializeAsString(),
+            known.roofline().SerializeAsString());
+  EXPECT_EQ(store->FindRecord("gemm:1", "cls-host")->roofline().SerializeAsString(),
+            unknown.roofline().SerializeAsString());
+  EXPECT_FALSE(store->FindRecord("gemm:old", "cls-a")->has_roofline());
+  EXPECT_EQ(
+      Query(RooflineColumns("records", "device_class = 'cls-a' AND canonical_key = 'gemm:1'")),
+      "512.5 2.25 0.75");
+  EXPECT_EQ(Query(RooflineColumns("records", "device_class = 'cls-host'")), "512.5 2.25 null");
+  EXPECT_EQ(Query(RooflineColumns("records", "canonical_key = 'gemm:old'")), "null null null");
+
+  auto timed = Trial("job-1", 0, v1::TRIAL_OK, 9);
+  *timed.mutable_roofline() = Roofline(true);
+  int64_t id = store->AddTrial("gemm:1", "cls-a", timed);
+  store->AddTrial("gemm:1", "cls-a", Trial("job-1", 0, v1::TRIAL_COMPILE_ERROR, 0));
+  auto trials = store->TrialsForItem("job-1", 0);
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[0].roofline().SerializeAsString(), timed.roofline().SerializeAsString());
+  EXPECT_FALSE(trials[1].has_roofline());
+  EXPECT_EQ(Query(RooflineColumns("trials", "id = " + std::to_string(id))), "512.5 2.25 0.75");
+  EXPECT_EQ(Query(RooflineColumns("trials", "id <> " + std::to_string(id))), "null null null");
+}
+
 TEST_P(StoreRecords, DevicesAndKernelsUpsert) {
   auto store = Open();
   v1::DeviceFingerprint device;

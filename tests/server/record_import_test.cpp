@@ -20,6 +20,9 @@ std::string GoodLine(int64_t m) {
   r.set_winner(v1::WINNER_TUNED);
   r.mutable_config()->set_kernel_name("host_gemm_blocked");
   r.mutable_tuned()->set_median_us(3);
+  r.mutable_roofline()->set_achieved_tflops(512.5);
+  r.mutable_roofline()->set_fraction_of_floor(0.75);
+  r.mutable_roofline()->mutable_ceilings()->set_source("measured copy 4.24 TB/s");
   std::string json;
   EXPECT_TRUE(google::protobuf::util::MessageToJsonString(ToExportLine(r), &json).ok());
   return json;
@@ -32,6 +35,11 @@ TEST(RecordImport, GoodLinesParseWithCanonicalKeys) {
   EXPECT_EQ(parsed.records[0].line, 1);
   EXPECT_EQ(parsed.records[1].line, 3);
   EXPECT_NE(parsed.records[0].canonical_key.find("m=4"), std::string::npos);
+  // The roofline and its ceilings' source come back from the JSON line.
+  const auto& roofline = parsed.records[0].record.roofline();
+  EXPECT_EQ(roofline.achieved_tflops(), 512.5);
+  EXPECT_EQ(roofline.fraction_of_floor(), 0.75);
+  EXPECT_EQ(roofline.ceilings().source(), "measured copy 4.24 TB/s");
 }
 
 TEST(RecordImport, EveryBadLineIsRejectedByNumberAndField) {

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <fstream>
+#include <regex>
 
 #include "db/tuning_store.h"
 #include "tests/support/tiletuned_process.h"
@@ -42,6 +43,15 @@ TEST_F(CliFlow, SubmitWatchLookupExportImport) {
   auto lookup =
       Cli(daemon, {"lookup", "--op", "rmsnorm", "--dtype", "f32", "--shape", "rows=64,cols=333"});
   ASSERT_EQ(lookup.exit_code, 0) << lookup.err;
+  // The host CPU has no ceilings: the rates, and the fraction "unknown".
+  EXPECT_NE(lookup.out.find("roofline"), std::string::npos) << lookup.out;
+  EXPECT_NE(lookup.out.find("unknown: no ceilings for this device"), std::string::npos)
+      << lookup.out;
+  auto listed = Cli(daemon, {"records", "list"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("TFLOP/s"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("% OF ROOFLINE"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("unknown"), std::string::npos) << listed.out;
 
   const auto exported = dir_.path() / "records.jsonl";
   auto exp = Cli(daemon, {"records", "export", "-o", exported.string()});
@@ -81,6 +91,12 @@ TEST_F(CliFlow, SubmitWatchLookupExportImport) {
   auto hit = Cli(other, {"--json", "lookup", "--op", "gemm", "--dtype", "f32", "--shape",
                          "m=64,n=96,k=80", "--chain", "bias,relu"});
   ASSERT_EQ(hit.exit_code, 0) << hit.err;
+  // The imported record kept its roofline: a positive TFLOP/s, no fraction.
+  std::smatch tflops;
+  const std::regex achieved(R"re("achieved_tflops":\s*([0-9.eE+-]+))re");
+  ASSERT_TRUE(std::regex_search(hit.out, tflops, achieved)) << hit.out;
+  EXPECT_GT(std::stod(tflops[1]), 0) << hit.out;
+  EXPECT_EQ(hit.out.find("peak_tflops"), std::string::npos) << hit.out;
   EXPECT_EQ(other.Stop(SIGTERM), 0);
   auto store = db::OpenSqliteStore({other.db_path().string()});
   EXPECT_EQ(store->ListRecords("", "", 100, "").records.size(), 2u);

@@ -694,8 +694,18 @@ TEST(TrustedTuning, DecisionRetimesWinnerRunnerUpAndBaselineInterleaved) {
     EXPECT_EQ(t.timing().throttled_discards(), 0);
     EXPECT_EQ(t.validation().checked_elements(), 96 * 80) << t.ShortDebugString();
     EXPECT_EQ(t.validation().output_elements(), 96 * 80);
+    // And its roofline: the rates are measured, the host CPU's ceilings
+    // unknown, so no fraction. f32 A, B and C, read and written once.
+    EXPECT_EQ(t.roofline().flops(), 2 * 96 * 80 * 64) << t.ShortDebugString();
+    EXPECT_EQ(t.roofline().bytes(), 4 * (96 * 64 + 64 * 80 + 96 * 80));
+    EXPECT_GT(t.roofline().achieved_tflops(), 0);
+    EXPECT_GT(t.roofline().achieved_tbps(), 0);
+    EXPECT_FALSE(t.roofline().has_ceilings());
   }
   EXPECT_EQ(record.validation().checked_elements(), 96 * 80);
+  EXPECT_DOUBLE_EQ(record.roofline().achieved_tflops(),
+                   2.0 * 96 * 80 * 64 / record.tuned().median_us() * 1e-6);
+  EXPECT_FALSE(record.roofline().has_ceilings());
 }
 
 // Above reference_full_max_flops the worker compares sampled rows only, and

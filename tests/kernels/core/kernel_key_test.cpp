@@ -133,4 +133,34 @@ TEST(KernelKey, RowOpsNeedRowsAndCols) {
 }
 
 }  // namespace
+TEST(KernelKey, ProblemBytesCountsAGemmsOperandsAndChainTensorsOncePerBatch) {
+  auto key = Gemm(128, 256, 64);
+  key.set_input_dtype(v1::DTYPE_BF16);
+  auto* batch = key.add_shape();
+  batch->set_name("batch");
+  batch->set_size(2);
+  key.add_chain()->set_op("bias");  // bf16, like the output
+  auto* residual = key.add_chain();
+  residual->set_op("residual_add");
+  residual->set_dtype(v1::DTYPE_F32);
+  // A 2*128*64*2 + B 2*64*256*2 + C 2*128*256*2 + bias 256*2 + residual 2*128*256*4.
+  EXPECT_EQ(ProblemBytes(key), 32768 + 65536 + 131072 + 512 + 262144);
+}
+
+TEST(KernelKey, ProblemBytesCountsANormsWeightPrologueAndItsSecondOutput) {
+  v1::KernelKey key;
+  key.set_op("rmsnorm");
+  key.set_input_dtype(v1::DTYPE_BF16);
+  key.set_output_dtype(v1::DTYPE_F32);
+  for (auto [name, size] : {std::pair{"rows", 8}, {"cols", 1024}}) {
+    auto* d = key.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  key.add_prologue()->set_op("residual_add");  // bf16, like the input
+  key.set_write_prologue_output(true);
+  // x 8*1024*2 + y 8*1024*4 + weight 1024*2 + residual 8*1024*2 + x+residual 8*1024*2.
+  EXPECT_EQ(ProblemBytes(key), 16384 + 32768 + 2048 + 16384 + 16384);
+}
+
 }  // namespace tiletune::kernels
