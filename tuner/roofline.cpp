@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "kernels/core/kernel_key.h"
+#include "kernels/core/op_registry.h"
 
 namespace tiletune::tuner {
 namespace {
@@ -14,7 +15,8 @@ namespace {
 enum class MathUnit { kTensor16, kTf32, kF32Gemm, kF32 };
 
 MathUnit UnitOf(const v1::KernelKey& key) {
-  if (key.op() != "gemm") return MathUnit::kF32;  // row ops compute in f32
+  // Only matmuls run on matrix units; row and element-wise ops compute in f32.
+  if (kernels::OpSpecOf(key.op()).fusion != kernels::FusionKind::kMatmul) return MathUnit::kF32;
   if (key.input_dtype() == v1::DTYPE_F16 || key.input_dtype() == v1::DTYPE_BF16) {
     return MathUnit::kTensor16;
   }
