@@ -1,7 +1,10 @@
 #include "bench/tuning/session_runner.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 
 #include "kernels/core/kernel_template.h"
 #include "tuner/device_description_of.h"
@@ -20,6 +23,19 @@ class TrialCollector final : public tuner::TuningObserver {
 };
 
 }  // namespace
+
+std::optional<std::string> ResolveBenchTools(std::string& rtc_binary, std::string& worker_binary,
+                                             std::string& cache_dir, std::string_view cache_name) {
+  namespace fs = std::filesystem;
+  const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
+  if (rtc_binary.empty()) rtc_binary = self / "tiletune-rtc";
+  if (worker_binary.empty()) worker_binary = self / "tiletune-worker";
+  if (cache_dir.empty()) cache_dir = fs::temp_directory_path() / cache_name;
+  if (::access(worker_binary.c_str(), X_OK) != 0) {
+    return "the tuner's worker " + worker_binary + " is missing or not executable";
+  }
+  return std::nullopt;
+}
 
 kernels::KeySpace TuningSessionRunner::SpaceOf(const v1::KernelKey& key, std::string* why) const {
   return kernels::KeySpace::Of(key, tuner::DeviceDescriptionOf(device_), why);

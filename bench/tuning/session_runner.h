@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string_view>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +28,12 @@ struct SessionResult {
 // The daemon's tuner on the first device of one backend, wired as
 // server/job_scheduler.cpp wires it: the backend, the device, one
 // tiletune-worker process and a compile pool.
+// Fills what a GPU bench's flags left empty: tiletune-rtc and
+// tiletune-worker beside the program, the compile cache under the temporary
+// folder in `cache_name`. Says why when the worker cannot be run.
+std::optional<std::string> ResolveBenchTools(std::string& rtc_binary, std::string& worker_binary,
+                                             std::string& cache_dir, std::string_view cache_name);
+
 class TuningSessionRunner {
  public:
   TuningSessionRunner(runtime::Backend& backend, const std::string& worker_binary,

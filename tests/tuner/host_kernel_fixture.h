@@ -12,6 +12,7 @@
 
 #include "kernels/core/kernel_template.h"
 #include "runtime/host/host_backend.h"
+#include "tests/support/test_key.h"
 #include "tiletune/worker/v1/worker.pb.h"
 #include "tuner/benchmark_worker.h"
 
@@ -40,18 +41,9 @@ inline runtime::host::HostBackend& TestBackend() {
 inline v1::KernelKey MakeKey(const std::string& op,
                              const std::vector<std::pair<std::string, int64_t>>& dims,
                              const std::vector<std::string>& chain = {}) {
-  v1::KernelKey key;
-  key.set_op(op);
-  key.set_input_dtype(v1::DTYPE_F32);
-  for (const auto& [name, size] : dims) {
-    auto* d = key.add_shape();
-    d->set_name(name);
-    d->set_size(size);
-  }
-  for (const auto& name : chain) {
-    auto* c = key.add_chain();
-    c->set_op(name);
-    if (name == "scale") c->set_scalar(0.75);
+  v1::KernelKey key = TestKey(op, dims, chain);
+  for (auto& c : *key.mutable_chain()) {
+    if (c.op() == "scale") c.set_scalar(0.75);
   }
   return key;
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/core/kernel_key.h"
+#include "tests/support/test_key.h"
 
 namespace tiletune::tuner {
 namespace {
@@ -17,16 +18,9 @@ v1::DeviceCeilings Ceilings(double tflops, double tbps) {
   return ceilings;
 }
 
-v1::KernelKey Key(const char* op, v1::DType dtype, std::vector<std::pair<const char*, int>> dims) {
-  v1::KernelKey key;
-  key.set_op(op);
-  key.set_input_dtype(dtype);
-  for (auto [name, size] : dims) {
-    auto* d = key.add_shape();
-    d->set_name(name);
-    d->set_size(size);
-  }
-  return key;
+v1::KernelKey Key(const char* op, v1::DType dtype,
+                  const std::vector<std::pair<std::string, int64_t>>& dims) {
+  return testing::TestKey(op, dims, {}, dtype);
 }
 
 v1::DeviceFingerprint H200() {

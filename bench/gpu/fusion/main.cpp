@@ -141,12 +141,10 @@ int main(int argc, char** argv) {
   app.add_option("--cache-dir", cache_dir,
                  "compiled-kernel cache (default: <tmp>/tiletune-bench-fusion-cache)");
   CLI11_PARSE(app, argc, argv);
-  const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
-  if (rtc_binary.empty()) rtc_binary = self / "tiletune-rtc";
-  if (worker_binary.empty()) worker_binary = self / "tiletune-worker";
-  if (cache_dir.empty()) cache_dir = fs::temp_directory_path() / "tiletune-bench-fusion-cache";
-  if (::access(worker_binary.c_str(), X_OK) != 0)
-    return Fail("the tuner's worker " + worker_binary + " is missing or not executable");
+  if (const auto missing = bench::ResolveBenchTools(rtc_binary, worker_binary, cache_dir,
+                                                    "tiletune-bench-fusion-cache")) {
+    return Fail(*missing);
+  }
 
   std::string why;
   auto executor = cu::CudaExecutor::Open(&why);

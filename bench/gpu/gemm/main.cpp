@@ -82,12 +82,10 @@ int main(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     return Fail(e.what());
   }
-  const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
-  if (rtc_binary.empty()) rtc_binary = self / "tiletune-rtc";
-  if (worker_binary.empty()) worker_binary = self / "tiletune-worker";
-  if (cache_dir.empty()) cache_dir = fs::temp_directory_path() / "tiletune-bench-gemm-cache";
-  if (::access(worker_binary.c_str(), X_OK) != 0)
-    return Fail("the tuner's worker " + worker_binary + " is missing or not executable");
+  if (const auto missing = bench::ResolveBenchTools(rtc_binary, worker_binary, cache_dir,
+                                                    "tiletune-bench-gemm-cache")) {
+    return Fail(*missing);
+  }
 
   std::string why;
   auto executor = cu::CudaExecutor::Open(&why);
