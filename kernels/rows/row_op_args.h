@@ -17,4 +17,9 @@ TensorArg ColumnTensor(std::string_view name, TensorRole role, std::string_view 
 // A row reduction's own work per element: a max, an exp, sums, a division.
 int64_t RowReductionFlops(const v1::KernelKey& key);
 
+// The spec of a row reduction (softmax, rmsnorm, layernorm): the shared
+// dims, x, the op's per-column tensors, y, RowReductionFlops, ABI version 1.
+OpSpec RowReductionSpec(std::string_view name, std::vector<TensorArg> column_tensors,
+                        RowReference reference);
+
 }  // namespace tiletune::kernels::rows

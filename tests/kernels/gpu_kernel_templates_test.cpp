@@ -9,6 +9,7 @@
 #include "kernels/core/kernel_key.h"
 #include "kernels/core/kernel_template.h"
 #include "kernels/source/host_source.h"
+#include "tests/support/source_text.h"
 #include "tests/support/test_key.h"
 
 namespace tiletune::kernels {
@@ -377,14 +378,9 @@ TEST_P(GpuTemplates, SourcesChainTheEpilogueInKeyOrder) {
   EXPECT_NE(s.code.find("__device__ float operator()(float v, long long idx, long long col)"),
             std::string::npos)
       << s.code;
-  const size_t bias = s.code.find("tt::bias{args->chain_tensors[0]}");
-  const size_t gelu = s.code.find("tt::gelu_tanh{}");
-  const size_t residual = s.code.find("tt::residual_add{args->chain_tensors[2]}");
-  const size_t scale = s.code.find("tt::scale{args->chain_scalars[3]}");
-  ASSERT_NE(scale, std::string::npos) << s.code;
-  EXPECT_LT(bias, gelu);
-  EXPECT_LT(gelu, residual);
-  EXPECT_LT(residual, scale);
+  testing::ExpectInOrder(
+      s.code, {"tt::bias{args->chain_tensors[0]}", "tt::gelu_tanh{}",
+               "tt::residual_add{args->chain_tensors[2]}", "tt::scale{args->chain_scalars[3]}"});
   EXPECT_NE(s.code.find("tt::gemm_tiled<Config>(args, Epilogue{&args});"), std::string::npos);
   // Only HIP sources select the HIP side of tt/device.h.
   EXPECT_EQ(s.code.find("#define TT_HIP 1") != std::string::npos, GetParam() == "hip");

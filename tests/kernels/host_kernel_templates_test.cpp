@@ -7,6 +7,7 @@
 
 #include "kernels/core/kernel_template.h"
 #include "kernels/source/host_source.h"
+#include "tests/support/source_text.h"
 #include "tests/support/test_key.h"
 
 namespace tiletune::kernels {
@@ -128,14 +129,9 @@ TEST(HostKernelSource, ChainsTheEpilogueInKeyOrder) {
   EXPECT_EQ(s.launch.threads(), v.at("threads"));
   EXPECT_NE(s.code.find("static constexpr int64_t tile_m = " + std::to_string(v.at("tile_m"))),
             std::string::npos);
-  const size_t bias = s.code.find("tt::bias{args->chain_tensors[0]}");
-  const size_t gelu = s.code.find("tt::gelu_tanh{}");
-  const size_t residual = s.code.find("tt::residual_add{args->chain_tensors[2]}");
-  const size_t scale = s.code.find("tt::scale{args->chain_scalars[3]}");
-  ASSERT_NE(scale, std::string::npos) << s.code;
-  EXPECT_LT(bias, gelu);
-  EXPECT_LT(gelu, residual);
-  EXPECT_LT(residual, scale);
+  testing::ExpectInOrder(
+      s.code, {"tt::bias{args->chain_tensors[0]}", "tt::gelu_tanh{}",
+               "tt::residual_add{args->chain_tensors[2]}", "tt::scale{args->chain_scalars[3]}"});
   std::set<std::string> headers;
   for (const auto& [name, text] : s.headers) {
     EXPECT_FALSE(text.empty()) << name;

@@ -20,16 +20,11 @@ void Layernorm(const RowReferenceArgs& p, std::span<const double> x, std::span<d
 }  // namespace
 
 const OpSpec& LayernormOp() {
-  static const OpSpec kSpec{
-      .name = kOpName,
-      .fusion = FusionKind::kRowReduction,
-      .abi_version = 1,
-      .dims = rows::RowDims(),
-      .tensors = {rows::RowInput(), rows::ColumnTensor("w", TensorRole::kWeight, "weight"),
-                  rows::ColumnTensor("b", TensorRole::kShift, "shift"), rows::RowOutput()},
-      .flops = rows::RowReductionFlops,
-      .row_reference = Layernorm,
-  };
+  static const OpSpec kSpec =
+      rows::RowReductionSpec(kOpName,
+                             {rows::ColumnTensor("w", TensorRole::kWeight, "weight"),
+                              rows::ColumnTensor("b", TensorRole::kShift, "shift")},
+                             Layernorm);
   return kSpec;
 }
 

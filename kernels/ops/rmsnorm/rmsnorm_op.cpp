@@ -17,16 +17,8 @@ void Rmsnorm(const RowReferenceArgs& p, std::span<const double> x, std::span<dou
 }  // namespace
 
 const OpSpec& RmsnormOp() {
-  static const OpSpec kSpec{
-      .name = kOpName,
-      .fusion = FusionKind::kRowReduction,
-      .abi_version = 1,
-      .dims = rows::RowDims(),
-      .tensors = {rows::RowInput(), rows::ColumnTensor("w", TensorRole::kWeight, "weight"),
-                  rows::RowOutput()},
-      .flops = rows::RowReductionFlops,
-      .row_reference = Rmsnorm,
-  };
+  static const OpSpec kSpec = rows::RowReductionSpec(
+      kOpName, {rows::ColumnTensor("w", TensorRole::kWeight, "weight")}, Rmsnorm);
   return kSpec;
 }
 

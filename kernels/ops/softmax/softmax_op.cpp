@@ -18,15 +18,7 @@ void Softmax(const RowReferenceArgs&, std::span<const double> x, std::span<doubl
 }  // namespace
 
 const OpSpec& SoftmaxOp() {
-  static const OpSpec kSpec{
-      .name = kOpName,
-      .fusion = FusionKind::kRowReduction,
-      .abi_version = 1,
-      .dims = rows::RowDims(),
-      .tensors = {rows::RowInput(), rows::RowOutput()},
-      .flops = rows::RowReductionFlops,
-      .row_reference = Softmax,
-  };
+  static const OpSpec kSpec = rows::RowReductionSpec(kOpName, {}, Softmax);
   return kSpec;
 }
 

@@ -22,15 +22,7 @@ bool IsElf(const std::string& binary) {
              0) == 0;
 }
 
-class Nvrtc : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string why;
-    nvrtc_ = TestNvrtc(&why);
-    if (!nvrtc_) GTEST_SKIP() << why;
-  }
-  NvrtcCompiler* nvrtc_ = nullptr;
-};
+class Nvrtc : public NvrtcTest {};
 
 TEST_F(Nvrtc, NamesItsVersion) {
   EXPECT_EQ(nvrtc_->name(), "nvrtc");

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <string>
 
@@ -15,5 +17,16 @@ inline NvrtcCompiler* TestNvrtc(std::string* why) {
   *why = open_error;
   return nvrtc.get();
 }
+
+// A test that needs NVRTC: skipped, saying why, where there is none.
+class NvrtcTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    nvrtc_ = TestNvrtc(&why);
+    if (!nvrtc_) GTEST_SKIP() << why;
+  }
+  NvrtcCompiler* nvrtc_ = nullptr;
+};
 
 }  // namespace tiletune::runtime::cuda

@@ -65,15 +65,7 @@ TEST(PtxasReport, ALogWithoutAReportIsEmpty) {
   EXPECT_EQ(r.stack_bytes, 0);
 }
 
-class PtxasReportFromNvrtc : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string why;
-    nvrtc_ = TestNvrtc(&why);
-    if (!nvrtc_) GTEST_SKIP() << why;
-  }
-  NvrtcCompiler* nvrtc_ = nullptr;
-};
+class PtxasReportFromNvrtc : public NvrtcTest {};
 
 // 48 live values and a register cap of 24 force ptxas to spill.
 constexpr const char* kSpillingKernel = R"(
