@@ -4,6 +4,8 @@
 # (their build-tree paths are recreated as links to the bundle). Logs and
 # JSON go to OUT; a table of pass counts is printed last.
 #   source .gpu/env.sh; bash bench/gpu/run_gpu_suites.sh BUILD_DIR OUT [bench-gemm args...]
+# FUSION_ARGS: arguments for tiletune-bench-fusion (e.g. --case softmax);
+# SKIP_BENCH=1: the tests only.
 # BUILD_DIR is the build tree the test binaries were compiled in
 # (TILETUNE_BUILD_DIR, e.g. /work/main/build/release).
 set -uo pipefail
@@ -17,11 +19,15 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu 
   >"$out/gpu.csv" 2>&1
 summary=""
 for t in test_kernels_tile_gpu test_tuner_gpu_rows test_tuner_vendor_baseline test_runtime; do
-  "$here/$t" --gtest_brief=1 >"$out/$t.log" 2>&1
-  summary+="$t: $(grep -E '^\[  (PASSED|FAILED)  \]|tests? (ran|skipped)' "$out/$t.log" | tr '\n' ' ')"$'\n'
+  "$here/$t" --gtest_brief=1 >"$out/tests-$t.txt" 2>&1
+  summary+="$t: $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/tests-$t.txt" | tr '\n' ' ')"$'\n'
+  # One log for all: the device tool brings back at most eight files.
+  { echo "== $t"; cat "$out/tests-$t.txt"; } >>"$out/tests.log" && rm "$out/tests-$t.txt"
 done
 if [[ ${SKIP_BENCH:-0} != 1 ]]; then
   tiletune-bench-gemm --threads "$(nproc)" --json "$out/gemm.json" "$@" >"$out/bench-gemm.txt" 2>&1
-  tiletune-bench-fusion --threads "$(nproc)" --json "$out/fusion.json" >"$out/bench-fusion.txt" 2>&1
+  # shellcheck disable=SC2086 # FUSION_ARGS is a list of arguments
+  tiletune-bench-fusion --threads "$(nproc)" --json "$out/fusion.json" ${FUSION_ARGS:-} \
+    >"$out/bench-fusion.txt" 2>&1
 fi
 echo "$summary"
