@@ -27,8 +27,9 @@ struct DeviceDescription {
 inline const DeviceDescription kH200{"cuda", "sm_90", 32, 132, 227 * 1024, true};
 // MI200 (gfx90a, MI250X's die): 110 CUs, wave64, 64 KiB of LDS.
 inline const DeviceDescription kMi200{"hip", "gfx90a", 64, 110, 64 * 1024, false};
-// A CPU: the host templates' spaces do not depend on it.
-inline const DeviceDescription kHostCpu{"host", "x86_64", 1, 1, 0, false};
+// A CPU of two cores (these machines'): the host templates offer one
+// thread per core they may use (HostThreadCounts), at most two.
+inline const DeviceDescription kHostCpu{"host", "x86_64", 1, 2, 0, false};
 
 // The named compile target of a backend (kH200, kMi200, kHostCpu), for what
 // is built without a device: tests, benchmarks, the fuzzer. Throws

@@ -32,7 +32,7 @@ class HostRowKernel final : public KernelTemplate {
     return UnsupportedHostTypes(key);
   }
 
-  SearchSpace Space(const v1::KernelKey& key, const DeviceDescription&) const override {
+  SearchSpace Space(const v1::KernelKey& key, const DeviceDescription& device) const override {
     const int64_t rows = DimSize(key, "rows").value_or(1), cols = DimSize(key, "cols").value_or(1);
     SearchSpace space;
     if (def_.reduces) {
@@ -41,7 +41,7 @@ class HostRowKernel final : public KernelTemplate {
                     [cols](const Variant& v) { return v.at("vec") == 4 || v.at("vec") <= cols; });
     }
     for (const auto& p : def_.algorithm) space.Add(p.name, p.values);
-    space.Add("rows_per_task", {1, 8, 32}).Add("threads", {1, 2});
+    space.Add("rows_per_task", {1, 8, 32}).Add("threads", HostThreadCounts(device));
     space.Require("rows_per_task <= rows", [rows](const Variant& v) {
       return v.at("rows_per_task") == 1 || v.at("rows_per_task") <= rows;
     });

@@ -33,6 +33,14 @@ std::string EntryBody(const HostKernelSpec& spec, int64_t planted_fault) {
 
 }  // namespace
 
+std::vector<int64_t> HostThreadCounts(const DeviceDescription& device) {
+  std::vector<int64_t> counts;
+  for (const int64_t threads : {1, 2}) {
+    if (threads == 1 || threads <= device.compute_units) counts.push_back(threads);
+  }
+  return counts;
+}
+
 std::optional<std::string> UnsupportedHostTypes(const v1::KernelKey& key) {
   const v1::KernelKey k = NormalizeKernelKey(key);
   if (k.input_dtype() != v1::DTYPE_F32) {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/core/device_description.h"
 #include "kernels/core/kernel_template.h"
 
 namespace tiletune::kernels::host {
@@ -29,6 +30,11 @@ struct HostKernelSpec {
   // function<Config>(args, Prologue{args}, Epilogue{args}).
   bool takes_prologue = false;
 };
+
+// The thread counts a host template offers on `device`: 1 and 2, at most
+// the CPUs the daemon may use (its compute units), so that a daemon limited
+// to one CPU (host_cpus 1) never times a variant fighting itself for it.
+std::vector<int64_t> HostThreadCounts(const DeviceDescription& device);
 
 // Why a host kernel cannot serve the key's types (host kernels are f32
 // through and through), or nullopt.

@@ -54,7 +54,7 @@ class HostGemmBlocked final : public KernelTemplate {
     return UnsupportedHostTypes(key);
   }
 
-  SearchSpace Space(const v1::KernelKey& key, const DeviceDescription&) const override {
+  SearchSpace Space(const v1::KernelKey& key, const DeviceDescription& device) const override {
     const int64_t m = DimSize(key, "m").value_or(1), n = DimSize(key, "n").value_or(1),
                   k = DimSize(key, "k").value_or(1), batch = DimSize(key, "batch").value_or(1);
     SearchSpace space;
@@ -64,7 +64,7 @@ class HostGemmBlocked final : public KernelTemplate {
         .Add("micro_m", {4, 6, 8})
         .Add("micro_n", {16, 32})
         .Add("k_unroll", {1, 4})
-        .Add("threads", {1, 2});
+        .Add("threads", host::HostThreadCounts(device));
     space.Require("micro_m divides tile_m",
                   [](const Variant& v) { return v.at("tile_m") % v.at("micro_m") == 0; });
     space.Require("tile_m <= m rounded up to 32",
@@ -102,10 +102,10 @@ class HostGemmRowwise final : public KernelTemplate {
     return UnsupportedHostTypes(key);
   }
 
-  SearchSpace Space(const v1::KernelKey& key, const DeviceDescription&) const override {
+  SearchSpace Space(const v1::KernelKey& key, const DeviceDescription& device) const override {
     const int64_t rows = DimSize(key, "m").value_or(1) * DimSize(key, "batch").value_or(1);
     SearchSpace space;
-    space.Add("threads", {1, 2});
+    space.Add("threads", host::HostThreadCounts(device));
     space.Require("a second thread needs at least two rows",
                   [rows](const Variant& v) { return v.at("threads") == 1 || rows >= 2; });
     return space;

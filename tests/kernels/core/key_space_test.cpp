@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "kernels/core/kernel_key.h"
 #include "kernels/ops/gemm/tile_gemm_source.h"
@@ -91,6 +92,23 @@ size_t Count(const std::vector<Variant>& variants, const char* name, int64_t val
 
 // The named H200 and MI200 are the targets the tile GEMM was tuned for: the
 // spaces on them are the ones the fixed targets gave.
+// A daemon limited to one CPU (host_cpus 1) is offered no two-thread
+// variant: it would time one fighting itself for the core.
+TEST(KeySpace, HostThreadCountsFollowTheCpusTheDaemonMayUse) {
+  const v1::KernelKey key = Gemm(64, 64, 64, v1::DTYPE_F32);
+  DeviceDescription one_cpu = kHostCpu;
+  one_cpu.compute_units = 1;
+  std::string why;
+  const KeySpace narrow = KeySpace::Of(key, one_cpu, &why);
+  ASSERT_FALSE(narrow.empty()) << why;
+  for (const Variant& v : narrow.ValidVariants()) EXPECT_EQ(v.at("threads"), 1) << VariantString(v);
+  std::set<int64_t> threads;
+  for (const Variant& v : KeySpace::Of(key, kHostCpu, &why).ValidVariants()) {
+    threads.insert(v.at("threads"));
+  }
+  EXPECT_EQ(threads, (std::set<int64_t>{1, 2}));
+}
+
 TEST(KeySpace, TheH200AndMi200SeeTheSpacesOfTheirTargets) {
   for (const auto& [leaf, device] :
        {std::pair{gemm::kSm90Target, kH200}, std::pair{gemm::kGfx90aTarget, kMi200}}) {
