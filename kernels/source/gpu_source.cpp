@@ -39,10 +39,6 @@ std::string KernelBody(const GpuKernelSpec& spec, int64_t planted_fault) {
   }
 }
 
-bool HasTensor(const v1::ChainOp& op) {
-  return op.op() == "bias" || op.op() == "residual_add";
-}
-
 bool IsDeviceType(v1::DType dtype) {
   return dtype == v1::DTYPE_F32 || dtype == v1::DTYPE_BF16 || dtype == v1::DTYPE_F16;
 }
@@ -166,6 +162,10 @@ KernelSource GenerateGpuSource(const v1::KernelKey& raw, const GpuVendor& vendor
   source.launch.set_shared_memory_bytes(spec.shared_memory_bytes);
   source.launch.set_blocks_per_compute_unit(static_cast<int32_t>(spec.blocks_per_compute_unit));
   return source;
+}
+
+bool HasTensor(const v1::ChainOp& op) {
+  return op.op() == "bias" || op.op() == "residual_add";
 }
 
 }  // namespace tiletune::kernels::gpu

@@ -19,9 +19,7 @@ constexpr int64_t kNaiveTile = 16;  // gemm_naive.h: 16 x 16 threads, one per ou
 constexpr int64_t kEpiloguePassThreads = 256;
 constexpr int64_t kEpiloguePassMaxBlocks = 8192;
 
-bool HasTensor(const v1::ChainOp& op) {
-  return op.op() == "bias" || op.op() == "residual_add";
-}
+using gpu::HasTensor;
 
 // The dtype every tensor of the chain holds, or nullopt when none has one.
 std::optional<v1::DType> ChainTensorDtype(const v1::KernelKey& key) {
