@@ -3,12 +3,15 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "kernels/core/op_spec.h"
 #include "tiletune/v1/kernel_key.pb.h"
 #include "tiletune/v1/records.pb.h"
 
@@ -23,15 +26,24 @@ struct DeviceBuffer {
 
 // The arguments of one kernel call, in the vocabulary of the problem rather
 // than of a backend's calling convention (which the executor translates to).
+// Named like the fields of the op's launch ABI struct (OpSpec.abi), which
+// every executor packs them into (PackKernelArgs).
 struct KernelArguments {
-  DeviceBuffer a, b, out;                   // gemm A, B, C; row ops: x, -, y
-  DeviceBuffer prologue_out;                // row ops: x after the prologue, if the key asks
-  DeviceBuffer weight, shift;               // norms: gamma, beta
-  std::vector<DeviceBuffer> chain_tensors;  // one per chain op, empty where none
-  std::vector<double> chain_scalars;        // one per chain op (scale)
-  int64_t m = 0, n = 0, k = 0, batch = 1;   // row ops: m = rows, n = cols
-  int64_t lda = 0, ldb = 0, ldc = 0;
-  double eps = 0;
+  const kernels::OpSpec* op = nullptr;  // the key's op
+  // The op's tensors by name ("a", "x", "w"...), and prologue_out where the
+  // key writes it.
+  std::map<std::string, DeviceBuffer, std::less<>> tensors;
+  kernels::NamedInts ints;                  // dims and leading dimensions ("m", "rows", "lda"...)
+  kernels::NamedFloats floats;              // runtime scalars ("eps")
+  std::vector<DeviceBuffer> chain_tensors;  // per prologue op, then per chain op; empty where none
+  std::vector<double> chain_scalars;        // likewise (scale)
+
+  // The address of tensor `name`, null when args has none.
+  void* TensorPtr(std::string_view name) const {
+    const auto it = tensors.find(name);
+    return it == tensors.end() ? nullptr : it->second.ptr;
+  }
+
   // How a GPU kernel is launched (the host executor ignores these).
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};

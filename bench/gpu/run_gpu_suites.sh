@@ -18,7 +18,8 @@ here=$(cd "$(dirname "$(command -v tiletuned)")" && pwd)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv \
   >"$out/gpu.csv" 2>&1
 summary=""
-for t in test_kernels_tile_gpu test_tuner_gpu_rows test_tuner_vendor_baseline test_runtime; do
+for t in test_kernels_tile_gpu test_kernels_tile_compile test_tuner_gpu_rows test_tuner_vendor_baseline \
+  test_runtime_cuda; do
   "$here/$t" --gtest_brief=1 >"$out/tests-$t.txt" 2>&1
   summary+="$t: $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/tests-$t.txt" | tr '\n' ' ')"$'\n'
   # One log for all: the device tool brings back at most eight files.

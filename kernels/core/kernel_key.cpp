@@ -5,8 +5,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "kernels/core/op_registry.h"
 #include "kernels/core/op_graph.h"
+#include "kernels/core/op_registry.h"
 
 namespace tiletune::kernels {
 namespace {
@@ -17,23 +17,13 @@ namespace {
 long double TensorElements(const v1::KernelKey& key, const OpSpec& spec, const TensorArg& tensor) {
   long double elements = 1;
   for (std::string_view name : tensor.dims) {
-    const auto dim = std::find_if(spec.dims.begin(), spec.dims.end(),
-                                  [&](const DimArg& d) { return d.name == name; });
-    elements *= static_cast<long double>(
-        DimSize(key, name).value_or(dim == spec.dims.end() ? 0 : dim->default_size));
+    elements *= static_cast<long double>(DimOrDefault(key, spec, name));
   }
   return elements;
 }
 
 int64_t Elements(const v1::KernelKey& key, const OpSpec& spec, const TensorArg& tensor) {
   return static_cast<int64_t>(TensorElements(key, spec, tensor));
-}
-
-const TensorArg& OutputOf(const OpSpec& spec) {
-  for (const TensorArg& t : spec.tensors) {
-    if (t.role == TensorRole::kOutput) return t;
-  }
-  throw std::logic_error("op '" + std::string(spec.name) + "' has no output tensor");
 }
 
 int64_t DTypeBytes(v1::DType dtype) {
@@ -389,13 +379,13 @@ int64_t ProblemFlops(const v1::KernelKey& key) {
   const OpSpec& spec = OpSpecOf(key.op());
   const int64_t own = spec.flops(key);
   if (!spec.counts_chain_flops) return own;
-  return own + (key.chain_size() + key.prologue_size()) * Elements(key, spec, OutputOf(spec));
+  return own + (key.chain_size() + key.prologue_size()) * Elements(key, spec, OutputTensor(spec));
 }
 
 int64_t ProblemBytes(const v1::KernelKey& raw_key) {
   const v1::KernelKey key = NormalizeKernelKey(raw_key);
   const OpSpec& spec = OpSpecOf(key.op());
-  const TensorArg& output = OutputOf(spec);
+  const TensorArg& output = OutputTensor(spec);
   const int64_t output_elements = Elements(key, spec, output);
   int64_t bytes = 0;
   for (const TensorArg& t : spec.tensors) {
@@ -410,6 +400,12 @@ int64_t ProblemBytes(const v1::KernelKey& raw_key) {
   }
   if (key.write_prologue_output()) bytes += output_elements * DTypeBytes(key.input_dtype());
   return bytes;
+}
+
+int64_t DimOrDefault(const v1::KernelKey& key, const OpSpec& spec, std::string_view name) {
+  const auto dim = std::find_if(spec.dims.begin(), spec.dims.end(),
+                                [&](const DimArg& d) { return d.name == name; });
+  return DimSize(key, name).value_or(dim == spec.dims.end() ? 0 : dim->default_size);
 }
 
 bool IsColMajor(const v1::KernelKey& key, std::string_view tensor) {

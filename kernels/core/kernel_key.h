@@ -10,6 +10,8 @@
 
 namespace tiletune::kernels {
 
+struct OpSpec;
+
 // Limits on what a key may describe. Owned by the daemon's config; these are
 // the defaults.
 struct KeyLimits {
@@ -57,6 +59,10 @@ std::vector<v1::ChainOp> ChainArgumentOps(const v1::KernelKey& key);
 
 // A dimension by name; nullopt if the key has none.
 std::optional<int64_t> DimSize(const v1::KernelKey& key, std::string_view name);
+
+// A dimension of the op `spec` by name: its size in the key, else its
+// default size (0 for a name the op does not have).
+int64_t DimOrDefault(const v1::KernelKey& key, const OpSpec& spec, std::string_view name);
 
 // Whether the key lays `tensor` out column-major (row-major when it does not
 // say).

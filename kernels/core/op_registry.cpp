@@ -6,6 +6,46 @@
 namespace tiletune::kernels {
 namespace {
 
+const AbiField* FindField(const LaunchAbi& abi, std::string_view name) {
+  for (const AbiField& f : abi.fields) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+// Why the op's launch ABI does not describe its struct, or empty: fields in
+// struct order, each aligned, none overlapping, inside the struct; one field
+// of the right kind per dim and tensor, one chain, a float per scalar.
+std::string AbiError(const OpSpec& spec) {
+  const LaunchAbi& abi = spec.abi;
+  size_t end = 0;
+  int chains = 0;
+  for (const AbiField& f : abi.fields) {
+    const size_t bytes = AbiFieldBytes(f.kind);
+    if (f.offset < end || f.offset % std::min<size_t>(bytes, alignof(void*)) != 0 ||
+        f.offset + bytes > abi.size) {
+      return "field " + std::string(f.name) + " overlaps, is misaligned or ends past the struct";
+    }
+    end = f.offset + bytes;
+    chains += f.kind == AbiKind::kChain;
+  }
+  if (chains != 1) return "needs exactly one chain field";
+  const auto expect = [&](std::string_view name, AbiKind kind) -> std::string {
+    const AbiField* f = FindField(abi, name);
+    return f && f->kind == kind ? "" : "needs a field " + std::string(name) + " of its kind";
+  };
+  for (const DimArg& d : spec.dims) {
+    if (auto e = expect(d.name, AbiKind::kInt64); !e.empty()) return e;
+  }
+  for (const TensorArg& t : spec.tensors) {
+    if (auto e = expect(t.name, AbiKind::kTensor); !e.empty()) return e;
+  }
+  for (const auto& [name, value] : spec.scalars) {
+    if (auto e = expect(name, AbiKind::kFloat32); !e.empty()) return e;
+  }
+  return "";
+}
+
 // A spec without flops, with a reference that does not fit its fusion kind
 // or without exactly one output is a programming error of its op folder:
 // refuse it when the registry is first read.
@@ -20,6 +60,10 @@ const OpSpec* Checked(const OpSpec& spec) {
     throw std::logic_error("op '" + std::string(spec.name) +
                            "': its spec needs flops, one output and exactly the reference of its "
                            "fusion kind");
+  }
+  if (const std::string error = AbiError(spec); !error.empty()) {
+    throw std::logic_error("op '" + std::string(spec.name) + "': its launch ABI " +
+                           std::string(spec.abi.struct_name) + " " + error);
   }
   return &spec;
 }
@@ -79,6 +123,36 @@ const TensorArg* FindTensor(const OpSpec& spec, std::string_view name) {
     if (t.name == name) return &t;
   }
   return nullptr;
+}
+
+const TensorArg& OutputTensor(const OpSpec& spec) {
+  for (const TensorArg& t : spec.tensors) {
+    if (t.role == TensorRole::kOutput) return t;
+  }
+  throw std::logic_error("op '" + std::string(spec.name) + "' has no output tensor");
+}
+
+const AbiField* FindAbiField(const OpSpec& spec, std::string_view name) {
+  return FindField(spec.abi, name);
+}
+
+std::span<const float> ReferenceArgs::Tensor(std::string_view name) const {
+  const auto it = tensors.find(name);
+  if (it == tensors.end())
+    throw std::out_of_range("the problem has no tensor " + std::string(name));
+  return it->second;
+}
+
+int64_t ReferenceArgs::Int(std::string_view name) const {
+  const auto it = ints.find(name);
+  if (it == ints.end()) throw std::out_of_range("the problem has no field " + std::string(name));
+  return it->second;
+}
+
+double ReferenceArgs::Float(std::string_view name) const {
+  const auto it = floats.find(name);
+  if (it == floats.end()) throw std::out_of_range("the problem has no field " + std::string(name));
+  return it->second;
 }
 
 bool HasTensor(const OpSpec& spec, TensorRole role) {

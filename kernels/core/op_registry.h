@@ -38,6 +38,10 @@ std::string OpNames();
 
 // The op's tensor named `name`, or null.
 const TensorArg* FindTensor(const OpSpec& spec, std::string_view name);
+// The op's one output tensor (AllOpSpecs checks there is one).
+const TensorArg& OutputTensor(const OpSpec& spec);
+// The op's launch ABI field named `name`, or null.
+const AbiField* FindAbiField(const OpSpec& spec, std::string_view name);
 // Whether the op has a tensor of `role`.
 bool HasTensor(const OpSpec& spec, TensorRole role);
 

@@ -1,10 +1,16 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <span>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "kernels/tt/kernel_args.h"
 #include "tiletune/v1/kernel_key.pb.h"
 
 namespace tiletune::kernels {
@@ -29,67 +35,123 @@ enum class LayoutRule {
   kRowOrCol,  // either
 };
 
-// One dimension of an op's key: its name in KernelKey.shape and the
-// tt_kernel_args / tt_host_args field that carries it.
+// One dimension of an op's key: its name in KernelKey.shape, which is also
+// the name of the launch ABI's field that carries it.
 struct DimArg {
   std::string_view name;
   bool required;
   // Size when the key leaves the dimension out; an optional dimension at
   // this size is left out of the normalized key. 0 for required ones.
   int64_t default_size;
-  std::string_view abi_field;
 };
 
-// One tensor of an op: its name (in KernelKey.layouts and messages), its
-// role, the key dims it spans outermost first, and the kernel argument
-// field that carries it. Inputs, weights and shifts are read in the key's
-// input dtype, outputs written in its output dtype.
+// One tensor of an op: its name (in KernelKey.layouts, messages and the
+// launch ABI's field that carries it), its role and the key dims it spans
+// outermost first. Inputs, weights and shifts are read in the key's input
+// dtype, outputs written in its output dtype.
 struct TensorArg {
   std::string_view name;
   TensorRole role;
   std::vector<std::string_view> dims;
-  std::string_view abi_field;
   LayoutRule layout = LayoutRule::kNone;
 };
 
-// The whole-problem operands of a matmul reference: dense, batched operands
-// one after another, as tt_host_args lays them out.
-struct MatmulReferenceArgs {
-  std::span<const float> a, b;
-  int64_t m = 0, n = 0, k = 0;
-  int64_t lda = 0, ldb = 0;
-  bool a_col_major = false, b_col_major = false;
+// What a field of an op's kernel argument struct holds.
+enum class AbiKind {
+  kTensor,   // a pointer: one of the op's tensors, or prologue_out
+  kInt64,    // long long: a dim of the key or a leading dimension
+  kFloat32,  // float: a runtime scalar of the op (the norms' eps)
+  kChain,    // tt_chain_args: the prologue's, then the chain's arguments
+};
+
+// Bytes of a field of `kind`.
+constexpr size_t AbiFieldBytes(AbiKind kind) {
+  switch (kind) {
+    case AbiKind::kTensor: return sizeof(void*);
+    case AbiKind::kInt64: return sizeof(long long);
+    case AbiKind::kFloat32: return sizeof(float);
+    case AbiKind::kChain: return sizeof(tt_chain_args);
+  }
+  return 0;
+}
+
+struct AbiField {
+  std::string_view name;
+  AbiKind kind;
+  size_t offset;  // in the struct
+};
+
+// An op's launch ABI: the C struct of kernels/ops/<op>/<op>_args.h that
+// every kernel of the op takes (by value on GPUs, through a pointer on the
+// host), field by field in struct order. Fields share their names with the
+// op's dims and tensors; the other fields are prologue_out (a row
+// reduction's x after the prologue), leading dimensions (lda, ldb, ldc; a
+// row op's ldx, ldy), runtime scalars (eps) and `chain`. docs/kernel-abi.md
+// spells out each op's.
+struct LaunchAbi {
+  // Bumped whenever a field of the op's struct is added, moved or changes
+  // meaning; a client refuses a kernel whose version it does not know.
+  int version;
+  std::string_view struct_name;  // "tt_gemm_args"
+  std::string_view header;       // "ops/gemm/gemm_args.h", as kernels include it
+  size_t size;                   // sizeof the struct
+  size_t alignment;              // alignof the struct
+  std::vector<AbiField> fields;
+};
+
+// The AbiField of `field` of the C struct `type`, its offset taken from the
+// struct itself so that the registration cannot drift from the header.
+#define TT_ABI_FIELD(type, field, kind)                               \
+  ::tiletune::kernels::AbiField {                                     \
+#field, ::tiletune::kernels::AbiKind::kind, offsetof(type, field) \
+  }
+// The LaunchAbi head of the C struct `type` of version `version`.
+#define TT_LAUNCH_ABI(version, type, header) version, #type, header, sizeof(type), alignof(type)
+
+// A problem's arguments by the names of the launch ABI's fields: what the
+// worker draws and uploads, and what the float64 references read.
+using NamedTensors = std::map<std::string, std::vector<float>, std::less<>>;
+using NamedInts = std::map<std::string, int64_t, std::less<>>;
+using NamedFloats = std::map<std::string, double, std::less<>>;
+
+// The host-side arguments of one problem as a reference reads them: the
+// op's input tensors (dense f32, batch entries one after another, as the
+// kernels read them), its kInt64 fields (dims, leading dimensions) and its
+// kFloat32 fields. Accessors throw std::out_of_range naming a field the
+// problem lacks.
+struct ReferenceArgs {
+  const v1::KernelKey& key;  // normalized
+  const NamedTensors& tensors;
+  const NamedInts& ints;
+  const NamedFloats& floats;
+
+  std::span<const float> Tensor(std::string_view name) const;
+  int64_t Int(std::string_view name) const;
+  double Float(std::string_view name) const;
 };
 
 // The float64 reference of a matmul: output rows `rows` (ascending, all of
 // one batch entry; row r of entry e is e * m + r) into `out`
 // (rows.size() x n).
-using MatmulReference = void (*)(const MatmulReferenceArgs& args, std::span<const int64_t> rows,
+using MatmulReference = void (*)(const ReferenceArgs& args, std::span<const int64_t> rows,
                                  double* out);
 
-// What a row op reads besides its row: per-column weight and shift (empty
-// where the op has none) and the norms' epsilon.
-struct RowReferenceArgs {
-  std::span<const float> weight, shift;
-  double eps = 0;
-};
-
 // The float64 reference of a row or element-wise op: one row x (after the
-// prologue) into y, both cols long.
-using RowReference = void (*)(const RowReferenceArgs& args, std::span<const double> x,
+// prologue) into y, both cols long; `args` for what it reads besides x
+// (a norm's w, b and eps).
+using RowReference = void (*)(const ReferenceArgs& args, std::span<const double> x,
                               std::span<double> y);
+
+// The leading dimensions of a key's dense tensors, by ABI field name (lda,
+// ldb, ldc for gemm; ldx, ldy for row reductions), into `ints`.
+using DenseLeadingDims = void (*)(const v1::KernelKey& key, NamedInts& ints);
 
 // Everything the daemon knows about one op, registered once from the op's
 // folder (kernels/ops/<op>/<op>_op.cpp) and read through op_registry.h.
 struct OpSpec {
   std::string_view name;  // KernelKey.op
   FusionKind fusion;
-  // Version of the kernel argument ABI below (dims' and tensors'
-  // abi_field): bumped whenever an op's fields change meaning. The fields
-  // every op reads alike are not listed: prologue_out (a row reduction's x
-  // after the prologue), chain_tensors and chain_scalars (per prologue op,
-  // then per chain op), lda/ldb/ldc and eps.
-  int abi_version;
+  LaunchAbi abi;
   std::vector<DimArg> dims;        // in the order messages list them
   std::vector<TensorArg> tensors;  // inputs in argument order, then outputs
 
@@ -103,6 +165,12 @@ struct OpSpec {
   // work, so its figures count one operation per element for each.
   int64_t (*flops)(const v1::KernelKey& key) = nullptr;
   bool counts_chain_flops = false;
+
+  // The leading dimensions of dense tensors (null for an op whose ABI has
+  // none) and the runtime scalars' values, for every kFloat32 field: what
+  // the worker launches each kernel with.
+  DenseLeadingDims leading_dims = nullptr;
+  std::vector<std::pair<std::string_view, double>> scalars;
 
   // The float64 reference: `matmul_reference` for kMatmul, `row_reference`
   // for the others.

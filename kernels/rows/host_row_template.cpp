@@ -76,7 +76,7 @@ class HostRowKernel final : public KernelTemplate {
     spec.kernel_name = std::move(kernel_name);
     spec.header = def_.header;
     spec.function = std::move(function);
-    spec.output_elements = "args->m * args->n";
+    spec.output_elements = "args->rows * args->cols";
     spec.takes_prologue = true;
     spec.config.emplace_back("prologue_out", key.write_prologue_output() ? 1 : 0);
     return spec;

@@ -7,19 +7,23 @@
 namespace tiletune::kernels::rows {
 
 std::vector<DimArg> RowDims() {
-  return {{"rows", true, 0, "m"}, {"cols", true, 0, "n"}};
+  return {{"rows", true, 0}, {"cols", true, 0}};
 }
 
 TensorArg RowInput() {
-  return {"x", TensorRole::kInput, {"rows", "cols"}, "a", LayoutRule::kRowOnly};
+  return {"x", TensorRole::kInput, {"rows", "cols"}, LayoutRule::kRowOnly};
 }
 
 TensorArg RowOutput() {
-  return {"y", TensorRole::kOutput, {"rows", "cols"}, "out"};
+  return {"y", TensorRole::kOutput, {"rows", "cols"}};
 }
 
-TensorArg ColumnTensor(std::string_view name, TensorRole role, std::string_view abi_field) {
-  return {name, role, {"cols"}, abi_field};
+TensorArg ColumnTensor(std::string_view name, TensorRole role) {
+  return {name, role, {"cols"}};
+}
+
+void DenseRowLeadingDims(const v1::KernelKey& key, NamedInts& ints) {
+  ints["ldx"] = ints["ldy"] = *DimSize(key, "cols");
 }
 
 int64_t RowReductionFlops(const v1::KernelKey& key) {
@@ -27,7 +31,8 @@ int64_t RowReductionFlops(const v1::KernelKey& key) {
   return kPerElement * DimSize(key, "rows").value_or(0) * DimSize(key, "cols").value_or(0);
 }
 
-OpSpec RowReductionSpec(std::string_view name, std::vector<TensorArg> column_tensors,
+OpSpec RowReductionSpec(std::string_view name, LaunchAbi abi, std::vector<TensorArg> column_tensors,
+                        std::vector<std::pair<std::string_view, double>> scalars,
                         RowReference reference) {
   std::vector<TensorArg> tensors = {RowInput()};
   for (TensorArg& t : column_tensors) tensors.push_back(std::move(t));
@@ -35,10 +40,12 @@ OpSpec RowReductionSpec(std::string_view name, std::vector<TensorArg> column_ten
   return OpSpec{
       .name = name,
       .fusion = FusionKind::kRowReduction,
-      .abi_version = 1,
+      .abi = std::move(abi),
       .dims = RowDims(),
       .tensors = std::move(tensors),
       .flops = RowReductionFlops,
+      .leading_dims = DenseRowLeadingDims,
+      .scalars = std::move(scalars),
       .row_reference = reference,
   };
 }

@@ -7,9 +7,9 @@ namespace {
 // arguments (prologue ops first, then the epilogue chain).
 std::string ChainStep(const v1::ChainOp& op, int index) {
   const std::string i = std::to_string(index);
-  if (op.op() == "bias") return "tt::bias{args->chain_tensors[" + i + "]}";
-  if (op.op() == "residual_add") return "tt::residual_add{args->chain_tensors[" + i + "]}";
-  if (op.op() == "scale") return "tt::scale{args->chain_scalars[" + i + "]}";
+  if (op.op() == "bias") return "tt::bias{args->chain.tensors[" + i + "]}";
+  if (op.op() == "residual_add") return "tt::residual_add{args->chain.tensors[" + i + "]}";
+  if (op.op() == "scale") return "tt::scale{args->chain.scalars[" + i + "]}";
   if (op.op() == "cast") return "tt::cast_f32{}";
   return "tt::" + op.op() + "{}";
 }

@@ -82,10 +82,10 @@ std::string GpuEntry(std::string_view stem, const Variant& variant);
 
 // The complete source of a GPU kernel for the key and vendor: the Config
 // block, the epilogue chain (and prologue) as functors and one extern "C"
-// __global__ entry taking tt_kernel_args by value; its launch geometry; the
-// embedded device headers. `planted_fault` is 0 for a real kernel, else one of
-// kPlantedFault's: 1 never ends, 2 writes far past the output
-// (illegal address), 3 adds 1 to every output.
+// __global__ entry taking the op's launch ABI struct (OpSpec.abi) by value;
+// its launch geometry; the embedded device headers. `planted_fault` is 0 for a real kernel, else
+// one of kPlantedFault's: 1 never ends, 2 writes far past the output (illegal address), 3 adds 1 to
+// every output.
 KernelSource GenerateGpuSource(const v1::KernelKey& key, const GpuVendor& vendor,
                                const GpuKernelSpec& spec, int64_t planted_fault = 0);
 

@@ -8,12 +8,13 @@
 // passes of the op. A longer row is read again by each pass (multi-pass), or,
 // with Cfg::one_pass, read once from memory and kept in shared memory for the
 // later passes. Rows are Cfg::x_type (float, bf16, f16) in memory and f32 in
-// registers and shared memory; outputs are Cfg::y_type.
+// registers and shared memory; outputs are Cfg::y_type. Args is the op's
+// launch ABI struct: every row op's has x, y, rows and cols; a row
+// reduction's also ldx, ldy and prologue_out.
 #ifndef TILETUNE_TT_ROWS_H
 #define TILETUNE_TT_ROWS_H
 
 #include "tt/device.h"
-#include "tt/kernel_args.h"
 #include "tt/reduce.h"
 #include "tt/typed_memory.h"
 
@@ -120,43 +121,43 @@ struct shared_row {
 // a chunk: the group's slice of the block's dynamic shared memory, which the
 // launch sizes at rows_per_block * cols floats. Null for a row that fits in
 // registers and for multi-pass kernels.
-template <class Cfg, class Tile>
-TT_DEVICE float* row_cache(const tt_kernel_args& args, int group) {
+template <class Cfg, class Tile, class Args>
+TT_DEVICE float* row_cache(const Args& args, int group) {
   extern __shared__ __attribute__((aligned(16))) float tt_row_cache[];
-  if (!Cfg::one_pass || args.n <= Tile::chunk) return nullptr;
-  return tt_row_cache + group * args.n;
+  if (!Cfg::one_pass || args.cols <= Tile::chunk) return nullptr;
+  return tt_row_cache + group * args.cols;
 }
 
-// Row `row` of the op's input (args.a), seen through the prologue, and where
-// its mapped values go when the key wants them (Cfg::prologue_out:
-// args.prologue_out, laid out like the output).
-template <class Cfg, class Pro>
-TT_DEVICE row_source<typename Cfg::x_type, Pro> input_row(const tt_kernel_args& args, long long row,
+// Row `row` of the op's input x, seen through the prologue, and where its
+// mapped values go when the key wants them (Cfg::prologue_out:
+// args.prologue_out, laid out like y).
+template <class Cfg, class Args, class Pro>
+TT_DEVICE row_source<typename Cfg::x_type, Pro> input_row(const Args& args, long long row,
                                                           const Pro& pro) {
   typedef typename Cfg::x_type T;
-  return {static_cast<const T*>(args.a) + row * args.lda, row * args.lda, pro,
-          Cfg::prologue_out ? static_cast<T*>(args.prologue_out) + row * args.ldc : nullptr};
+  return {static_cast<const T*>(args.x) + row * args.ldx, row * args.ldx, pro,
+          Cfg::prologue_out ? static_cast<T*>(args.prologue_out) + row * args.ldy : nullptr};
 }
 
-// The first element of row `row` of the output (args.out).
-template <class Cfg>
-TT_DEVICE typename Cfg::y_type* output_row(const tt_kernel_args& args, long long row) {
-  return static_cast<typename Cfg::y_type*>(args.out) + row * args.ldc;
+// The first element of row `row` of the output y.
+template <class Cfg, class Args>
+TT_DEVICE typename Cfg::y_type* output_row(const Args& args, long long row) {
+  return static_cast<typename Cfg::y_type*>(args.y) + row * args.ldy;
 }
 
 // Calls fn(row, len, t, group) for each row of this block's groups: `len`
 // is the row's length, or 0 for a group past the last row (which still takes
 // part in its block's reductions), t the thread's index in its group.
 // Blocks stride over the rows, so any grid covers them all.
-template <class Cfg, class F>
-TT_DEVICE void for_each_row(const tt_kernel_args& args, F fn) {
+template <class Cfg, class Args, class F>
+TT_DEVICE void for_each_row(const Args& args, F fn) {
   constexpr int G = Cfg::threads / Cfg::rows_per_block;
   const int group = threadIdx.x / G, t = threadIdx.x % G;
   const long long step = static_cast<long long>(gridDim.x) * Cfg::rows_per_block;
-  for (long long first = static_cast<long long>(blockIdx.x) * Cfg::rows_per_block; first < args.m;
-       first += step) {
+  for (long long first = static_cast<long long>(blockIdx.x) * Cfg::rows_per_block;
+       first < args.rows; first += step) {
     const long long row = first + group;
-    fn(row, row < args.m ? args.n : 0, t, group);
+    fn(row, row < args.rows ? args.cols : 0, t, group);
   }
 }
 

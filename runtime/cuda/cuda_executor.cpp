@@ -1,5 +1,5 @@
 #include "runtime/cuda/cuda_executor.h"
-#include "runtime/gpu_kernel_args.h"
+#include "runtime/packed_kernel_args.h"
 
 #include <unistd.h>
 
@@ -11,7 +11,6 @@
 #include <stdexcept>
 
 #include "kernels/ops/gemm/cublaslt_baseline.h"
-#include "kernels/tt/kernel_args.h"
 
 namespace tiletune::runtime::cuda {
 namespace {
@@ -236,10 +235,11 @@ std::optional<std::string> CudaExecutor::PrepareVendor(const KernelArguments& ar
 std::optional<std::string> CudaExecutor::EnqueueVendor(const KernelArguments& args) {
   const auto& fold = vendor_spec_->fold;
   CublasLtOperands operands;
-  operands.a = args.a.ptr;
-  operands.b = args.b.ptr;
+  // cuBLASLt serves gemm keys only (CublasLtSpec refuses others).
+  operands.a = args.TensorPtr("a");
+  operands.b = args.TensorPtr("b");
   operands.residual = fold.residual_op ? args.chain_tensors.at(*fold.residual_op).ptr : nullptr;
-  operands.d = args.out.ptr;
+  operands.d = args.TensorPtr("c");
   operands.alpha = fold.scale_op ? static_cast<float>(args.chain_scalars.at(*fold.scale_op)) : 1.0f;
   operands.workspace = reinterpret_cast<void*>(cublaslt_workspace_);
   try {
@@ -251,13 +251,13 @@ std::optional<std::string> CudaExecutor::EnqueueVendor(const KernelArguments& ar
 }
 
 std::optional<std::string> CudaExecutor::Configure(const KernelArguments& args,
-                                                   tt_kernel_args* raw) {
+                                                   PackedKernelArgs* packed) {
   if (vendor_spec_) {
     if (auto error = PrepareVendor(args)) return error;
     if (vendor_spec_->fold.fused) return std::nullopt;
   }
   if (!function_) return std::string("no kernel loaded");
-  if (auto error = BindKernelArgs(args, raw)) return error;
+  if (auto error = PackKernelArgs(args, packed)) return error;
   if (args.shared_memory_bytes <= shared_memory_limit_) return std::nullopt;
   if (auto error =
           Status(api_.cuFuncSetAttribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -270,12 +270,13 @@ std::optional<std::string> CudaExecutor::Configure(const KernelArguments& args,
   return std::nullopt;
 }
 
-std::optional<std::string> CudaExecutor::Enqueue(const KernelArguments& args, tt_kernel_args& raw) {
+std::optional<std::string> CudaExecutor::Enqueue(const KernelArguments& args,
+                                                 PackedKernelArgs& packed) {
   if (vendor_spec_) {
     if (auto error = EnqueueVendor(args)) return error;
     if (vendor_spec_->fold.fused) return std::nullopt;
   }
-  void* params[] = {&raw};
+  void* params[] = {packed.data()};
   return Status(api_.cuLaunchKernel(function_, args.grid[0], args.grid[1], args.grid[2],
                                     args.block[0], args.block[1], args.block[2],
                                     args.shared_memory_bytes, nullptr, params, nullptr),
@@ -283,20 +284,20 @@ std::optional<std::string> CudaExecutor::Enqueue(const KernelArguments& args, tt
 }
 
 std::optional<std::string> CudaExecutor::Launch(const KernelArguments& args) {
-  tt_kernel_args raw;
-  if (auto error = Configure(args, &raw)) return error;
-  if (auto error = Enqueue(args, raw)) return error;
+  PackedKernelArgs packed;
+  if (auto error = Configure(args, &packed)) return error;
+  if (auto error = Enqueue(args, packed)) return error;
   return Status(api_.cuCtxSynchronize(), "cuCtxSynchronize after " + entry_);
 }
 
 std::optional<std::string> CudaExecutor::TimedLaunch(const KernelArguments& args, double* seconds) {
   // Everything but the launch happens before the start event.
-  tt_kernel_args raw;
-  if (auto error = Configure(args, &raw)) return error;
+  PackedKernelArgs packed;
+  if (auto error = Configure(args, &packed)) return error;
   if (auto error = Status(api_.cuEventRecord(start_, nullptr), "cuEventRecord(start)")) {
     return error;
   }
-  if (auto error = Enqueue(args, raw)) return error;
+  if (auto error = Enqueue(args, packed)) return error;
   if (auto error = Status(api_.cuEventRecord(stop_, nullptr), "cuEventRecord(stop)")) {
     return error;
   }

@@ -9,8 +9,7 @@
 #include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/cuda_driver_api.h"
 #include "runtime/device_executor.h"
-
-struct tt_kernel_args;
+#include "runtime/packed_kernel_args.h"
 
 namespace tiletune::runtime::cuda {
 
@@ -51,7 +50,8 @@ class CudaExecutor final : public DeviceExecutor {
   std::optional<std::string> LoadVendor(const VendorCall& call) override;
   // Launches with args.grid, args.block and args.shared_memory_bytes of
   // dynamic shared memory (opting in past 48 KiB), the kernel's one
-  // parameter being a tt_kernel_args built from `args`; waits for the end.
+  // parameter being the op's launch ABI struct packed from `args`; waits
+  // for the end.
   std::optional<std::string> Launch(const KernelArguments& args) override;
   // Times the kernel alone with events recorded around its launch.
   std::optional<std::string> TimedLaunch(const KernelArguments& args, double* seconds) override;
@@ -62,8 +62,8 @@ class CudaExecutor final : public DeviceExecutor {
   CudaExecutor(std::unique_ptr<CudaDriver> driver, CUdevice device, CUcontext context);
   std::optional<std::string> Prepare();
   // Binds `args` and opts the function in to their shared memory size.
-  std::optional<std::string> Configure(const KernelArguments& args, tt_kernel_args* raw);
-  std::optional<std::string> Enqueue(const KernelArguments& args, tt_kernel_args& raw);
+  std::optional<std::string> Configure(const KernelArguments& args, PackedKernelArgs* packed);
+  std::optional<std::string> Enqueue(const KernelArguments& args, PackedKernelArgs& packed);
   // Plans the loaded vendor call for `args` (the heuristic reads the bias
   // address), once per bias address.
   std::optional<std::string> PrepareVendor(const KernelArguments& args);

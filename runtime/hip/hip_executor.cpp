@@ -1,5 +1,5 @@
 #include "runtime/hip/hip_executor.h"
-#include "runtime/gpu_kernel_args.h"
+#include "runtime/packed_kernel_args.h"
 
 #include <unistd.h>
 
@@ -9,8 +9,6 @@
 #include <new>
 #include <sstream>
 #include <stdexcept>
-
-#include "kernels/tt/kernel_args.h"
 
 namespace tiletune::runtime::hip {
 namespace {
@@ -176,11 +174,11 @@ std::optional<std::string> HipExecutor::Enqueue(const KernelArguments& args) {
            " B of dynamic shared memory exceed the device's " +
            std::to_string(max_shared_memory_bytes_) + " B per block";
   }
-  tt_kernel_args raw;
-  if (auto error = BindKernelArgs(args, &raw)) return entry_ + ": " + *error;
+  PackedKernelArgs packed;
+  if (auto error = PackKernelArgs(args, &packed)) return entry_ + ": " + *error;
   // AMD GPUs need no opt-in for large dynamic LDS (hipFuncSetAttribute takes
   // a host stub, not a module function, and is not used).
-  void* params[] = {&raw};
+  void* params[] = {packed.data()};
   if (auto error = Failure(
           "hipModuleLaunchKernel",
           api_->hipModuleLaunchKernel(function_, args.grid[0], args.grid[1], args.grid[2],

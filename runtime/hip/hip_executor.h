@@ -12,7 +12,7 @@ namespace tiletune::runtime::hip {
 // Runs HIP kernels on the worker's GPU: device 0 of the process, which
 // HIP_VISIBLE_DEVICES (DeviceInfo::worker_env) pins to one GPU. A code object
 // is loaded with hipModuleLoadData and launched with hipModuleLaunchKernel,
-// its one parameter a tt_kernel_args passed by value; hipEvents time it.
+// its one parameter the op's launch ABI struct by value; hipEvents time it.
 //
 // A sticky error (illegal address, kernel assert, launch failure or timeout)
 // leaves the process's GPU context unusable: the executor prints the failed

@@ -89,49 +89,25 @@ void HostExecutor::Unload() {
   entry_ = nullptr;
 }
 
-void HostExecutor::Bind(const KernelArguments& args, BoundArguments* bound) {
-  const auto f = [](const DeviceBuffer& b) { return static_cast<float*>(b.ptr); };
-  bound->chain_tensors.clear();
-  for (const auto& t : args.chain_tensors) bound->chain_tensors.push_back(f(t));
-  bound->chain_scalars.assign(args.chain_scalars.begin(), args.chain_scalars.end());
-  tt_host_args& raw = bound->raw;
-  raw.a = f(args.a);
-  raw.b = f(args.b);
-  raw.out = f(args.out);
-  raw.prologue_out = f(args.prologue_out);
-  raw.weight = f(args.weight);
-  raw.shift = f(args.shift);
-  raw.chain_tensors = bound->chain_tensors.data();
-  raw.chain_scalars = bound->chain_scalars.data();
-  raw.m = args.m;
-  raw.n = args.n;
-  raw.k = args.k;
-  raw.batch = args.batch;
-  raw.lda = args.lda;
-  raw.ldb = args.ldb;
-  raw.ldc = args.ldc;
-  raw.eps = static_cast<float>(args.eps);
-}
-
-std::optional<std::string> HostExecutor::Call(const BoundArguments& bound) const {
+std::optional<std::string> HostExecutor::Call(const PackedKernelArgs& packed) const {
   if (!entry_) return std::string("no kernel loaded");
-  if (const int status = entry_(&bound.raw); status != 0) {
+  if (const int status = entry_(packed.data()); status != 0) {
     return entry_name_ + " returned status " + std::to_string(status);
   }
   return std::nullopt;
 }
 
 std::optional<std::string> HostExecutor::Launch(const KernelArguments& args) {
-  BoundArguments bound;
-  Bind(args, &bound);
-  return Call(bound);
+  PackedKernelArgs packed;
+  if (auto error = PackKernelArgs(args, &packed)) return error;
+  return Call(packed);
 }
 
 std::optional<std::string> HostExecutor::TimedLaunch(const KernelArguments& args, double* seconds) {
-  BoundArguments bound;
-  Bind(args, &bound);
+  PackedKernelArgs packed;
+  if (auto error = PackKernelArgs(args, &packed)) return error;
   const auto start = std::chrono::steady_clock::now();
-  auto error = Call(bound);
+  auto error = Call(packed);
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return error;
 }

@@ -4,12 +4,13 @@
 
 #include "kernels/tt/host/abi.h"
 #include "runtime/device_executor.h"
+#include "runtime/packed_kernel_args.h"
 
 namespace tiletune::runtime::host {
 
 // Runs host kernels in this process: buffers are 64-byte aligned heap
 // memory, an artifact is a shared object opened with dlopen, and a launch is
-// a direct call of its tt_host_entry.
+// a direct call of its tt_host_entry with the packed launch ABI struct.
 class HostExecutor final : public DeviceExecutor {
  public:
   HostExecutor() = default;
@@ -35,14 +36,7 @@ class HostExecutor final : public DeviceExecutor {
   void FlushCaches() override;
 
  private:
-  // tt_host_args for `args`, with the storage its pointers point into.
-  struct BoundArguments {
-    tt_host_args raw{};
-    std::vector<const float*> chain_tensors;
-    std::vector<float> chain_scalars;
-  };
-  static void Bind(const KernelArguments& args, BoundArguments* bound);
-  std::optional<std::string> Call(const BoundArguments& bound) const;
+  std::optional<std::string> Call(const PackedKernelArgs& packed) const;
 
   std::vector<DeviceBuffer> buffers_;
   void* library_ = nullptr;

@@ -167,7 +167,7 @@ void CompileForCuda(runtime::RtcCompiler& nvrtc, const kernels::KernelSource& so
 // Compiles as the HIP backend does (its options, tiletune-rtc's argument
 // order), and checks the code object's metadata for the entry: wave64, the
 // block size as launch bound, no spills to memory, the by-value
-// tt_kernel_args.
+// launch ABI struct.
 void CompileForHip(runtime::RtcCompiler& hiprtc, const kernels::KernelSource& source) {
   const auto plan = runtime::hip::PlanHipCompile(source, kHipArch, hiprtc.version(), "rtc");
   const auto argv = plan.command.argv("/w", "/w/kernel.hip", "/w/kernel.hsaco");

@@ -300,7 +300,7 @@ TEST_P(GpuTemplates, RowLaunchCoversEveryRow) {
               v.at("one_pass") == 1 && chunk < 1000 ? per_block * 1000 * 4 : 0)
         << VariantString(v);
     EXPECT_NE(s.code.find("TT_KERNEL(" + std::to_string(v.at("threads")) + ") " + s.entry +
-                          "(tt_kernel_args args)"),
+                          "(tt_layernorm_args args)"),
               std::string::npos)
         << s.code;
   }
@@ -379,8 +379,8 @@ TEST_P(GpuTemplates, SourcesChainTheEpilogueInKeyOrder) {
             std::string::npos)
       << s.code;
   testing::ExpectInOrder(
-      s.code, {"tt::bias{args->chain_tensors[0]}", "tt::gelu_tanh{}",
-               "tt::residual_add{args->chain_tensors[2]}", "tt::scale{args->chain_scalars[3]}"});
+      s.code, {"tt::bias{args->chain.tensors[0]}", "tt::gelu_tanh{}",
+               "tt::residual_add{args->chain.tensors[2]}", "tt::scale{args->chain.scalars[3]}"});
   EXPECT_NE(s.code.find("tt::gemm_tiled<Config>(args, Epilogue{&args});"), std::string::npos);
   // Only HIP sources select the HIP side of tt/device.h.
   EXPECT_EQ(s.code.find("#define TT_HIP 1") != std::string::npos, GetParam() == "hip");

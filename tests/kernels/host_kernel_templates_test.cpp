@@ -130,8 +130,8 @@ TEST(HostKernelSource, ChainsTheEpilogueInKeyOrder) {
   EXPECT_NE(s.code.find("static constexpr int64_t tile_m = " + std::to_string(v.at("tile_m"))),
             std::string::npos);
   testing::ExpectInOrder(
-      s.code, {"tt::bias{args->chain_tensors[0]}", "tt::gelu_tanh{}",
-               "tt::residual_add{args->chain_tensors[2]}", "tt::scale{args->chain_scalars[3]}"});
+      s.code, {"tt::bias{args->chain.tensors[0]}", "tt::gelu_tanh{}",
+               "tt::residual_add{args->chain.tensors[2]}", "tt::scale{args->chain.scalars[3]}"});
   std::set<std::string> headers;
   for (const auto& [name, text] : s.headers) {
     EXPECT_FALSE(text.empty()) << name;

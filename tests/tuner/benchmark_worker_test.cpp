@@ -158,7 +158,7 @@ worker::v1::BenchRequest FaultyRequest(const v1::KernelKey& key, const kernels::
 // Puts the poison back into output element `index`: as if never written.
 std::string Unwrite(int64_t index) {
   return "  { const unsigned bits = " + std::to_string(kPoisonBits) +
-         "u; __builtin_memcpy(&args->out[" + std::to_string(index) + "], &bits, 4); }\n";
+         "u; __builtin_memcpy(&tt::floats(args->c)[" + std::to_string(index) + "], &bits, 4); }\n";
 }
 
 TEST(BenchmarkWorker, AboveTheReferenceLimitOutputsAreComparedOnSampledRows) {
@@ -192,7 +192,7 @@ TEST(BenchmarkWorker, SampledValidationCatchesAWrongValueInThePartialLastTile) {
   const int64_t index = 288 * kOddN + 66;
   const auto request = Sampled(FaultyRequest(
       OddGemm(), {{"tile_m", 32}, {"threads", 2}},
-      "  args->out[" + std::to_string(index) + "] += 64.0f;  // one wrong element\n"));
+      "  tt::floats(args->c)[" + std::to_string(index) + "] += 64.0f;  // one wrong element\n"));
   BenchmarkWorker worker(WorkerOptions());
   const auto r = worker.Run(request, 30s);
   EXPECT_EQ(r.outcome, Outcome::kWrongResult) << r.error;

@@ -54,8 +54,8 @@ TEST(ElementCodec, HalfPrecisionInputsAreExactlyWhatTheKernelReads) {
   }
   key.add_chain()->set_op("bias");
   const ProblemInputs p = MakeProblemInputs(key, 9);
-  for (float v : p.a) EXPECT_EQ(v, RoundToDType(v, v1::DTYPE_BF16));
-  for (float v : p.b) EXPECT_EQ(v, RoundToDType(v, v1::DTYPE_BF16));
+  for (float v : p.tensors.at("a")) EXPECT_EQ(v, RoundToDType(v, v1::DTYPE_BF16));
+  for (float v : p.tensors.at("b")) EXPECT_EQ(v, RoundToDType(v, v1::DTYPE_BF16));
   // The bias takes the output's dtype (f32) when the key names none.
   bool any_not_bf16 = false;
   for (float v : p.chain_tensors[0]) any_not_bf16 |= v != RoundToDType(v, v1::DTYPE_BF16);

@@ -29,8 +29,8 @@ TEST(ProblemInputs, GemmOperandsAndChainTensorsAreRandomAndNeverZero) {
   const auto key = testing::MakeKey("gemm", {{"m", 33}, {"n", 40}, {"k", 17}},
                                     {"bias", "residual_add", "scale"});
   const ProblemInputs p = MakeProblemInputs(key, 5);
-  ExpectRandomNonZero(p.a, "a");
-  ExpectRandomNonZero(p.b, "b");
+  ExpectRandomNonZero(p.tensors.at("a"), "a");
+  ExpectRandomNonZero(p.tensors.at("b"), "b");
   ExpectRandomNonZero(p.chain_tensors[0], "bias");
   ExpectRandomNonZero(p.chain_tensors[1], "residual");
   EXPECT_NE(p.chain_scalars[2], 0);
@@ -41,15 +41,15 @@ TEST(ProblemInputs, HalfPrecisionRoundingKeepsInputsNonZero) {
   key.set_input_dtype(v1::DTYPE_BF16);
   key.set_output_dtype(v1::DTYPE_BF16);
   const ProblemInputs p = MakeProblemInputs(key, 9);
-  ExpectRandomNonZero(p.a, "x");
-  ExpectRandomNonZero(p.weight, "gamma");
-  ExpectRandomNonZero(p.shift, "beta");
+  ExpectRandomNonZero(p.tensors.at("x"), "x");
+  ExpectRandomNonZero(p.tensors.at("w"), "w");
+  ExpectRandomNonZero(p.tensors.at("b"), "b");
 }
 
 TEST(ProblemInputs, TheSeedDecidesTheInputs) {
   const auto key = testing::MakeKey("softmax", {{"rows", 8}, {"cols", 32}});
-  EXPECT_EQ(MakeProblemInputs(key, 1).a, MakeProblemInputs(key, 1).a);
-  EXPECT_NE(MakeProblemInputs(key, 1).a, MakeProblemInputs(key, 2).a);
+  EXPECT_EQ(MakeProblemInputs(key, 1).tensors, MakeProblemInputs(key, 1).tensors);
+  EXPECT_NE(MakeProblemInputs(key, 1).tensors, MakeProblemInputs(key, 2).tensors);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "kernels/core/kernel_key.h"
+#include "kernels/core/op_registry.h"
 #include "tuner/worker/element_codec.h"
 #include "tuner/worker/host_reference.h"
 #include "tuner/worker/output_validation.h"
@@ -182,10 +183,12 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
         problem.reference = HostReference(problem.inputs, std::move(rows), threads);
         problem.reference_policy = policy;
       }
-      std::vector<CheckedOutput> outputs = {{"", args.out, key.output_dtype(), *problem.reference}};
+      const std::string output(kernels::OutputTensor(*args.op).name);
+      std::vector<CheckedOutput> outputs = {
+          {"", args.tensors.at(output), key.output_dtype(), *problem.reference}};
       if (key.write_prologue_output()) {
-        outputs.push_back(
-            {"prologue output", args.prologue_out, key.input_dtype(), *problem.prologue_reference});
+        outputs.push_back({"prologue output", args.tensors.at("prologue_out"), key.input_dtype(),
+                           *problem.prologue_reference});
       }
       Validate(executor, args, outputs, request.tolerance(), &response);
     }

@@ -59,8 +59,9 @@ std::vector<ElementOp> Resolve(const ProblemInputs& p,
   return resolved;
 }
 
-// Applies `ops` in order to `y`, output row `row` (ldc elements apart).
-void ApplyOps(const std::vector<ElementOp>& ops, int64_t row, int64_t ldc, std::span<double> y) {
+// Applies `ops` in order to `y`, output row `row` (rows `cols` elements
+// apart).
+void ApplyOps(const std::vector<ElementOp>& ops, int64_t row, int64_t cols, std::span<double> y) {
   for (const ElementOp& op : ops) {
     const std::vector<float>& t = *op.tensor;
     for (size_t c = 0; c < y.size(); ++c) {
@@ -75,7 +76,7 @@ void ApplyOps(const std::vector<ElementOp>& ops, int64_t row, int64_t ldc, std::
           break;
         case ChainKind::kGeluErf: v = 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); break;
         case ChainKind::kSilu: v = v / (1.0 + std::exp(-v)); break;
-        case ChainKind::kResidualAdd: v += t[static_cast<size_t>(row * ldc) + c]; break;
+        case ChainKind::kResidualAdd: v += t[static_cast<size_t>(row * cols) + c]; break;
         case ChainKind::kCast: break;  // f32 to f32
       }
     }
@@ -97,8 +98,10 @@ class RowComputer {
         op_(output == Output::kPrologueResult
                 ? kernels::KernelOpFor(kernels::FusionKind::kElementwise)
                 : ReferenceOpOf(p.key.op())),
-        matmul_{p.a, p.b, p.m, p.n, p.k, p.lda, p.ldb, p.a_col_major, p.b_col_major},
-        row_{p.weight, p.shift, p.eps},
+        args_(p.Reference()),
+        // A row op's prologue applies to its first tensor, x.
+        x_(op_.row_reference ? p.tensors.at(std::string(op_.tensors.front().name)).data()
+                             : nullptr),
         prologue_(Resolve(p, p.key.prologue(), 0)),
         chain_(output == Output::kPrologueResult
                    ? std::vector<ElementOp>{}
@@ -106,36 +109,39 @@ class RowComputer {
 
   // `rows` of one batch entry into `out` (rows.size() x n).
   void Compute(std::span<const int64_t> rows, double* out) const {
-    const auto n = static_cast<size_t>(p_.n);
-    if (op_.matmul_reference) op_.matmul_reference(matmul_, rows, out);
+    const auto n = static_cast<size_t>(p_.cols);
+    if (op_.matmul_reference) op_.matmul_reference(args_, rows, out);
     std::vector<double> x(op_.row_reference ? n : 0);
     for (size_t ri = 0; ri < rows.size(); ++ri) {
       const std::span<double> y(out + ri * n, n);
       if (op_.row_reference) {
-        const float* in = p_.a.data() + rows[ri] * p_.lda;
+        const float* in = x_ + rows[ri] * p_.cols;
         std::copy(in, in + n, x.begin());
-        ApplyOps(prologue_, rows[ri], p_.ldc, x);
-        op_.row_reference(row_, x, y);
+        ApplyOps(prologue_, rows[ri], p_.cols, x);
+        op_.row_reference(args_, x, y);
       }
-      ApplyOps(chain_, rows[ri], p_.ldc, y);
+      ApplyOps(chain_, rows[ri], p_.cols, y);
     }
   }
 
  private:
   const ProblemInputs& p_;
   const kernels::OpSpec& op_;
-  kernels::MatmulReferenceArgs matmul_;
-  kernels::RowReferenceArgs row_;
+  kernels::ReferenceArgs args_;
+  const float* x_;
   std::vector<ElementOp> prologue_, chain_;
 };
 
-// The rows in blocks of at most kRowBlock rows of one batch entry, as
-// [begin, end) positions in `rows`.
-std::vector<std::pair<size_t, size_t>> RowBlocks(const std::vector<int64_t>& rows, int64_t m) {
+// The rows in blocks of at most kRowBlock rows of one batch entry (of
+// `per_entry` rows), as [begin, end) positions in `rows`.
+std::vector<std::pair<size_t, size_t>> RowBlocks(const std::vector<int64_t>& rows,
+                                                 int64_t per_entry) {
   std::vector<std::pair<size_t, size_t>> blocks;
   for (size_t begin = 0; begin < rows.size();) {
     size_t end = begin + 1;
-    while (end < rows.size() && end - begin < kRowBlock && rows[end] / m == rows[begin] / m) ++end;
+    while (end < rows.size() && end - begin < kRowBlock &&
+           rows[end] / per_entry == rows[begin] / per_entry)
+      ++end;
     blocks.emplace_back(begin, end);
     begin = end;
   }
@@ -147,7 +153,7 @@ Reference ComputeRows(const ProblemInputs& problem, Output output, std::vector<i
                       int threads) {
   const RowComputer computer(problem, output);
   Reference ref;
-  ref.row_elements = problem.n;
+  ref.row_elements = problem.cols;
   ref.output_rows = OutputRows(problem);
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i] < 0 || rows[i] >= ref.output_rows || (i > 0 && rows[i] <= rows[i - 1])) {
@@ -157,9 +163,9 @@ Reference ComputeRows(const ProblemInputs& problem, Output output, std::vector<i
     }
   }
   ref.rows = std::move(rows);
-  ref.values.resize(ref.rows.size() * static_cast<size_t>(problem.n));
+  ref.values.resize(ref.rows.size() * static_cast<size_t>(problem.cols));
 
-  const auto blocks = RowBlocks(ref.rows, problem.m);
+  const auto blocks = RowBlocks(ref.rows, problem.rows);
   std::atomic<size_t> next{0};
   std::exception_ptr failure;
   std::atomic<bool> failed{false};
@@ -168,7 +174,7 @@ Reference ComputeRows(const ProblemInputs& problem, Output output, std::vector<i
       for (size_t b; (b = next++) < blocks.size() && !failed;) {
         const auto [begin, end] = blocks[b];
         computer.Compute(std::span(ref.rows).subspan(begin, end - begin),
-                         ref.values.data() + begin * static_cast<size_t>(problem.n));
+                         ref.values.data() + begin * static_cast<size_t>(problem.cols));
       }
     } catch (...) {
       if (!failed.exchange(true)) failure = std::current_exception();
@@ -187,7 +193,7 @@ Reference ComputeRows(const ProblemInputs& problem, Output output, std::vector<i
 }  // namespace
 
 int64_t OutputRows(const ProblemInputs& problem) {
-  return problem.batch * problem.m;
+  return problem.batch * problem.rows;
 }
 
 Reference HostReference(const ProblemInputs& problem, std::vector<int64_t> rows, int threads) {

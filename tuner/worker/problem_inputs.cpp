@@ -1,4 +1,4 @@
-#include "problem_inputs.h"
+#include "tuner/worker/problem_inputs.h"
 
 #include <random>
 #include <stdexcept>
@@ -56,32 +56,28 @@ ProblemInputs MakeProblemInputs(const v1::KernelKey& raw_key, uint64_t seed) {
   ElementBytes(key.output_dtype());
   InputDraw draw(seed);
   const kernels::OpSpec& spec = kernels::OpSpecOf(key.op());
-  if (spec.fusion == kernels::FusionKind::kMatmul) {
-    p.m = *kernels::DimSize(key, "m");
-    p.n = *kernels::DimSize(key, "n");
-    p.k = *kernels::DimSize(key, "k");
-    p.batch = kernels::DimSize(key, "batch").value_or(1);
-    p.a_col_major = kernels::IsColMajor(key, "a");
-    p.b_col_major = kernels::IsColMajor(key, "b");
-    p.lda = p.a_col_major ? p.m : p.k;
-    p.ldb = p.b_col_major ? p.k : p.n;
-    p.a = Rounded(draw.Tensor(p.batch * p.m * p.k), in);
-    p.b = Rounded(draw.Tensor(p.batch * p.k * p.n), in);
-  } else {
-    p.m = *kernels::DimSize(key, "rows");
-    p.n = *kernels::DimSize(key, "cols");
-    p.lda = p.n;
-    p.a = Rounded(draw.Tensor(p.m * p.n), in);
-    if (HasTensor(spec, kernels::TensorRole::kWeight)) p.weight = Rounded(draw.Tensor(p.n), in);
-    if (HasTensor(spec, kernels::TensorRole::kShift)) p.shift = Rounded(draw.Tensor(p.n), in);
+  const auto size = [&](std::string_view dim) { return kernels::DimOrDefault(key, spec, dim); };
+  for (const kernels::TensorArg& t : spec.tensors) {
+    if (t.role == kernels::TensorRole::kOutput) continue;
+    int64_t elements = 1;
+    for (std::string_view dim : t.dims) elements *= size(dim);
+    p.tensors.emplace(std::string(t.name), Rounded(draw.Tensor(elements), in));
   }
-  p.ldc = p.n;
-  p.output_elements = p.batch * p.m * p.n;
+  for (const kernels::DimArg& d : spec.dims) p.ints[std::string(d.name)] = size(d.name);
+  if (spec.leading_dims) spec.leading_dims(key, p.ints);
+  for (const auto& [name, value] : spec.scalars) p.floats[std::string(name)] = value;
+  // The output's last dim is its columns, the one before its rows, and the
+  // others count batch entries.
+  const std::vector<std::string_view>& out = kernels::OutputTensor(spec).dims;
+  p.cols = size(out.back());
+  p.rows = out.size() > 1 ? size(out[out.size() - 2]) : 1;
+  for (size_t i = 0; i + 2 < out.size(); ++i) p.batch *= size(out[i]);
+  p.output_elements = p.batch * p.rows * p.cols;
 
   for (const auto& op : kernels::ChainArgumentOps(key)) {
     std::vector<float> tensor;
     double scalar = 0;
-    if (op.op() == "bias") tensor = Rounded(draw.Tensor(p.n), op.dtype());
+    if (op.op() == "bias") tensor = Rounded(draw.Tensor(p.cols), op.dtype());
     if (op.op() == "residual_add") tensor = Rounded(draw.Tensor(p.output_elements), op.dtype());
     if (op.op() == "scale") scalar = op.scalar() != 0 ? op.scalar() : 1.0 + 0.5 * draw.Next();
     p.chain_tensors.push_back(std::move(tensor));

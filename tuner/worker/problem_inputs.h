@@ -3,30 +3,33 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/core/op_spec.h"
 #include "tiletune/v1/kernel_key.pb.h"
 
 namespace tiletune::tuner {
 
-// rmsnorm/layernorm epsilon: keys carry none, so every kernel and the
-// reference use this one.
-inline constexpr double kNormEpsilon = 1e-5;
-
 // The inputs of one problem, drawn from a seed, as the kernel and the
-// reference both see them. Shapes follow tt_host_args: dense tensors, batched
-// gemm operands one after another; row ops use m = rows, n = cols.
+// reference both see them, named like the fields of the op's launch ABI
+// (OpSpec.abi): dense tensors, batch entries one after another.
 struct ProblemInputs {
   v1::KernelKey key;  // normalized
-  int64_t m = 0, n = 0, k = 0, batch = 1;
-  bool a_col_major = false, b_col_major = false;
-  int64_t lda = 0, ldb = 0, ldc = 0;
-  std::vector<float> a, b;           // gemm A, B; row ops: x in a
-  std::vector<float> weight, shift;  // norms: gamma (rmsnorm, layernorm), beta (layernorm)
+  // The op's tensors other than its output, by name (a, b; x, w, b), in
+  // f32 holding values of the input dtype.
+  kernels::NamedTensors tensors;
+  // Every integer and float field of the launch ABI: the dims (an optional
+  // one at its default size), the dense tensors' leading dimensions and the
+  // op's runtime scalars (eps).
+  kernels::NamedInts ints;
+  kernels::NamedFloats floats;
   // Per prologue op, then per chain op (the kernels' chain argument order);
   // empty where the op has no tensor.
   std::vector<std::vector<float>> chain_tensors;
   std::vector<double> chain_scalars;  // likewise; scale's value
+  // The output: `batch` entries of `rows` x `cols` (gemm: m x n), dense.
+  int64_t batch = 1, rows = 0, cols = 0;
   int64_t output_elements = 0;
-  double eps = kNormEpsilon;
+
+  kernels::ReferenceArgs Reference() const { return {key, tensors, ints, floats}; }
 };
 
 // Draws the inputs of `key` from `seed`: uniform in [-1, 1] without values

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/core/kernel_key.h"
+#include "kernels/core/op_registry.h"
 #include "tuner/worker/element_codec.h"
 
 namespace tiletune::tuner {
@@ -22,30 +23,23 @@ runtime::DeviceBuffer Upload(runtime::DeviceExecutor& executor, const std::vecto
 
 runtime::KernelArguments UploadProblem(runtime::DeviceExecutor& executor, const ProblemInputs& p) {
   const v1::DType in = p.key.input_dtype();
+  const kernels::OpSpec& spec = kernels::OpSpecOf(p.key.op());
+  const size_t output_elements = static_cast<size_t>(p.output_elements);
   runtime::KernelArguments args;
-  args.a = Upload(executor, p.a, in);
-  args.b = Upload(executor, p.b, in);
-  args.weight = Upload(executor, p.weight, in);
-  args.shift = Upload(executor, p.shift, in);
+  args.op = &spec;
+  for (const auto& [name, data] : p.tensors) args.tensors[name] = Upload(executor, data, in);
+  args.tensors[std::string(kernels::OutputTensor(spec).name)] =
+      executor.Allocate(output_elements * ElementBytes(p.key.output_dtype()));
+  if (p.key.write_prologue_output()) {
+    args.tensors["prologue_out"] = executor.Allocate(output_elements * ElementBytes(in));
+  }
   const std::vector<v1::ChainOp> ops = kernels::ChainArgumentOps(p.key);
   for (size_t i = 0; i < ops.size(); ++i) {
     args.chain_tensors.push_back(Upload(executor, p.chain_tensors[i], ops[i].dtype()));
   }
   args.chain_scalars = p.chain_scalars;
-  args.out = executor.Allocate(static_cast<size_t>(p.output_elements) *
-                               ElementBytes(p.key.output_dtype()));
-  if (p.key.write_prologue_output()) {
-    args.prologue_out =
-        executor.Allocate(static_cast<size_t>(p.output_elements) * ElementBytes(in));
-  }
-  args.m = p.m;
-  args.n = p.n;
-  args.k = p.k;
-  args.batch = p.batch;
-  args.lda = p.lda;
-  args.ldb = p.ldb;
-  args.ldc = p.ldc;
-  args.eps = p.eps;
+  args.ints = p.ints;
+  args.floats = p.floats;
   return args;
 }
 

@@ -30,11 +30,11 @@ std::vector<int64_t> SampledRows(const ProblemInputs& problem, int random_rows, 
   const int64_t total = OutputRows(problem);
   std::set<int64_t> rows;
   for (const int64_t entry : {int64_t{0}, problem.batch - 1}) {
-    const int64_t first = entry * problem.m, last = first + problem.m - 1;
+    const int64_t first = entry * problem.rows, last = first + problem.rows - 1;
     rows.insert(first);
     rows.insert(last);
     for (int64_t height = kTileHeightStep; height <= kMaxTileHeight; height += kTileHeightStep) {
-      rows.insert(first + (problem.m - 1) / height * height);
+      rows.insert(first + (problem.rows - 1) / height * height);
     }
   }
   if (static_cast<int64_t>(rows.size()) + random_rows >= total) return AllOutputRows(problem);

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "kernels/core/op_registry.h"
 #include "tuner/worker/element_codec.h"
 
 namespace tiletune::bench {
@@ -13,12 +14,14 @@ tuner::OutputCheck RunAndCheck(runtime::DeviceExecutor& executor,
                                const tuner::Reference& reference, double tolerance,
                                const std::function<void()>& run) {
   const v1::DType dtype = problem.key.output_dtype();
+  const runtime::DeviceBuffer& out =
+      args.tensors.at(std::string(kernels::OutputTensor(*args.op).name));
   const std::vector<float> poison(static_cast<size_t>(problem.output_elements),
                                   tuner::PoisonValue());
   std::vector<std::byte> bytes = tuner::EncodeElements(poison, dtype);
-  executor.CopyIn(args.out, bytes.data(), bytes.size());
+  executor.CopyIn(out, bytes.data(), bytes.size());
   run();
-  executor.CopyOut(bytes.data(), args.out, bytes.size());
+  executor.CopyOut(bytes.data(), out, bytes.size());
   return tuner::CheckOutput(tuner::DecodeElements(bytes, dtype), reference, tolerance);
 }
 

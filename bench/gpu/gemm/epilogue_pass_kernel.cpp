@@ -4,7 +4,7 @@
 #include <iterator>
 #include <stdexcept>
 
-#include "runtime/gpu_kernel_args.h"
+#include "runtime/packed_kernel_args.h"
 
 namespace tiletune::bench {
 
@@ -36,9 +36,9 @@ EpiloguePassKernel::~EpiloguePassKernel() {
 }
 
 void EpiloguePassKernel::Enqueue(const runtime::KernelArguments& args) const {
-  tt_kernel_args raw;
-  if (auto error = runtime::BindKernelArgs(args, &raw)) throw std::runtime_error(*error);
-  void* params[] = {&raw};
+  runtime::PackedKernelArgs packed;
+  if (auto error = runtime::PackKernelArgs(args, &packed)) throw std::runtime_error(*error);
+  void* params[] = {packed.data()};
   const auto dim = [](int64_t v) { return static_cast<unsigned>(v); };
   if (const cu::CUresult r = driver_.api().cuLaunchKernel(
           function_, dim(launch_.grid(0)), dim(launch_.grid(1)), dim(launch_.grid(2)),

@@ -74,8 +74,9 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
                                        rig.executor, args, *variant);
     }
 
-    const runtime::cuda::CublasLtOperands operands{args.a.ptr,   args.b.ptr, nullptr,
-                                                   args.out.ptr, 1.0f,       workspace.ptr};
+    const runtime::cuda::CublasLtOperands operands{
+        args.TensorPtr("a"), args.TensorPtr("b"), nullptr, args.TensorPtr("c"), 1.0f,
+        workspace.ptr};
     const kernels::gemm::BlasEpilogue fold = kernels::gemm::FoldIntoBlasEpilogue(key);
     if (fold.fused) {
       // The key's chain (none, or bias + gelu_tanh) folds into cuBLASLt's own epilogue.

@@ -1,8 +1,10 @@
 #include "kernels/ops/gemm/gemm_op.h"
 
 #include <algorithm>
+#include <cstddef>
 
 #include "kernels/core/kernel_key.h"
+#include "kernels/ops/gemm/gemm_args.h"
 
 namespace tiletune::kernels::gemm {
 namespace {
@@ -15,9 +17,29 @@ int64_t Flops(const v1::KernelKey& key) {
          DimSize(key, "k").value_or(0) * DimSize(key, "batch").value_or(1);
 }
 
+// The gemm's operands as its reference reads them.
+struct GemmOperands {
+  std::span<const float> a, b;
+  int64_t m, n, k, lda, ldb;
+  bool a_col_major, b_col_major;
+};
+
+GemmOperands Operands(const ReferenceArgs& args) {
+  return {args.Tensor("a"),
+          args.Tensor("b"),
+          args.Int("m"),
+          args.Int("n"),
+          args.Int("k"),
+          args.Int("lda"),
+          args.Int("ldb"),
+          IsColMajor(args.key, "a"),
+          IsColMajor(args.key, "b")};
+}
+
 // Rows of C of one batch entry into `out` (rows.size() x n). A's rows are
 // widened once; B is read along its contiguous dimension.
-void GemmRows(const MatmulReferenceArgs& p, std::span<const int64_t> rows, double* out) {
+void GemmRows(const ReferenceArgs& args, std::span<const int64_t> rows, double* out) {
+  const GemmOperands p = Operands(args);
   const int64_t entry = rows.front() / p.m;
   const float* a = p.a.data() + entry * p.m * p.k;
   const float* b = p.b.data() + entry * p.k * p.n;
@@ -60,23 +82,40 @@ void GemmRows(const MatmulReferenceArgs& p, std::span<const int64_t> rows, doubl
   }
 }
 
+void DenseLeadingDims(const v1::KernelKey& key, NamedInts& ints) {
+  const int64_t m = *DimSize(key, "m"), n = *DimSize(key, "n"), k = *DimSize(key, "k");
+  ints["lda"] = IsColMajor(key, "a") ? m : k;
+  ints["ldb"] = IsColMajor(key, "b") ? k : n;
+  ints["ldc"] = n;
+}
+
+// Built apart from the spec: GCC 12 warns of a maybe-uninitialized vector
+// when it is nested in the spec's designated initializer.
+LaunchAbi LaunchAbiV2() {
+  return {TT_LAUNCH_ABI(2, tt_gemm_args, "ops/gemm/gemm_args.h"),
+          {TT_ABI_FIELD(tt_gemm_args, a, kTensor), TT_ABI_FIELD(tt_gemm_args, b, kTensor),
+           TT_ABI_FIELD(tt_gemm_args, c, kTensor), TT_ABI_FIELD(tt_gemm_args, chain, kChain),
+           TT_ABI_FIELD(tt_gemm_args, m, kInt64), TT_ABI_FIELD(tt_gemm_args, n, kInt64),
+           TT_ABI_FIELD(tt_gemm_args, k, kInt64), TT_ABI_FIELD(tt_gemm_args, batch, kInt64),
+           TT_ABI_FIELD(tt_gemm_args, lda, kInt64), TT_ABI_FIELD(tt_gemm_args, ldb, kInt64),
+           TT_ABI_FIELD(tt_gemm_args, ldc, kInt64)}};
+}
+
 }  // namespace
 
 const OpSpec& GemmOp() {
   static const OpSpec kSpec{
       .name = kOpName,
       .fusion = FusionKind::kMatmul,
-      .abi_version = 1,
-      .dims = {{"m", true, 0, "m"},
-               {"n", true, 0, "n"},
-               {"k", true, 0, "k"},
-               {"batch", false, 1, "batch"}},
-      .tensors = {{"a", TensorRole::kInput, {"batch", "m", "k"}, "a", LayoutRule::kRowOrCol},
-                  {"b", TensorRole::kInput, {"batch", "k", "n"}, "b", LayoutRule::kRowOrCol},
-                  {"c", TensorRole::kOutput, {"batch", "m", "n"}, "out"}},
+      .abi = LaunchAbiV2(),
+      .dims = {{"m", true, 0}, {"n", true, 0}, {"k", true, 0}, {"batch", false, 1}},
+      .tensors = {{"a", TensorRole::kInput, {"batch", "m", "k"}, LayoutRule::kRowOrCol},
+                  {"b", TensorRole::kInput, {"batch", "k", "n"}, LayoutRule::kRowOrCol},
+                  {"c", TensorRole::kOutput, {"batch", "m", "n"}}},
       .no_prologue_reason = "its templates read A and B as stored",
       .allows_tf32 = true,
       .flops = Flops,
+      .leading_dims = DenseLeadingDims,
       .matmul_reference = GemmRows,
   };
   return kSpec;

@@ -7,11 +7,13 @@
 #include <cmath>
 #include <cstdint>
 
+#include "tt/host/abi.h"
+
 namespace tt {
 
 struct bias {
-  const float* t;  // one value per column
-  float operator()(float v, int64_t, int64_t col) const { return v + t[col]; }
+  const void* t;  // one f32 value per column (tt_chain_args.tensors)
+  float operator()(float v, int64_t, int64_t col) const { return v + floats(t)[col]; }
 };
 
 struct scale {
@@ -40,8 +42,8 @@ struct silu {
 };
 
 struct residual_add {
-  const float* t;  // shaped like the output
-  float operator()(float v, int64_t idx, int64_t) const { return v + t[idx]; }
+  const void* t;  // f32, shaped like the output (tt_chain_args.tensors)
+  float operator()(float v, int64_t idx, int64_t) const { return v + floats(t)[idx]; }
 };
 
 // Host kernels only produce f32, so the one cast they serve is to f32.

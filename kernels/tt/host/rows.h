@@ -15,10 +15,13 @@
 
 namespace tt {
 
+// Args is the op's launch ABI struct: every row op's has x, y, rows and
+// cols; a row reduction's also ldx, ldy and prologue_out.
+
 // Runs fn(row) for every row, rows_per_task rows per task over Cfg::threads.
-template <class Cfg, class F>
-void for_each_row(const tt_host_args* args, const F& fn) {
-  const int64_t rows = args->m, per_task = Cfg::rows_per_task;
+template <class Cfg, class Args, class F>
+void for_each_row(const Args* args, const F& fn) {
+  const int64_t rows = args->rows, per_task = Cfg::rows_per_task;
   tt::parallel_tasks(Cfg::threads, (rows + per_task - 1) / per_task, [&](int64_t task) {
     const int64_t end = std::min(rows, (task + 1) * per_task);
     for (int64_t row = task * per_task; row < end; ++row) fn(row);
@@ -29,22 +32,22 @@ void for_each_row(const tt_host_args* args, const F& fn) {
 // prologue (scale, mask, residual add...) into a per-thread staging row, so
 // every pass of the op reads finished values while the row stays in cache.
 // Where the key wants the mapped row as an output too (Cfg::prologue_out:
-// args->prologue_out, laid out like out), it is staged there.
-template <class Cfg, class Pro>
-inline const float* row_input(const tt_host_args* args, const Pro& pro, int64_t row) {
-  const float* x = args->a + row * args->lda;
+// args->prologue_out, laid out like y), it is staged there.
+template <class Cfg, class Args, class Pro>
+inline const float* row_input(const Args* args, const Pro& pro, int64_t row) {
+  const float* x = floats(args->x) + row * args->ldx;
   if constexpr (Pro::empty) {
     return x;
   } else {
     thread_local std::vector<float> scratch;
     float* staged = nullptr;
     if (Cfg::prologue_out) {
-      staged = args->prologue_out + row * args->ldc;
+      staged = floats(args->prologue_out) + row * args->ldy;
     } else {
-      scratch.resize(static_cast<size_t>(args->n));
+      scratch.resize(static_cast<size_t>(args->cols));
       staged = scratch.data();
     }
-    for (int64_t c = 0; c < args->n; ++c) staged[c] = pro(x[c], row * args->lda + c, c);
+    for (int64_t c = 0; c < args->cols; ++c) staged[c] = pro(x[c], row * args->ldx + c, c);
     return staged;
   }
 }

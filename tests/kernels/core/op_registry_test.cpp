@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
+#include <string>
 
 #include "kernels/core/kernel_key.h"
-#include "kernels/tt/kernel_args.h"
+#include "kernels/ops/gemm/gemm_args.h"
+#include "kernels/ops/rmsnorm/rmsnorm_args.h"
 
 namespace tiletune::kernels {
 namespace {
@@ -38,39 +42,68 @@ TEST(OpRegistry, ListsEveryOpOnceInMessageOrder) {
   EXPECT_THROW(OpSpecOf("conv"), std::invalid_argument);
 }
 
-// The ABI an op documents names real fields of tt_kernel_args (offsetof
-// fails to compile for a field that is not there), every tensor spans the
-// op's own dims and exactly one tensor is the output.
-TEST(OpRegistry, ArgumentAbiNamesKernelArgsFields) {
-  const std::map<std::string_view, size_t> fields = {
-      {"a", offsetof(tt_kernel_args, a)},         {"b", offsetof(tt_kernel_args, b)},
-      {"out", offsetof(tt_kernel_args, out)},     {"weight", offsetof(tt_kernel_args, weight)},
-      {"shift", offsetof(tt_kernel_args, shift)}, {"m", offsetof(tt_kernel_args, m)},
-      {"n", offsetof(tt_kernel_args, n)},         {"k", offsetof(tt_kernel_args, k)},
-      {"batch", offsetof(tt_kernel_args, batch)},
-  };
+// Every op's launch ABI names its dims and tensors as fields of their kind
+// (the registry refuses one that does not: AllOpSpecs would have thrown),
+// tiles its struct without gaps beyond alignment, and every tensor spans the
+// op's own dims with exactly one output.
+TEST(OpRegistry, LaunchAbiNamesEveryDimAndTensorAsAStructField) {
   for (const OpSpec* spec : AllOpSpecs()) {
     SCOPED_TRACE(std::string(spec->name));
-    EXPECT_GE(spec->abi_version, 1);
-    std::set<std::string_view> dims, used_fields;
+    EXPECT_GE(spec->abi.version, 2);
+    EXPECT_EQ(spec->abi.struct_name, "tt_" + std::string(spec->name) + "_args");
+    EXPECT_EQ(spec->abi.header,
+              "ops/" + std::string(spec->name) + "/" + std::string(spec->name) + "_args.h");
+    size_t end = 0;
+    for (const AbiField& f : spec->abi.fields) {
+      EXPECT_GE(f.offset, end) << f.name;
+      EXPECT_LT(f.offset - end, alignof(void*)) << f.name << ": a gap the ABI does not list";
+      end = f.offset + AbiFieldBytes(f.kind);
+    }
+    EXPECT_LT(spec->abi.size - end, spec->abi.alignment) << "fields missing at the end";
+    std::set<std::string_view> dims;
     for (const DimArg& d : spec->dims) {
       dims.insert(d.name);
-      EXPECT_TRUE(fields.contains(d.abi_field)) << d.abi_field;
-      EXPECT_TRUE(used_fields.insert(d.abi_field).second) << d.abi_field;
+      ASSERT_NE(FindAbiField(*spec, d.name), nullptr) << d.name;
+      EXPECT_EQ(FindAbiField(*spec, d.name)->kind, AbiKind::kInt64) << d.name;
     }
     int outputs = 0;
     for (const TensorArg& t : spec->tensors) {
       outputs += t.role == TensorRole::kOutput;
-      EXPECT_TRUE(fields.contains(t.abi_field)) << t.abi_field;
-      EXPECT_TRUE(used_fields.insert(t.abi_field).second) << t.abi_field;
+      ASSERT_NE(FindAbiField(*spec, t.name), nullptr) << t.name;
+      EXPECT_EQ(FindAbiField(*spec, t.name)->kind, AbiKind::kTensor) << t.name;
       for (std::string_view d : t.dims) EXPECT_TRUE(dims.contains(d)) << t.name << ": " << d;
     }
     EXPECT_EQ(outputs, 1);
   }
+  // Named for what they are: no x in a, no rows in m.
   const OpSpec& rmsnorm = OpSpecOf("rmsnorm");
-  EXPECT_EQ(FindTensor(rmsnorm, "x")->abi_field, "a");
-  EXPECT_EQ(FindTensor(rmsnorm, "w")->abi_field, "weight");
-  EXPECT_EQ(FindTensor(rmsnorm, "y")->abi_field, "out");
+  EXPECT_EQ(FindAbiField(rmsnorm, "x")->offset, offsetof(tt_rmsnorm_args, x));
+  EXPECT_EQ(FindAbiField(rmsnorm, "w")->offset, offsetof(tt_rmsnorm_args, w));
+  EXPECT_EQ(FindAbiField(rmsnorm, "rows")->offset, offsetof(tt_rmsnorm_args, rows));
+  EXPECT_EQ(FindAbiField(rmsnorm, "eps")->kind, AbiKind::kFloat32);
+  EXPECT_EQ(FindAbiField(rmsnorm, "a"), nullptr);
+  EXPECT_EQ(FindAbiField(OpSpecOf("gemm"), "c")->offset, offsetof(tt_gemm_args, c));
+}
+
+// docs/kernel-abi.md documents every op's struct: a section per struct
+// naming each of its fields, so the document cannot fall behind the code.
+TEST(OpRegistry, KernelAbiDocumentNamesEveryField) {
+  std::ifstream in(std::string(TILETUNE_SOURCE_DIR) + "/docs/kernel-abi.md");
+  ASSERT_TRUE(in);
+  const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  for (const OpSpec* spec : AllOpSpecs()) {
+    const std::string heading = "### " + std::string(spec->abi.struct_name) + "\n";
+    const size_t begin = doc.find(heading);
+    ASSERT_NE(begin, std::string::npos) << heading;
+    const std::string section = doc.substr(begin, doc.find("\n### ", begin + 1) - begin);
+    EXPECT_NE(section.find(std::string(spec->abi.header)), std::string::npos) << heading;
+    EXPECT_NE(section.find("version " + std::to_string(spec->abi.version)), std::string::npos)
+        << heading;
+    for (const AbiField& f : spec->abi.fields) {
+      EXPECT_NE(section.find("`" + std::string(f.name) + "`"), std::string::npos)
+          << spec->abi.struct_name << "." << f.name;
+    }
+  }
 }
 
 TEST(OpRegistry, ProblemFlopsCountTheOpAndAnElementwiseKernelsChain) {

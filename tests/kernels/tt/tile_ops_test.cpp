@@ -7,6 +7,7 @@
 
 #include "kernels/source/device_headers.h"
 #include "tests/kernels/tt/tile_gpu_test_support.h"
+#include "tests/support/gemm_call.h"
 
 namespace tiletune::kernels {
 namespace {
@@ -21,8 +22,8 @@ namespace {
 //  tile_roundtrip_{row,col}: out (32 x 64 bf16) = x through registers and a
 //    second shared tile.
 constexpr const char* kTileOpsSource = R"(
+#include "ops/gemm/gemm_args.h"
 #include "tt/device.h"
-#include "tt/kernel_args.h"
 #include "tt/tile.h"
 
 namespace {
@@ -44,7 +45,7 @@ __device__ void stage(tt::st<bf16, R, C>& dst, const void* src) {
 }
 
 template <bool AT, bool BT>
-__device__ void mma_case(const tt_kernel_args& args) {
+__device__ void mma_case(const tt_gemm_args& args) {
   constexpr int M = 32, N = 64, K = 32;
   __shared__ tt::st<bf16, AT ? K : M, AT ? M : K> sa;
   __shared__ tt::st<bf16, BT ? N : K, BT ? K : N> sb;
@@ -65,12 +66,12 @@ __device__ void mma_case(const tt_kernel_args& args) {
   } else {
     tt::mma_AB(acc, a, b, acc);
   }
-  const tt::gl<float> out{static_cast<float*>(args.out), M, N, N};
+  const tt::gl<float> out{static_cast<float*>(args.c), M, N, N};
   tt::store<true>(out, acc, 0, 0, [](float v, long long, long long) { return v; });
 }
 
 template <class L>
-__device__ void reduce_case(const tt_kernel_args& args) {
+__device__ void reduce_case(const tt_gemm_args& args) {
   __shared__ tt::st<bf16, 32, 64> sx;
   stage(sx, args.a);
   tt::rt<bf16, 32, 64, L> x;
@@ -88,7 +89,7 @@ __device__ void reduce_case(const tt_kernel_args& args) {
   tt::store(s_csum, csum);
   tt::store(s_cmax, cmax);
   tt::sync();
-  float* out = static_cast<float*>(args.out);
+  float* out = static_cast<float*>(args.c);
   for (int i = threadIdx.x; i < 32; i += W) {
     out[i] = s_rmax.data[i];
     out[32 + i] = s_rsum.data[i];
@@ -99,7 +100,7 @@ __device__ void reduce_case(const tt_kernel_args& args) {
   }
 }
 
-__device__ void map_case(const tt_kernel_args& args) {
+__device__ void map_case(const tt_gemm_args& args) {
   __shared__ tt::st<bf16, 32, 64> sx;
   __shared__ tt::sv<float, 64> s_v;
   stage(sx, args.a);
@@ -119,33 +120,33 @@ __device__ void map_case(const tt_kernel_args& args) {
   tt::broadcast_row(spread, v);
   tt::add(y, y, spread);
   tt::map(y, y, [](float e) { return 0.5f * e; });
-  const tt::gl<float> out{static_cast<float*>(args.out), 32, 64, 64};
+  const tt::gl<float> out{static_cast<float*>(args.c), 32, 64, 64};
   tt::store<true>(out, y, 0, 0, [](float e, long long, long long) { return e; });
 }
 
 template <class L>
-__device__ void roundtrip_case(const tt_kernel_args& args) {
+__device__ void roundtrip_case(const tt_gemm_args& args) {
   __shared__ tt::st<bf16, 32, 64> sx, sy;
   stage(sx, args.a);
   tt::rt<bf16, 32, 64, L> x;
   tt::load(x, sx, 0, 0);
   tt::store(sy, x, 0, 0);
   tt::sync();
-  bf16* out = static_cast<bf16*>(args.out);
+  bf16* out = static_cast<bf16*>(args.c);
   for (int i = threadIdx.x; i < 32 * 64; i += W) out[i] = sy.at(i / 64, i % 64);
 }
 
 }  // namespace
 
-extern "C" __global__ void tile_mma_ab(tt_kernel_args args) { mma_case<false, false>(args); }
-extern "C" __global__ void tile_mma_abt(tt_kernel_args args) { mma_case<false, true>(args); }
-extern "C" __global__ void tile_mma_atb(tt_kernel_args args) { mma_case<true, false>(args); }
-extern "C" __global__ void tile_mma_atbt(tt_kernel_args args) { mma_case<true, true>(args); }
-extern "C" __global__ void tile_reduce_row(tt_kernel_args args) { reduce_case<tt::row_l>(args); }
-extern "C" __global__ void tile_reduce_col(tt_kernel_args args) { reduce_case<tt::col_l>(args); }
-extern "C" __global__ void tile_map(tt_kernel_args args) { map_case(args); }
-extern "C" __global__ void tile_roundtrip_row(tt_kernel_args args) { roundtrip_case<tt::row_l>(args); }
-extern "C" __global__ void tile_roundtrip_col(tt_kernel_args args) { roundtrip_case<tt::col_l>(args); }
+extern "C" __global__ void tile_mma_ab(tt_gemm_args args) { mma_case<false, false>(args); }
+extern "C" __global__ void tile_mma_abt(tt_gemm_args args) { mma_case<false, true>(args); }
+extern "C" __global__ void tile_mma_atb(tt_gemm_args args) { mma_case<true, false>(args); }
+extern "C" __global__ void tile_mma_atbt(tt_gemm_args args) { mma_case<true, true>(args); }
+extern "C" __global__ void tile_reduce_row(tt_gemm_args args) { reduce_case<tt::row_l>(args); }
+extern "C" __global__ void tile_reduce_col(tt_gemm_args args) { reduce_case<tt::col_l>(args); }
+extern "C" __global__ void tile_map(tt_gemm_args args) { map_case(args); }
+extern "C" __global__ void tile_roundtrip_row(tt_gemm_args args) { roundtrip_case<tt::row_l>(args); }
+extern "C" __global__ void tile_roundtrip_col(tt_gemm_args args) { roundtrip_case<tt::col_l>(args); }
 )";
 
 KernelSource TileOpsSource(bool hip) {
@@ -199,17 +200,15 @@ class TileOpsOnGpu : public ::testing::Test {
     runtime::DeviceExecutor& ex = *rig_->executor;
     const auto failed = testing::LoadCubin(*rig_, cubin_, entry);
     EXPECT_FALSE(failed) << *failed;
-    runtime::KernelArguments args;
-    args.a = testing::Upload(ex, a);
-    args.b = testing::Upload(ex, b);
-    args.out = ex.Allocate(out_bytes);
+    runtime::KernelArguments args = tiletune::testing::GemmCall(
+        testing::Upload(ex, a), testing::Upload(ex, b), ex.Allocate(out_bytes));
     const std::vector<unsigned char> poison(out_bytes, 0xff);  // NaN in every dtype
-    ex.CopyIn(args.out, poison.data(), out_bytes);
+    ex.CopyIn(args.tensors.at("c"), poison.data(), out_bytes);
     args.block = {32, 1, 1};
     const auto launch_failed = ex.Launch(args);
     EXPECT_FALSE(launch_failed) << *launch_failed;
     std::vector<unsigned char> out(out_bytes);
-    ex.CopyOut(out.data(), args.out, out_bytes);
+    ex.CopyOut(out.data(), args.tensors.at("c"), out_bytes);
     ex.ReleaseAll();
     return out;
   }

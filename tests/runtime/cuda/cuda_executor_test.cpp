@@ -7,32 +7,34 @@
 #include <cmath>
 #include <fstream>
 #include <numeric>
-#include <sstream>
 #include <vector>
 
+#include "kernels/core/op_registry.h"
+#include "kernels/source/device_headers.h"
 #include "kernels/tt/kernel_args.h"
 #include "runtime/cuda/cuda_fingerprint.h"
 #include "tests/runtime/cuda/nvrtc_for_tests.h"
 #include "tests/runtime/scratch_dir.h"
+#include "tests/support/gemm_call.h"
 
 namespace tiletune::runtime::cuda {
 namespace {
 
-// out[i] = a[i] * chain_scalars[0] + m for i < n.
-constexpr const char* kFillKernel = R"(#include "tt/kernel_args.h"
-extern "C" __global__ void fill(tt_kernel_args args) {
+// c[i] = a[i] * chain.scalars[0] + m for i < n.
+constexpr const char* kFillKernel = R"(#include "ops/gemm/gemm_args.h"
+extern "C" __global__ void fill(tt_gemm_args args) {
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= args.n) return;
   const float* a = (const float*)args.a;
-  ((float*)args.out)[i] = a[i] * args.chain_scalars[0] + (float)args.m;
+  ((float*)args.c)[i] = a[i] * args.chain.scalars[0] + (float)args.m;
 }
 )";
 
-// Writes every field the executor fills back out, to check the layout the
-// host and NVRTC agree on.
-constexpr const char* kEchoKernel = R"(#include "tt/kernel_args.h"
-extern "C" __global__ void echo(tt_kernel_args args) {
-  float* out = (float*)args.out;
+// Writes every field of the gemm struct back out, to check that what the
+// executor packs is what the kernel reads.
+constexpr const char* kEchoKernel = R"(#include "ops/gemm/gemm_args.h"
+extern "C" __global__ void echo(tt_gemm_args args) {
+  float* out = (float*)args.c;
   out[0] = (float)args.m;
   out[1] = (float)args.n;
   out[2] = (float)args.k;
@@ -40,17 +42,16 @@ extern "C" __global__ void echo(tt_kernel_args args) {
   out[4] = (float)args.lda;
   out[5] = (float)args.ldb;
   out[6] = (float)args.ldc;
-  out[7] = args.eps;
-  out[8] = args.chain_scalars[TT_MAX_CHAIN - 1];
-  out[9] = args.chain_tensors[1] == args.b ? 1.0f : 0.0f;
-  out[10] = args.weight == args.a ? 1.0f : 0.0f;
-  out[11] = args.shift == 0 ? 1.0f : 0.0f;
+  out[7] = args.chain.scalars[TT_MAX_CHAIN - 1];
+  out[8] = args.chain.tensors[1] == args.b ? 1.0f : 0.0f;
+  out[9] = args.chain.tensors[0] == 0 ? 1.0f : 0.0f;
+  out[10] = args.a != args.b ? 1.0f : 0.0f;
 }
 )";
 
 // Sums args.k floats of dynamic shared memory set to 1.
-constexpr const char* kSharedKernel = R"(#include "tt/kernel_args.h"
-extern "C" __global__ void shared_sum(tt_kernel_args args) {
+constexpr const char* kSharedKernel = R"(#include "ops/gemm/gemm_args.h"
+extern "C" __global__ void shared_sum(tt_gemm_args args) {
   extern __shared__ float buffer[];
   const int count = (int)args.k;
   for (int i = threadIdx.x; i < count; i += blockDim.x) buffer[i] = 1.0f;
@@ -58,21 +59,35 @@ extern "C" __global__ void shared_sum(tt_kernel_args args) {
   if (threadIdx.x == 0) {
     float s = 0;
     for (int i = 0; i < count; ++i) s += buffer[i];
-    ((float*)args.out)[0] = s;
+    ((float*)args.c)[0] = s;
   }
 }
 )";
 
 // Writes args.m floats past the output: far outside any allocation.
-constexpr const char* kWildKernel = R"(#include "tt/kernel_args.h"
-extern "C" __global__ void wild(tt_kernel_args args) { ((float*)args.out)[args.m] = 1.0f; }
+constexpr const char* kWildKernel = R"(#include "ops/gemm/gemm_args.h"
+extern "C" __global__ void wild(tt_gemm_args args) { ((float*)args.c)[args.m] = 1.0f; }
 )";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+// A kernel writing, for every op, sizeof, alignof and each field's offset of
+// its launch ABI struct as NVRTC lays it out, in LaunchAbi order.
+std::string LayoutKernel() {
+  std::string includes, body;
+  int i = 0;
+  for (const kernels::OpSpec* op : kernels::AllOpSpecs()) {
+    const std::string type(op->abi.struct_name);
+    includes += "#include \"" + std::string(op->abi.header) + "\"\n";
+    body += "  out[" + std::to_string(i++) + "] = sizeof(" + type + ");\n";
+    body += "  out[" + std::to_string(i++) + "] = alignof(" + type + ");\n";
+    for (const kernels::AbiField& f : op->abi.fields) {
+      body += "  out[" + std::to_string(i++) + "] = offsetof(" + type + ", " + std::string(f.name) +
+              ");\n";
+    }
+  }
+  return includes + "#define offsetof(t, f) __builtin_offsetof(t, f)\n" +
+         "extern \"C\" __global__ void layout(tt_gemm_args args) {\n"
+         "  long long* out = (long long*)args.c;\n" +
+         body + "}\n";
 }
 
 class CudaExecutorTest : public ::testing::Test {
@@ -94,10 +109,7 @@ class CudaExecutorTest : public ::testing::Test {
 
   // The CUBIN of `code` for this device, written into the scratch folder.
   std::string Cubin(const std::string& code, const std::string& name) {
-    const std::string header =
-        ReadFile(std::string(TILETUNE_SOURCE_DIR) + "/kernels/tt/kernel_args.h");
-    const RtcOutput out =
-        nvrtc_->Compile(code, name + ".cu", {{"tt/kernel_args.h", header}}, {}, arch_);
+    const RtcOutput out = nvrtc_->Compile(code, name + ".cu", kernels::DeviceHeaders(), {}, arch_);
     EXPECT_TRUE(out.ok) << out.log;
     const std::string path = (dir_.path() / (name + ".cubin")).string();
     std::ofstream(path, std::ios::binary) << out.binary;
@@ -140,16 +152,15 @@ TEST_F(CudaExecutorTest, LaunchesAnNvrtcKernelThatWritesKnownValues) {
   const int n = 100000;
   std::vector<float> a(n);
   std::iota(a.begin(), a.end(), 0.0f);
-  KernelArguments args;
-  args.a = Upload(a);
-  args.out = Upload(std::vector<float>(n, -1.0f));
+  KernelArguments args =
+      testing::GemmCall(Upload(a), Upload({0}), Upload(std::vector<float>(n, -1.0f)));
   args.chain_scalars = {2.0};
-  args.m = 7;
-  args.n = n;
+  args.ints["m"] = 7;
+  args.ints["n"] = n;
   args.block = {256, 1, 1};
   args.grid = {(n + 255) / 256, 1, 1};
   ASSERT_EQ(executor_->Launch(args), std::nullopt);
-  const std::vector<float> out = Download(args.out);
+  const std::vector<float> out = Download(args.tensors.at("c"));
   for (int i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0f * i + 7.0f) << i;
 
   // Timed runs measure the kernel, after a flush of the L2.
@@ -162,26 +173,18 @@ TEST_F(CudaExecutorTest, LaunchesAnNvrtcKernelThatWritesKnownValues) {
 
 TEST_F(CudaExecutorTest, PassesEveryArgumentField) {
   ASSERT_EQ(executor_->Load(Cubin(kEchoKernel, "echo"), "echo"), std::nullopt);
-  KernelArguments args;
-  args.a = Upload({0});
-  args.b = Upload({0});
-  args.weight = args.a;
-  args.out = Upload(std::vector<float>(12, -1.0f));
+  const DeviceBuffer b = Upload({0});
+  KernelArguments args = testing::GemmCall(Upload({0}), b, Upload(std::vector<float>(11, -1.0f)));
   args.chain_tensors = std::vector<DeviceBuffer>(TT_MAX_CHAIN);
-  args.chain_tensors[1] = args.b;
+  args.chain_tensors[1] = b;
   args.chain_scalars = std::vector<double>(TT_MAX_CHAIN, 0.0);
   args.chain_scalars.back() = 0.25;
-  args.m = 1;
-  args.n = 2;
-  args.k = 3;
-  args.batch = 4;
-  args.lda = 5;
-  args.ldb = 6;
-  args.ldc = 7;
-  args.eps = 1e-5;
+  int64_t value = 1;
+  for (const char* field : {"m", "n", "k", "batch", "lda", "ldb", "ldc"})
+    args.ints[field] = value++;
   ASSERT_EQ(executor_->Launch(args), std::nullopt);
-  const std::vector<float> out = Download(args.out);
-  EXPECT_EQ(out, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 1e-5f, 0.25f, 1, 1, 1}));
+  const std::vector<float> out = Download(args.tensors.at("c"));
+  EXPECT_EQ(out, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 0.25f, 1, 1, 1}));
 
   args.chain_scalars.push_back(1.0);
   const auto error = executor_->Launch(args);
@@ -189,24 +192,38 @@ TEST_F(CudaExecutorTest, PassesEveryArgumentField) {
   EXPECT_NE(error->find("TT_MAX_CHAIN"), std::string::npos) << *error;
 }
 
+TEST_F(CudaExecutorTest, NvrtcLaysOutEveryOpsArgumentStructAsItsLaunchAbiSays) {
+  ASSERT_EQ(executor_->Load(Cubin(LayoutKernel(), "layout"), "layout"), std::nullopt);
+  std::vector<long long> expected;
+  for (const kernels::OpSpec* op : kernels::AllOpSpecs()) {
+    expected.push_back(static_cast<long long>(op->abi.size));
+    expected.push_back(static_cast<long long>(op->abi.alignment));
+    for (const kernels::AbiField& f : op->abi.fields) {
+      expected.push_back(static_cast<long long>(f.offset));
+    }
+  }
+  const DeviceBuffer out = executor_->Allocate(expected.size() * sizeof(long long));
+  ASSERT_EQ(executor_->Launch(testing::GemmCall({}, {}, out)), std::nullopt);
+  std::vector<long long> seen(expected.size());
+  executor_->CopyOut(seen.data(), out, out.bytes);
+  EXPECT_EQ(seen, expected);
+}
+
 TEST_F(CudaExecutorTest, OptsInToMoreThan48KiBOfDynamicSharedMemory) {
   ASSERT_EQ(executor_->Load(Cubin(kSharedKernel, "shared_sum"), "shared_sum"), std::nullopt);
-  KernelArguments args;
-  args.out = Upload({0});
+  KernelArguments args = testing::GemmCall({}, {}, Upload({0}));
   args.block = {128, 1, 1};
-  args.k = 25600;  // floats: 100 KiB
+  args.ints["k"] = 25600;  // floats: 100 KiB
   args.shared_memory_bytes = 25600 * sizeof(float);
   ASSERT_EQ(executor_->Launch(args), std::nullopt);
-  EXPECT_EQ(Download(args.out)[0], 25600.0f);
+  EXPECT_EQ(Download(args.tensors.at("c"))[0], 25600.0f);
 }
 
 TEST_F(CudaExecutorTest, ABadLaunchIsAnErrorAndTheContextStaysUsable) {
   ASSERT_EQ(executor_->Load(Cubin(kFillKernel, "fill"), "fill"), std::nullopt);
-  KernelArguments args;
-  args.a = Upload({3});
-  args.out = Upload({0});
+  KernelArguments args = testing::GemmCall(Upload({3}), {}, Upload({0}));
   args.chain_scalars = {1.0};
-  args.n = 1;
+  args.ints["n"] = 1;
   args.block = {4096, 1, 1};  // more threads than a block can have
   const auto error = executor_->Launch(args);
   ASSERT_TRUE(error);
@@ -214,7 +231,7 @@ TEST_F(CudaExecutorTest, ABadLaunchIsAnErrorAndTheContextStaysUsable) {
       << *error;
   args.block = {1, 1, 1};
   ASSERT_EQ(executor_->Launch(args), std::nullopt);
-  EXPECT_EQ(Download(args.out)[0], 3.0f);
+  EXPECT_EQ(Download(args.tensors.at("c"))[0], 3.0f);
 }
 
 TEST_F(CudaExecutorTest, LoadFailuresSayWhy) {
@@ -247,9 +264,8 @@ TEST_F(CudaExecutorTest, AnIllegalAddressEndsTheProcessWithCode3) {
   EXPECT_EXIT(
       {
         if (executor_->Load(cubin, "wild")) std::exit(1);
-        KernelArguments args;
-        args.out = executor_->Allocate(sizeof(float));
-        args.m = int64_t{1} << 40;
+        KernelArguments args = testing::GemmCall({}, {}, executor_->Allocate(sizeof(float)));
+        args.ints["m"] = int64_t{1} << 40;
         executor_->Launch(args);
         std::exit(0);
       },

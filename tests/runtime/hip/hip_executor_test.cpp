@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "kernels/core/op_registry.h"
 #include "runtime/hip/hip_backend.h"
 #include "tests/runtime/hip/hip_test_kernels.h"
 #include "tests/runtime/scratch_dir.h"
@@ -55,15 +56,15 @@ class HipExecutorOnGpu : public ::testing::Test {
     std::iota(a->begin(), a->end(), 1.0f);
     std::iota(b->begin(), b->end(), 100.0f);
     KernelArguments args;
-    args.a = executor_->Allocate(n * sizeof(float));
-    args.b = executor_->Allocate(n * sizeof(float));
-    args.out = executor_->Allocate(n * sizeof(float));
-    executor_->CopyIn(args.a, a->data(), n * sizeof(float));
-    executor_->CopyIn(args.b, b->data(), n * sizeof(float));
-    args.n = n;
+    args.op = &kernels::OpSpecOf("rmsnorm");
+    for (const char* name : {"x", "w", "y"}) {
+      args.tensors[name] = executor_->Allocate(n * sizeof(float));
+    }
+    executor_->CopyIn(args.tensors.at("x"), a->data(), n * sizeof(float));
+    executor_->CopyIn(args.tensors.at("w"), b->data(), n * sizeof(float));
+    args.ints = {{"rows", 1}, {"cols", n}, {"ldx", n}, {"ldy", 7}};
     args.chain_scalars = {0.0, 2.0};
-    args.eps = 0.5;
-    args.ldc = 7;
+    args.floats = {{"eps", 0.5}};
     args.grid = {static_cast<uint32_t>((n + 255) / 256), 1, 1};
     args.block = {256, 1, 1};
     return args;
@@ -91,7 +92,7 @@ TEST_F(HipExecutorOnGpu, PassesTheArgumentsByValueAndTimesTheKernel) {
   const KernelArguments args = ProbeArguments(n, &a, &b);
   ASSERT_FALSE(executor_->Launch(args));
   std::vector<float> out(n);
-  executor_->CopyOut(out.data(), args.out, n * sizeof(float));
+  executor_->CopyOut(out.data(), args.tensors.at("y"), n * sizeof(float));
   for (int64_t i = 0; i < n; ++i) {
     ASSERT_EQ(out[i], a[i] * 2.0f + b[i] + 0.5f + 7.0f) << "element " << i;
   }

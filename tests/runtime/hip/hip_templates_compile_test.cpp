@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/core/kernel_template.h"
-#include "kernels/tt/kernel_args.h"
+#include "kernels/core/op_registry.h"
 #include "runtime/hip/code_object_metadata.h"
 #include "runtime/hip/hip_compile_plan.h"
 #include "runtime/rtc/rtc_compiler.h"
@@ -17,7 +17,7 @@ const auto Key = [](const std::string& op, const std::vector<std::pair<std::stri
 };
 
 // The templates the HIP backend is handed compile, with its options, into
-// wave64 code objects whose one parameter is the executor's tt_kernel_args.
+// wave64 code objects whose one parameter is the op's launch ABI struct.
 TEST(HipTemplates, FirstVariantOfEachCompilesForGfx90a) {
   std::string why;
   auto compiler = OpenHiprtc(&why);
@@ -41,7 +41,8 @@ TEST(HipTemplates, FirstVariantOfEachCompilesForGfx90a) {
     const KernelMetadata kernel = ReadKernelMetadata(out.binary, source.entry);
     EXPECT_EQ(kernel.wavefront_size, 64) << key.op();
     ASSERT_FALSE(kernel.arguments.empty()) << key.op();
-    EXPECT_EQ(kernel.arguments[0].size, static_cast<int64_t>(sizeof(tt_kernel_args))) << key.op();
+    EXPECT_EQ(kernel.arguments[0].size, static_cast<int64_t>(kernels::OpSpecOf(key.op()).abi.size))
+        << key.op();
   }
 }
 

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/tt/kernel_args.h"
+#include "kernels/ops/rmsnorm/rmsnorm_args.h"
 #include "runtime/hip/code_object_metadata.h"
 #include "tests/runtime/hip/hip_test_kernels.h"
 
@@ -52,12 +52,12 @@ TEST_F(Hiprtc, CompilesForGfx90aWithInMemoryHeaders) {
   EXPECT_EQ(kernel.group_segment_fixed_size, 256 * 4) << "the static LDS tile";
   EXPECT_GT(kernel.vgpr_count, 0);
   // The host's struct and the device's parameter agree: one by-value
-  // argument of exactly sizeof(tt_kernel_args) at offset 0.
+  // argument of exactly sizeof(tt_rmsnorm_args) at offset 0.
   ASSERT_FALSE(kernel.arguments.empty());
   EXPECT_EQ(kernel.arguments[0].value_kind, "by_value");
   EXPECT_EQ(kernel.arguments[0].offset, 0);
-  EXPECT_EQ(kernel.arguments[0].size, static_cast<int64_t>(sizeof(tt_kernel_args)));
-  EXPECT_GE(kernel.kernarg_segment_size, static_cast<int64_t>(sizeof(tt_kernel_args)));
+  EXPECT_EQ(kernel.arguments[0].size, static_cast<int64_t>(sizeof(tt_rmsnorm_args)));
+  EXPECT_GE(kernel.kernarg_segment_size, static_cast<int64_t>(sizeof(tt_rmsnorm_args)));
 }
 
 TEST_F(Hiprtc, SyntaxErrorFailsWithALogNamingTheLine) {

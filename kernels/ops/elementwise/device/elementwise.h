@@ -5,7 +5,7 @@
 #ifndef TILETUNE_ELEMENTWISE_H
 #define TILETUNE_ELEMENTWISE_H
 
-#include "tt/kernel_args.h"
+#include "ops/elementwise/elementwise_args.h"
 #include "tt/typed_memory.h"
 
 namespace tt {
@@ -14,11 +14,11 @@ namespace tt {
 // load), unroll (vectors in flight per thread). Blocks stride over the tensor, so any grid covers
 // it; the last partial vector is done one element at a time.
 template <class Cfg, class Pro, class Epi>
-TT_DEVICE void elementwise_rows(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
+TT_DEVICE void elementwise_rows(const tt_elementwise_args& args, const Pro& pro, const Epi& epi) {
   constexpr int V = Cfg::vec, U = Cfg::unroll;
-  const long long total = args.m * args.n, n = args.n;
-  const auto* x = static_cast<const typename Cfg::x_type*>(args.a);
-  auto* y = static_cast<typename Cfg::y_type*>(args.out);
+  const long long total = args.rows * args.cols, n = args.cols;
+  const auto* x = static_cast<const typename Cfg::x_type*>(args.x);
+  auto* y = static_cast<typename Cfg::y_type*>(args.y);
   const long long step = static_cast<long long>(gridDim.x) * Cfg::threads * V * U;
   for (long long first = (static_cast<long long>(blockIdx.x) * Cfg::threads * U + threadIdx.x) * V;
        first < total; first += step) {
@@ -49,14 +49,14 @@ TT_DEVICE void elementwise_rows(const tt_kernel_args& args, const Pro& pro, cons
 
 // The straightforward kernel: one element per thread.
 template <class Cfg, class Pro, class Epi>
-TT_DEVICE void elementwise_naive(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
-  const long long total = args.m * args.n;
-  const auto* x = static_cast<const typename Cfg::x_type*>(args.a);
-  auto* y = static_cast<typename Cfg::y_type*>(args.out);
+TT_DEVICE void elementwise_naive(const tt_elementwise_args& args, const Pro& pro, const Epi& epi) {
+  const long long total = args.rows * args.cols;
+  const auto* x = static_cast<const typename Cfg::x_type*>(args.x);
+  auto* y = static_cast<typename Cfg::y_type*>(args.y);
   const long long step = static_cast<long long>(gridDim.x) * Cfg::threads;
   for (long long i = static_cast<long long>(blockIdx.x) * Cfg::threads + threadIdx.x; i < total;
        i += step) {
-    store_one(y, i, epi(pro(load_one(x, i), i, i % args.n), i, i % args.n));
+    store_one(y, i, epi(pro(load_one(x, i), i, i % args.cols), i, i % args.cols));
   }
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "ops/gemm/gemm_args.h"
 #include "tt/host/abi.h"
 #include "tt/host/parallel.h"
 
@@ -84,7 +85,7 @@ inline void micro_tile(const float* ap, const float* bp, int64_t kc, float* out)
 // tiles of micro_m x micro_n. Partial sums over depth blocks accumulate in C;
 // the last depth block applies the epilogue as it stores.
 template <class Cfg, class Epi>
-int gemm_blocked(const tt_host_args* args, const Epi& epi) {
+int gemm_blocked(const tt_gemm_args* args, const Epi& epi) {
   constexpr int64_t TM = Cfg::tile_m, TN = Cfg::tile_n, TK = Cfg::tile_k;
   constexpr int64_t MR = Cfg::micro_m, NR = Cfg::micro_n;
   static_assert(TM % MR == 0, "micro_m must divide tile_m");
@@ -98,9 +99,9 @@ int gemm_blocked(const tt_host_args* args, const Epi& epi) {
     const std::unique_ptr<float[]> ap(new float[TM * TK]), bp(new float[TN * TK]);
     float tile[MR * NR];
     for (int64_t batch = t0 / blocks; batch * blocks < t1; ++batch) {
-      const float* A = args->a + batch * M * K;
-      const float* B = args->b + batch * K * N;
-      float* C = args->out + batch * M * N;
+      const float* A = floats(args->a) + batch * M * K;
+      const float* B = floats(args->b) + batch * K * N;
+      float* C = floats(args->c) + batch * M * N;
       const int64_t row0 = (std::max(t0, batch * blocks) - batch * blocks) * TM;
       const int64_t row1 = std::min(M, (std::min(t1, (batch + 1) * blocks) - batch * blocks) * TM);
       for (int64_t jc = 0; jc < N; jc += TN) {
@@ -143,14 +144,14 @@ int gemm_blocked(const tt_host_args* args, const Epi& epi) {
 // (i-k-j order: the inner loop walks a row of a row-major B), rows split over
 // Cfg::threads. Packing costs nothing here, which small problems favour.
 template <class Cfg, class Epi>
-int gemm_rowwise(const tt_host_args* args, const Epi& epi) {
+int gemm_rowwise(const tt_gemm_args* args, const Epi& epi) {
   const int64_t M = args->m, N = args->n, K = args->k;
   tt::parallel_ranges(Cfg::threads, args->batch * M, [&](int64_t r0, int64_t r1) {
     const std::unique_ptr<float[]> acc(new float[N]);
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t batch = r / M, i = r % M;
-      const float* A = args->a + batch * M * K;
-      const float* B = args->b + batch * K * N;
+      const float* A = floats(args->a) + batch * M * K;
+      const float* B = floats(args->b) + batch * K * N;
       std::fill(acc.get(), acc.get() + N, 0.0f);
       for (int64_t p = 0; p < K; ++p) {
         const float a = matrix_at<Cfg::a_col_major != 0>(A, args->lda, i, p);
@@ -159,7 +160,7 @@ int gemm_rowwise(const tt_host_args* args, const Epi& epi) {
         }
       }
       const int64_t idx = batch * M * N + i * args->ldc;
-      for (int64_t j = 0; j < N; ++j) args->out[idx + j] = epi(acc[j], idx + j, j);
+      for (int64_t j = 0; j < N; ++j) floats(args->c)[idx + j] = epi(acc[j], idx + j, j);
     }
   });
   return 0;
@@ -168,11 +169,11 @@ int gemm_rowwise(const tt_host_args* args, const Epi& epi) {
 // The straightforward kernel the tuned one must beat: one dot product per
 // output element, read in the operands' own layouts.
 template <class Cfg, class Epi>
-int gemm_naive(const tt_host_args* args, const Epi& epi) {
+int gemm_naive(const tt_gemm_args* args, const Epi& epi) {
   const int64_t M = args->m, N = args->n, K = args->k;
   for (int64_t batch = 0; batch < args->batch; ++batch) {
-    const float* A = args->a + batch * M * K;
-    const float* B = args->b + batch * K * N;
+    const float* A = floats(args->a) + batch * M * K;
+    const float* B = floats(args->b) + batch * K * N;
     for (int64_t i = 0; i < M; ++i) {
       for (int64_t j = 0; j < N; ++j) {
         float sum = 0.0f;
@@ -181,7 +182,7 @@ int gemm_naive(const tt_host_args* args, const Epi& epi) {
                  matrix_at<Cfg::b_col_major != 0>(B, args->ldb, p, j);
         }
         const int64_t idx = batch * M * N + i * args->ldc + j;
-        args->out[idx] = epi(sum, idx, j);
+        floats(args->c)[idx] = epi(sum, idx, j);
       }
     }
   }

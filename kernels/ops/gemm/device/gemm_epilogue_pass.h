@@ -11,19 +11,19 @@
 #ifndef TILETUNE_TT_GEMM_EPILOGUE_H
 #define TILETUNE_TT_GEMM_EPILOGUE_H
 
-#include "tt/kernel_args.h"
+#include "ops/gemm/gemm_args.h"
 #include "tt/tile.h"
 
 namespace tt::gemm {
 
 template <class C, class Epilogue>
-TT_DEVICE void epilogue_pass(const tt_kernel_args& args, const Epilogue& epilogue) {
+TT_DEVICE void epilogue_pass(const tt_gemm_args& args, const Epilogue& epilogue) {
   using TO = typename C::out_type;
   constexpr int V = C::vec;
   struct alignas(sizeof(TO) * V) packet {
     TO x[V];
   };
-  TO* out = static_cast<TO*>(args.out);
+  TO* out = static_cast<TO*>(args.c);
   const long long total = args.batch * args.m * args.ldc;
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x * V;
   for (long long first = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * V;

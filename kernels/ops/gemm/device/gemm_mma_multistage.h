@@ -22,7 +22,7 @@
 #ifndef TILETUNE_TT_GEMM_H
 #define TILETUNE_TT_GEMM_H
 
-#include "tt/kernel_args.h"
+#include "ops/gemm/gemm_args.h"
 #include "tt/tile.h"
 
 namespace tt::gemm {
@@ -208,7 +208,7 @@ TT_DEVICE void reduce_groups(typename plan<C>::acc_tile& acc, float* scratch) {
 // store run when out_aligned): the source was built for them, and a launch
 // that breaks the promise traps rather than read misaligned vectors.
 template <class C>
-TT_DEVICE void check_launch_promise(const tt_kernel_args& args) {
+TT_DEVICE void check_launch_promise(const tt_gemm_args& args) {
   constexpr int run = geom<row_l>::col_run;
   if (args.lda % C::vec_a != 0 || args.ldb % C::vec_b != 0 ||
       (C::out_aligned && args.ldc % run != 0)) {
@@ -218,7 +218,7 @@ TT_DEVICE void check_launch_promise(const tt_kernel_args& args) {
 
 // The whole kernel body; the launch keeps check_launch_promise's promise.
 template <class C, class Epilogue>
-TT_DEVICE void tile_gemm(const tt_kernel_args& args, const Epilogue& epilogue) {
+TT_DEVICE void tile_gemm(const tt_gemm_args& args, const Epilogue& epilogue) {
   using P = plan<C>;
   using TA = typename C::a_type;
   using TB = typename C::b_type;
@@ -255,7 +255,7 @@ TT_DEVICE void tile_gemm(const tt_kernel_args& args, const Epilogue& epilogue) {
   const int warp = arch::warp_id();
   if (warp >= P::wm * P::wn) return;  // k groups past the first handed over their sums
   const long long c_base = batch * m * args.ldc;
-  const gl<TO> gc{static_cast<TO*>(args.out) + c_base, m, n, args.ldc};
+  const gl<TO> gc{static_cast<TO*>(args.c) + c_base, m, n, args.ldc};
   const long long ldc = args.ldc;
   store<C::out_aligned>(gc, acc, row0 + warp / P::wn * P::tm, col0 + warp % P::wn * P::tn,
                         [&](float v, long long row, long long col) {

@@ -9,13 +9,13 @@
 #ifndef TILETUNE_TT_GEMM_NAIVE_H
 #define TILETUNE_TT_GEMM_NAIVE_H
 
-#include "tt/kernel_args.h"
+#include "ops/gemm/gemm_args.h"
 #include "tt/tile.h"
 
 namespace tt::gemm {
 
 template <class C, class Epilogue>
-TT_DEVICE void naive_gemm(const tt_kernel_args& args, const Epilogue& epilogue) {
+TT_DEVICE void naive_gemm(const tt_gemm_args& args, const Epilogue& epilogue) {
   using TA = typename C::a_type;
   using TB = typename C::b_type;
   using TO = typename C::out_type;
@@ -33,7 +33,7 @@ TT_DEVICE void naive_gemm(const tt_kernel_args& args, const Epilogue& epilogue) 
     sum += arch::to_float(x) * arch::to_float(y);
   }
   const long long idx = batch * m * args.ldc + row * args.ldc + col;
-  static_cast<TO*>(args.out)[idx] = arch::convert<TO>::from(epilogue(sum, idx, col));
+  static_cast<TO*>(args.c)[idx] = arch::convert<TO>::from(epilogue(sum, idx, col));
 }
 
 }  // namespace tt::gemm

@@ -5,8 +5,8 @@
 #ifndef TILETUNE_GEMM_H
 #define TILETUNE_GEMM_H
 
+#include "ops/gemm/gemm_args.h"
 #include "tt/device.h"
-#include "tt/kernel_args.h"
 
 // How far the depth loop of a block step unrolls. hipRTC (ROCm 5) hoists
 // the shared-memory reads of a fully unrolled 16-deep step so far ahead that
@@ -38,7 +38,7 @@ TT_DEVICE float matrix_at(const float* p, long long ld, long long i, long long j
 // A thread's micro tile is made of 4x4 blocks strided by the thread grid, so
 // a warp's fragment reads and C stores touch consecutive float4s.
 template <class Cfg, class Epi>
-TT_DEVICE void gemm_tiled(const tt_kernel_args& args, const Epi& epi) {
+TT_DEVICE void gemm_tiled(const tt_gemm_args& args, const Epi& epi) {
   constexpr int TM = Cfg::tile_m, TN = Cfg::tile_n, TK = Cfg::tile_k;
   constexpr int MM = Cfg::micro_m, MN = Cfg::micro_n;
   constexpr int TY = TM / MM, TX = TN / MN, kThreads = TY * TX;
@@ -60,7 +60,7 @@ TT_DEVICE void gemm_tiled(const tt_kernel_args& args, const Epi& epi) {
   const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
   const long long tiles_m = (M + TM - 1) / TM, tiles_n = (N + TN - 1) / TN;
   const long long per_batch = tiles_m * tiles_n, tiles = per_batch * args.batch;
-  float* C = static_cast<float*>(args.out);
+  float* C = static_cast<float*>(args.c);
   const bool aligned_c =
       reinterpret_cast<unsigned long long>(C) % 16 == 0 && args.ldc % 4 == 0 && (M * N) % 4 == 0;
 
@@ -174,7 +174,7 @@ TT_DEVICE void gemm_tiled(const tt_kernel_args& args, const Epi& epi) {
 // The straightforward kernel: one thread per output element, its dot product
 // read from global memory in the operands' own layouts.
 template <class Cfg, class Epi>
-TT_DEVICE void gemm_naive(const tt_kernel_args& args, const Epi& epi) {
+TT_DEVICE void gemm_naive(const tt_gemm_args& args, const Epi& epi) {
   const long long M = args.m, N = args.n, K = args.k, total = args.batch * M * N;
   const long long step = static_cast<long long>(gridDim.x) * Cfg::threads;
   for (long long e = static_cast<long long>(blockIdx.x) * Cfg::threads + threadIdx.x; e < total;
@@ -188,7 +188,7 @@ TT_DEVICE void gemm_naive(const tt_kernel_args& args, const Epi& epi) {
              matrix_at<Cfg::b_col_major != 0>(B, args.ldb, p, j);
     }
     const long long idx = batch * M * N + i * args.ldc + j;
-    static_cast<float*>(args.out)[idx] = epi(sum, idx, j);
+    static_cast<float*>(args.c)[idx] = epi(sum, idx, j);
   }
 }
 

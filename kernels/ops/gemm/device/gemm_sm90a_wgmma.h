@@ -149,7 +149,7 @@ TT_DEVICE void reduce_cluster(const typename wgmma_plan<C>::acc_tile& acc, float
 
 // The whole kernel body; the launch promises as tile_gemm's does.
 template <class C, class Epilogue>
-TT_DEVICE void wgmma_gemm(const tt_kernel_args& args, const Epilogue& epilogue) {
+TT_DEVICE void wgmma_gemm(const tt_gemm_args& args, const Epilogue& epilogue) {
   using P = wgmma_plan<C>;
   using TA = typename C::a_type;
   using TB = typename C::b_type;
@@ -188,7 +188,7 @@ TT_DEVICE void wgmma_gemm(const tt_kernel_args& args, const Epilogue& epilogue) 
   wgmma_mainloop<C>(acc, sa, sb, ga, gb, row0, col0, first, mine > 0 ? mine : 0);
 
   const long long c_base = batch * m * args.ldc;
-  const gl<TO> gc{static_cast<TO*>(args.out) + c_base, m, n, args.ldc};
+  const gl<TO> gc{static_cast<TO*>(args.c) + c_base, m, n, args.ldc};
   const long long ldc = args.ldc;
   auto out = [&](float v, long long row, long long col) {
     return epilogue(v, c_base + row * ldc + col, col);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "ops/layernorm/layernorm_args.h"
 #include "tt/host/rows.h"
 
 namespace tt {
@@ -50,16 +51,17 @@ inline void row_moments(const float* x, int64_t n, float* mean, float* m2) {
 // Cfg: vec (lanes of the reductions), welford (1: one-pass moments),
 // rows_per_task, threads.
 template <class Cfg, class Pro, class Epi>
-int layernorm_rows(const tt_host_args* args, const Pro& pro, const Epi& epi) {
-  const int64_t n = args->n;
+int layernorm_rows(const tt_layernorm_args* args, const Pro& pro, const Epi& epi) {
+  const int64_t n = args->cols;
   tt::for_each_row<Cfg>(args, [&](int64_t row) {
     const float* x = tt::row_input<Cfg>(args, pro, row);
-    float* y = args->out + row * args->ldc;
+    float* y = floats(args->y) + row * args->ldy;
     float mean = 0.0f, m2 = 0.0f;
     row_moments<Cfg::vec, Cfg::welford != 0>(x, n, &mean, &m2);
     const float inv = 1.0f / std::sqrt(m2 / static_cast<float>(n) + args->eps);
     for (int64_t c = 0; c < n; ++c) {
-      y[c] = epi((x[c] - mean) * inv * args->weight[c] + args->shift[c], row * args->ldc + c, c);
+      y[c] = epi((x[c] - mean) * inv * floats(args->w)[c] + floats(args->b)[c], row * args->ldy + c,
+                 c);
     }
   });
   return 0;
@@ -68,18 +70,19 @@ int layernorm_rows(const tt_host_args* args, const Pro& pro, const Epi& epi) {
 // The straightforward kernel: mean, variance and write passes with one
 // accumulator each.
 template <class Cfg, class Pro, class Epi>
-int layernorm_naive(const tt_host_args* args, const Pro& pro, const Epi& epi) {
-  for (int64_t row = 0; row < args->m; ++row) {
+int layernorm_naive(const tt_layernorm_args* args, const Pro& pro, const Epi& epi) {
+  for (int64_t row = 0; row < args->rows; ++row) {
     const float* x = tt::row_input<Cfg>(args, pro, row);
-    float* y = args->out + row * args->ldc;
+    float* y = floats(args->y) + row * args->ldy;
     float sum = 0.0f;
-    for (int64_t c = 0; c < args->n; ++c) sum += x[c];
-    const float mean = sum / static_cast<float>(args->n);
+    for (int64_t c = 0; c < args->cols; ++c) sum += x[c];
+    const float mean = sum / static_cast<float>(args->cols);
     float squares = 0.0f;
-    for (int64_t c = 0; c < args->n; ++c) squares += (x[c] - mean) * (x[c] - mean);
-    const float stddev = std::sqrt(squares / static_cast<float>(args->n) + args->eps);
-    for (int64_t c = 0; c < args->n; ++c) {
-      y[c] = epi((x[c] - mean) / stddev * args->weight[c] + args->shift[c], row * args->ldc + c, c);
+    for (int64_t c = 0; c < args->cols; ++c) squares += (x[c] - mean) * (x[c] - mean);
+    const float stddev = std::sqrt(squares / static_cast<float>(args->cols) + args->eps);
+    for (int64_t c = 0; c < args->cols; ++c) {
+      y[c] = epi((x[c] - mean) / stddev * floats(args->w)[c] + floats(args->b)[c],
+                 row * args->ldy + c, c);
     }
   }
   return 0;

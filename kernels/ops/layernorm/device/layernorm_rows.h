@@ -3,6 +3,7 @@
 #ifndef TILETUNE_LAYERNORM_H
 #define TILETUNE_LAYERNORM_H
 
+#include "ops/layernorm/layernorm_args.h"
 #include "tt/rows.h"
 
 namespace tt {
@@ -15,12 +16,12 @@ namespace tt {
 // across the group with Chan's formula, so a long row is read twice, not
 // three times, at the price of a division per element.
 template <class Cfg, class Pro, class Epi>
-TT_DEVICE void layernorm_rows(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
+TT_DEVICE void layernorm_rows(const tt_layernorm_args& args, const Pro& pro, const Epi& epi) {
   typedef row_tile<Cfg> tile_t;
   __shared__ float scratch[Cfg::rows_per_block][tile_t::warps];
-  const auto* gamma = static_cast<const typename Cfg::x_type*>(args.weight);
-  const auto* beta = static_cast<const typename Cfg::x_type*>(args.shift);
-  const float n = static_cast<float>(args.n);
+  const auto* gamma = static_cast<const typename Cfg::x_type*>(args.w);
+  const auto* beta = static_cast<const typename Cfg::x_type*>(args.b);
+  const float n = static_cast<float>(args.cols);
   for_each_row<Cfg>(args, [&](long long row, long long len, int t, int group) {
     const auto x = input_row<Cfg>(args, row, pro);
     const auto y = output_row<Cfg>(args, row);
@@ -54,7 +55,7 @@ TT_DEVICE void layernorm_rows(const tt_kernel_args& args, const Pro& pro, const 
       deviations = group_reduce<tile_t::G>(squares, sum_reduce(), red);
     }
     const float inv = rsqrtf(deviations / n + args.eps);
-    const long long base = row * args.ldc;
+    const long long base = row * args.ldy;
     row_pass(tile, x, cache, len, t, true, [&](long long c0) {
       tile.write(y, c0, len, t, [&](fvec<tile_t::V>& out, const fvec<tile_t::V>& in, long long c) {
         fvec<tile_t::V> g, b;
@@ -72,12 +73,12 @@ TT_DEVICE void layernorm_rows(const tt_kernel_args& args, const Pro& pro, const 
 // The straightforward kernel: one block per row, one element per thread per
 // step, mean, variance and write passes over global memory.
 template <class Cfg, class Pro, class Epi>
-TT_DEVICE void layernorm_naive(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
+TT_DEVICE void layernorm_naive(const tt_layernorm_args& args, const Pro& pro, const Epi& epi) {
   __shared__ float scratch[Cfg::threads / TT_WARP_SIZE];
-  const auto* gamma = static_cast<const typename Cfg::x_type*>(args.weight);
-  const auto* beta = static_cast<const typename Cfg::x_type*>(args.shift);
-  const long long n = args.n;
-  for (long long row = blockIdx.x; row < args.m; row += gridDim.x) {
+  const auto* gamma = static_cast<const typename Cfg::x_type*>(args.w);
+  const auto* beta = static_cast<const typename Cfg::x_type*>(args.b);
+  const long long n = args.cols;
+  for (long long row = blockIdx.x; row < args.rows; row += gridDim.x) {
     const auto x = input_row<Cfg>(args, row, pro);
     const auto y = output_row<Cfg>(args, row);
     float sum = 0.0f;
@@ -97,7 +98,7 @@ TT_DEVICE void layernorm_naive(const tt_kernel_args& args, const Pro& pro, const
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) {
       store_one(y, c,
                 epi((x[c] - mean) / stddev * load_one(gamma, c) + load_one(beta, c),
-                    row * args.ldc + c, c));
+                    row * args.ldy + c, c));
     }
   }
 }

@@ -4,21 +4,22 @@
 #include <cmath>
 #include <cstdint>
 
+#include "ops/rmsnorm/rmsnorm_args.h"
 #include "tt/host/rows.h"
 
 namespace tt {
 
 // Cfg: vec (lanes of the sum of squares), rows_per_task, threads.
 template <class Cfg, class Pro, class Epi>
-int rmsnorm_rows(const tt_host_args* args, const Pro& pro, const Epi& epi) {
-  const int64_t n = args->n;
+int rmsnorm_rows(const tt_rmsnorm_args* args, const Pro& pro, const Epi& epi) {
+  const int64_t n = args->cols;
   tt::for_each_row<Cfg>(args, [&](int64_t row) {
     const float* x = tt::row_input<Cfg>(args, pro, row);
-    float* y = args->out + row * args->ldc;
+    float* y = floats(args->y) + row * args->ldy;
     const float squares = lane_sum<Cfg::vec>(n, [&](int64_t c) { return x[c] * x[c]; });
     const float inv = 1.0f / std::sqrt(squares / static_cast<float>(n) + args->eps);
     for (int64_t c = 0; c < n; ++c) {
-      y[c] = epi(x[c] * inv * args->weight[c], row * args->ldc + c, c);
+      y[c] = epi(x[c] * inv * floats(args->w)[c], row * args->ldy + c, c);
     }
   });
   return 0;
@@ -26,15 +27,15 @@ int rmsnorm_rows(const tt_host_args* args, const Pro& pro, const Epi& epi) {
 
 // The straightforward kernel: one accumulator, one row after another.
 template <class Cfg, class Pro, class Epi>
-int rmsnorm_naive(const tt_host_args* args, const Pro& pro, const Epi& epi) {
-  for (int64_t row = 0; row < args->m; ++row) {
+int rmsnorm_naive(const tt_rmsnorm_args* args, const Pro& pro, const Epi& epi) {
+  for (int64_t row = 0; row < args->rows; ++row) {
     const float* x = tt::row_input<Cfg>(args, pro, row);
-    float* y = args->out + row * args->ldc;
+    float* y = floats(args->y) + row * args->ldy;
     float squares = 0.0f;
-    for (int64_t c = 0; c < args->n; ++c) squares += x[c] * x[c];
-    const float rms = std::sqrt(squares / static_cast<float>(args->n) + args->eps);
-    for (int64_t c = 0; c < args->n; ++c) {
-      y[c] = epi(x[c] / rms * args->weight[c], row * args->ldc + c, c);
+    for (int64_t c = 0; c < args->cols; ++c) squares += x[c] * x[c];
+    const float rms = std::sqrt(squares / static_cast<float>(args->cols) + args->eps);
+    for (int64_t c = 0; c < args->cols; ++c) {
+      y[c] = epi(x[c] / rms * floats(args->w)[c], row * args->ldy + c, c);
     }
   }
   return 0;

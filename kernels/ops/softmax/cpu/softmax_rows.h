@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "ops/softmax/softmax_args.h"
 #include "tt/host/math.h"
 #include "tt/host/rows.h"
 
@@ -17,13 +18,13 @@ namespace tt {
 // storing exp(x - max) and summing it), fast_exp (1: the
 // vectorizable exp of tt/host/math.h, 0: std::exp), rows_per_task, threads.
 template <class Cfg, class Pro, class Epi>
-int softmax_rows(const tt_host_args* args, const Pro& pro, const Epi& epi) {
+int softmax_rows(const tt_softmax_args* args, const Pro& pro, const Epi& epi) {
   constexpr int64_t V = Cfg::vec;
   constexpr bool kFast = Cfg::fast_exp != 0;
-  const int64_t n = args->n;
+  const int64_t n = args->cols;
   tt::for_each_row<Cfg>(args, [&](int64_t row) {
     const float* x = tt::row_input<Cfg>(args, pro, row);
-    float* y = args->out + row * args->ldc;
+    float* y = floats(args->y) + row * args->ldy;
     float max = std::numeric_limits<float>::lowest();
     float sum = 0.0f;
     if constexpr (Cfg::online != 0) {
@@ -47,14 +48,14 @@ int softmax_rows(const tt_host_args* args, const Pro& pro, const Epi& epi) {
       for (int64_t l = 0; l < V; ++l) sum += s[l] * exp_of<kFast>(m[l] - max);
       const float inv = 1.0f / sum;
       for (int64_t c = 0; c < n; ++c) {
-        y[c] = epi(exp_of<kFast>(x[c] - max) * inv, row * args->ldc + c, c);
+        y[c] = epi(exp_of<kFast>(x[c] - max) * inv, row * args->ldy + c, c);
       }
     } else {
       max = lane_max<V>(x, n);
       // Keep exp(x - max) in y so the last pass only scales it.
       sum = lane_sum<V>(n, [&](int64_t c) { return y[c] = exp_of<kFast>(x[c] - max); });
       const float inv = 1.0f / sum;
-      for (int64_t c = 0; c < n; ++c) y[c] = epi(y[c] * inv, row * args->ldc + c, c);
+      for (int64_t c = 0; c < n; ++c) y[c] = epi(y[c] * inv, row * args->ldy + c, c);
     }
   });
   return 0;
@@ -63,16 +64,16 @@ int softmax_rows(const tt_host_args* args, const Pro& pro, const Epi& epi) {
 // The straightforward kernel: max, sum and write passes with one
 // accumulator each and std::exp.
 template <class Cfg, class Pro, class Epi>
-int softmax_naive(const tt_host_args* args, const Pro& pro, const Epi& epi) {
-  for (int64_t row = 0; row < args->m; ++row) {
+int softmax_naive(const tt_softmax_args* args, const Pro& pro, const Epi& epi) {
+  for (int64_t row = 0; row < args->rows; ++row) {
     const float* x = tt::row_input<Cfg>(args, pro, row);
-    float* y = args->out + row * args->ldc;
+    float* y = floats(args->y) + row * args->ldy;
     float max = x[0];
-    for (int64_t c = 1; c < args->n; ++c) max = std::max(max, x[c]);
+    for (int64_t c = 1; c < args->cols; ++c) max = std::max(max, x[c]);
     float sum = 0.0f;
-    for (int64_t c = 0; c < args->n; ++c) sum += std::exp(x[c] - max);
-    for (int64_t c = 0; c < args->n; ++c) {
-      y[c] = epi(std::exp(x[c] - max) / sum, row * args->ldc + c, c);
+    for (int64_t c = 0; c < args->cols; ++c) sum += std::exp(x[c] - max);
+    for (int64_t c = 0; c < args->cols; ++c) {
+      y[c] = epi(std::exp(x[c] - max) / sum, row * args->ldy + c, c);
     }
   }
   return 0;

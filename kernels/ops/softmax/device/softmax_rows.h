@@ -3,6 +3,7 @@
 #ifndef TILETUNE_SOFTMAX_H
 #define TILETUNE_SOFTMAX_H
 
+#include "ops/softmax/softmax_args.h"
 #include "tt/rows.h"
 
 namespace tt {
@@ -12,7 +13,7 @@ namespace tt {
 // rescaled as m grows (online softmax), so a long row is read twice, not
 // three times; the second pass writes.
 template <class Cfg, class Pro, class Epi>
-TT_DEVICE void softmax_rows(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
+TT_DEVICE void softmax_rows(const tt_softmax_args& args, const Pro& pro, const Epi& epi) {
   typedef row_tile<Cfg> tile_t;
   __shared__ float scratch[Cfg::rows_per_block][tile_t::warps];
   for_each_row<Cfg>(args, [&](long long row, long long len, int t, int group) {
@@ -32,7 +33,7 @@ TT_DEVICE void softmax_rows(const tt_kernel_args& args, const Pro& pro, const Ep
     const float sum =
         group_reduce<tile_t::G>(s * fast_exp(m - row_max), sum_reduce(), scratch[group]);
     const float inv = 1.0f / sum;
-    const long long base = row * args.ldc;
+    const long long base = row * args.ldy;
     row_pass(tile, x, cache, len, t, true, [&](long long c0) {
       tile.write(y, c0, len, t, [&](fvec<tile_t::V>& out, const fvec<tile_t::V>& in, long long c) {
 #pragma unroll
@@ -47,10 +48,10 @@ TT_DEVICE void softmax_rows(const tt_kernel_args& args, const Pro& pro, const Ep
 // The straightforward kernel: one block per row, one element per thread
 // per step, separate max, sum and write passes over global memory, expf.
 template <class Cfg, class Pro, class Epi>
-TT_DEVICE void softmax_naive(const tt_kernel_args& args, const Pro& pro, const Epi& epi) {
+TT_DEVICE void softmax_naive(const tt_softmax_args& args, const Pro& pro, const Epi& epi) {
   __shared__ float scratch[Cfg::threads / TT_WARP_SIZE];
-  const long long n = args.n;
-  for (long long row = blockIdx.x; row < args.m; row += gridDim.x) {
+  const long long n = args.cols;
+  for (long long row = blockIdx.x; row < args.rows; row += gridDim.x) {
     const auto x = input_row<Cfg>(args, row, pro);
     const auto y = output_row<Cfg>(args, row);
     float m = TT_LOWEST;
@@ -64,7 +65,7 @@ TT_DEVICE void softmax_naive(const tt_kernel_args& args, const Pro& pro, const E
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) s += expf(x[c] - m);
     s = group_reduce<Cfg::threads>(s, sum_reduce(), scratch);
     for (long long c = threadIdx.x; c < n; c += Cfg::threads) {
-      store_one(y, c, epi(expf(x[c] - m) / s, row * args.ldc + c, c));
+      store_one(y, c, epi(expf(x[c] - m) / s, row * args.ldy + c, c));
     }
   }
 }

@@ -15,8 +15,8 @@
 #include "kernels/ops/gemm/tile_gemm_source.h"
 #include "kernels/ops/gemm/tile_gemm_space.h"
 #include "runtime/cuda/cuda_executor.h"
-#include "tests/support/gemm_test_key.h"
 #include "tests/kernels/tt/tile_gpu_test_support.h"
+#include "tests/support/gemm_test_key.h"
 #include "tuner/worker/element_codec.h"
 #include "tuner/worker/host_reference.h"
 #include "tuner/worker/output_validation.h"
@@ -47,7 +47,7 @@ Problem MakeProblem(const v1::KernelKey& key, uint64_t seed,
   }
   std::vector<int64_t> output_rows;
   for (int64_t t = 0; t < p.inputs.batch; ++t) {
-    for (const int64_t i : rows) output_rows.push_back(t * p.inputs.m + i);
+    for (const int64_t i : rows) output_rows.push_back(t * p.inputs.rows + i);
   }
   p.reference = tuner::HostReference(p.inputs, std::move(output_rows),
                                      static_cast<int>(std::thread::hardware_concurrency()));
@@ -110,7 +110,7 @@ class GemmOnGpu : public ::testing::Test {
     std::vector<std::byte> out = tuner::EncodeElements(
         std::vector<float>(static_cast<size_t>(in.output_elements), tuner::PoisonValue()),
         out_dtype);
-    ex.CopyIn(args.out, out.data(), out.size());
+    ex.CopyIn(args.tensors.at("c"), out.data(), out.size());
     for (int i = 0; i < 3; ++i) {
       args.grid[i] = static_cast<uint32_t>(source.launch.grid(i));
       args.block[i] = static_cast<uint32_t>(source.launch.block(i));
@@ -121,7 +121,7 @@ class GemmOnGpu : public ::testing::Test {
       ex.ReleaseAll();
       return NAN;
     }
-    ex.CopyOut(out.data(), args.out, out.size());
+    ex.CopyOut(out.data(), args.tensors.at("c"), out.size());
     ex.ReleaseAll();
     // Every element is scanned for poison; the error is over the
     // reference's rows. Each test holds it to its own tolerance.
@@ -335,7 +335,7 @@ TEST_F(GemmOnGpu, ABrokenAlignmentPromiseTraps) {
             args.block[i] = static_cast<uint32_t>(source.launch.block(i));
           }
           args.shared_memory_bytes = static_cast<uint32_t>(source.launch.shared_memory_bytes());
-          args.lda += 2;
+          args.ints["lda"] += 2;
           ex.Launch(args);
           std::exit(0);
         },

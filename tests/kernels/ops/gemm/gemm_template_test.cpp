@@ -133,7 +133,7 @@ TEST(TileGemmTemplate, SourceCarriesTheVariantAndItsLaunch) {
               "tiletune_tile_gemm_block_k64_block_m128_block_n256_group_m8_mma0_split_k1_stages3_"
               "warps_k1_warps_m2_warps_n4");
     EXPECT_TRUE(Contains(
-        s.code, "TT_KERNEL(" + std::to_string(threads) + ") " + s.entry + "(tt_kernel_args args)"));
+        s.code, "TT_KERNEL(" + std::to_string(threads) + ") " + s.entry + "(tt_gemm_args args)"));
     for (const char* line :
          {"using a_type = tt::bf16;", "using out_type = tt::bf16;",
           "static constexpr bool a_col_major = false;", "static constexpr bool b_col_major = true;",
@@ -205,8 +205,8 @@ TEST(TileGemmTemplate, FusesTheEpilogueChainInOrder) {
   EXPECT_TRUE(Contains(s.code, "#define TT_CHAIN_TENSOR_T tt::bf16"));
   size_t at = 0;
   for (const char* step :
-       {"tt::bias{args->chain_tensors[0]}", "tt::scale{args->chain_scalars[1]}", "tt::gelu_tanh{}",
-        "tt::residual_add{args->chain_tensors[3]}", "tt::cast_f32{}"}) {
+       {"tt::bias{args->chain.tensors[0]}", "tt::scale{args->chain.scalars[1]}", "tt::gelu_tanh{}",
+        "tt::residual_add{args->chain.tensors[3]}", "tt::cast_f32{}"}) {
     const size_t found = s.code.find(step, at);
     ASSERT_NE(found, std::string::npos) << step << "\n" << s.code;
     at = found;
@@ -316,9 +316,9 @@ TEST(TileGemmTemplate, CudaBaselineAddsTheEpiloguePassWhereCublasLtCannot) {
   const KernelSource& s = *baseline.source;
   EXPECT_TRUE(Contains(s.code, "tt::gemm::epilogue_pass<Config>(args, Epilogue{&args});"));
   // The pass applies the whole chain, in order.
-  EXPECT_TRUE(Contains(s.code, "tt::bias{args->chain_tensors[0]}"));
+  EXPECT_TRUE(Contains(s.code, "tt::bias{args->chain.tensors[0]}"));
   EXPECT_TRUE(Contains(s.code, "tt::gelu_erf{}"));
-  EXPECT_TRUE(Contains(s.code, "tt::residual_add{args->chain_tensors[2]}"));
+  EXPECT_TRUE(Contains(s.code, "tt::residual_add{args->chain.tensors[2]}"));
   // 2 x 37 x 53 outputs, 256 threads striding over them.
   EXPECT_EQ(s.launch.grid(0), (2 * 37 * 53 + 255) / 256);
   EXPECT_EQ(s.launch.grid(2), 1);

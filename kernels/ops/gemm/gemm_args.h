@@ -1,0 +1,25 @@
+// The launch ABI of gemm, version 2: c[batch][m][n] = chain(a * b). The one
+// by-value parameter of every GPU gemm kernel and what a host gemm kernel's
+// entry points to. Layout asserted in gemm_op.cpp, documented in
+// docs/kernel-abi.md.
+#ifndef TILETUNE_OPS_GEMM_ARGS_H
+#define TILETUNE_OPS_GEMM_ARGS_H
+
+#include "tt/kernel_args.h"
+
+typedef struct tt_gemm_args {
+  // [batch][m][k] row-major (lda >= k), or column-major (lda >= m) where the
+  // key lays a out so; in the key's input dtype.
+  const void* a;
+  // [batch][k][n] row-major (ldb >= n), or column-major (ldb >= k).
+  const void* b;
+  // [batch][m][n] row-major (ldc >= n), in the key's output dtype.
+  void* c;
+  tt_chain_args chain;
+  long long m, n, k, batch;
+  // Leading dimensions in elements; batch entries follow each other densely
+  // (a's every m*lda or k*lda elements, c's every m*ldc).
+  long long lda, ldb, ldc;
+} tt_gemm_args;
+
+#endif
