@@ -53,6 +53,11 @@ struct ProgramGuard {
 }  // namespace
 
 std::unique_ptr<NvrtcCompiler> NvrtcCompiler::Open(std::string* why) {
+  // NVRTC (CUDA 12.9+) caches compiles on disk and, on a hit, skips ptxas
+  // and its -v resource report: registers, spills and shared memory would
+  // read 0 on any warm machine. tiletune keeps its own compiled-code cache,
+  // report included, so NVRTC's is turned off before the library loads.
+  ::setenv("CUDA_CACHE_DISABLE", "1", 1);
   std::string tried;
   const auto library = OpenSharedLibrary(LibraryCandidates(), "nvrtcVersion", &tried);
   if (!library) {

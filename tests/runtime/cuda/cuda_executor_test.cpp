@@ -84,7 +84,8 @@ std::string LayoutKernel() {
               ");\n";
     }
   }
-  return includes + "#define offsetof(t, f) __builtin_offsetof(t, f)\n" +
+  // NVRTC has no <cstddef> and no __builtin_offsetof: the classic spelling.
+  return includes + "#define offsetof(t, f) ((long long)&((t*)0)->f)\n" +
          "extern \"C\" __global__ void layout(tt_gemm_args args) {\n"
          "  long long* out = (long long*)args.c;\n" +
          body + "}\n";
