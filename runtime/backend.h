@@ -45,6 +45,8 @@ struct CompileResult {
   bool cache_hit = false;
   std::string artifact_path;  // what the worker loads
   std::string cache_key;      // hash of source, options, compiler, target
+  std::string target;         // what it was built for: sm_90a, gfx90a, the CPU's arch
+  std::vector<std::string> options;  // the compiler options beyond the target
   std::string log;            // compiler output (errors on failure)
   double seconds = 0;
   ResourceReport resources;

@@ -58,6 +58,10 @@ struct DaemonConfig {
   kernels::KeyLimits key_limits;
   int max_message_bytes = 16 << 20;
   int max_batch_lookup = 1024;
+  // GetKernel: the largest artifact it serves, and the code bytes per
+  // streamed message (well under max_message_bytes).
+  int64_t max_artifact_bytes = int64_t{256} << 20;
+  int artifact_chunk_bytes = 1 << 20;
   int max_kernels_per_job = 64;
   int max_queued_jobs = 1000;
   // Jobs one client (token name, certificate CN or peer address) may have

@@ -15,7 +15,7 @@ using TuningServiceBase = v1::TuningService::WithCallbackMethod_Lookup<
 
 // The gRPC face of the daemon. Every RPC passes the one CallAdmission gate,
 // then does its family's work: lookups through the LookupResolver
-// (lookup_rpcs.cpp), jobs (job_rpcs.cpp), records (record_rpcs.cpp),
+// (lookup_rpcs.cpp), compiled kernels (kernel_rpcs.cpp), jobs (job_rpcs.cpp), records (record_rpcs.cpp),
 // devices and the fleet (device_rpcs.cpp).
 class TuningServiceImpl final : public TuningServiceBase {
  public:
@@ -28,6 +28,8 @@ class TuningServiceImpl final : public TuningServiceBase {
   grpc::ServerUnaryReactor* BatchLookup(grpc::CallbackServerContext* ctx,
                                         const v1::BatchLookupRequest* request,
                                         v1::BatchLookupResponse* response) override;
+  grpc::Status GetKernel(grpc::ServerContext* ctx, const v1::GetKernelRequest* request,
+                         grpc::ServerWriter<v1::GetKernelResponse>* writer) override;
   grpc::Status SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* request,
                          v1::SubmitJobResponse* response) override;
   grpc::Status GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* request,

@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "kernels/core/chain_ops.h"
 #include "kernels/core/op_graph.h"
 #include "kernels/core/op_registry.h"
 
@@ -395,8 +396,11 @@ int64_t ProblemBytes(const v1::KernelKey& raw_key) {
   // bias is per column of the output, residual_add shaped like it.
   const int64_t columns = DimSize(key, output.dims.back()).value_or(0);
   for (const auto& op : ChainArgumentOps(key)) {
-    if (op.op() == "bias") bytes += columns * DTypeBytes(op.dtype());
-    if (op.op() == "residual_add") bytes += output_elements * DTypeBytes(op.dtype());
+    switch (ChainTensorOf(op)) {
+      case ChainTensor::kPerColumn: bytes += columns * DTypeBytes(op.dtype()); break;
+      case ChainTensor::kLikeOutput: bytes += output_elements * DTypeBytes(op.dtype()); break;
+      case ChainTensor::kNone: break;
+    }
   }
   if (key.write_prologue_output()) bytes += output_elements * DTypeBytes(key.input_dtype());
   return bytes;

@@ -81,6 +81,11 @@ struct AbiField {
   size_t offset;  // in the struct
 };
 
+// The tensor field every row reduction's struct has beside its OpSpec
+// tensors: x after the prologue, laid out like the output in the input
+// dtype, written where the key sets write_prologue_output (null otherwise).
+inline constexpr std::string_view kPrologueOutputField = "prologue_out";
+
 // An op's launch ABI: the C struct of kernels/ops/<op>/<op>_args.h that
 // every kernel of the op takes (by value on GPUs, through a pointer on the
 // host), field by field in struct order. Fields share their names with the

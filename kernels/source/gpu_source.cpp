@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/core/chain_ops.h"
 #include "kernels/core/kernel_key.h"
 #include "kernels/core/op_registry.h"
 #include "kernels/source/device_headers.h"
@@ -51,12 +52,12 @@ bool IsDeviceType(v1::DType dtype) {
 std::vector<std::pair<std::string, v1::ChainOp>> TensorOps(const v1::KernelKey& key) {
   std::vector<std::pair<std::string, v1::ChainOp>> ops;
   for (int i = 0; i < key.prologue_size(); ++i) {
-    if (HasTensor(key.prologue(i))) {
+    if (ReadsTensor(key.prologue(i))) {
       ops.emplace_back("prologue[" + std::to_string(i) + "]", key.prologue(i));
     }
   }
   for (int i = 0; i < key.chain_size(); ++i) {
-    if (HasTensor(key.chain(i))) ops.emplace_back("chain[" + std::to_string(i) + "]", key.chain(i));
+    if (ReadsTensor(key.chain(i))) ops.emplace_back("chain[" + std::to_string(i) + "]", key.chain(i));
   }
   return ops;
 }
@@ -168,10 +169,6 @@ KernelSource GenerateGpuSource(const v1::KernelKey& raw, const GpuVendor& vendor
   source.launch.set_shared_memory_bytes(spec.shared_memory_bytes);
   source.launch.set_blocks_per_compute_unit(static_cast<int32_t>(spec.blocks_per_compute_unit));
   return source;
-}
-
-bool HasTensor(const v1::ChainOp& op) {
-  return op.op() == "bias" || op.op() == "residual_add";
 }
 
 }  // namespace tiletune::kernels::gpu

@@ -63,10 +63,6 @@ std::vector<std::pair<std::string, std::string>> InputOutputTypes(const v1::Kern
 // in one of those dtypes, and cast only to the output dtype.
 std::optional<std::string> UnsupportedGpuTypes(const v1::KernelKey& key);
 
-// Whether a prologue or chain op reads a tensor (bias, residual_add), the
-// tensors a kernel reads as TT_CHAIN_TENSOR_T.
-bool HasTensor(const v1::ChainOp& op);
-
 // The vector widths, in elements, the row and element-wise templates try:
 // up to 16 bytes of the key's input type (1, 2, 4 floats; 1 to 8 bf16/f16).
 std::vector<int64_t> VectorWidths(const v1::KernelKey& key);

@@ -73,6 +73,9 @@ CompileResult CubinCompiler::Compile(const kernels::KernelSource& source,
     return argv;
   };
   CompileResult result = CompileThroughCache(cubins_, key, source, command, limits);
+  result.target = target.arch;
+  result.options = source.compile_options;
+  result.options.insert(result.options.end(), target.options.begin(), target.options.end());
   if (!result.ok) return result;
   if (!result.cache_hit) {
     result.resources = ParsePtxasReport(result.log, source.entry);

@@ -173,6 +173,8 @@ CompileResult HipBackend::Compile(const kernels::KernelSource& source, const Dev
     return failed;
   }
   CompileResult result = CompileThroughCache(cache_, plan.cache_key, source, plan.command, limits);
+  result.target = device.fingerprint.arch();
+  result.options = source.compile_options;
   if (!result.ok) return result;
   // The resource report comes from the code object itself, so a cache hit
   // has one too; a code object without the entry fails here rather than in

@@ -89,7 +89,13 @@ CompileResult HostBackend::Compile(const kernels::KernelSource& source, const De
     argv.insert(argv.end(), {"-I", work.string(), "-o", artifact.string(), code.string()});
     return argv;
   };
-  return CompileThroughCache(cache_, CacheKey(source, device), source, command, limits);
+  CompileResult result =
+      CompileThroughCache(cache_, CacheKey(source, device), source, command, limits);
+  result.target = device.fingerprint.arch();
+  result.options.assign(kCompileFlags.begin(), kCompileFlags.end());
+  result.options.insert(result.options.end(), source.compile_options.begin(),
+                        source.compile_options.end());
+  return result;
 }
 
 }  // namespace tiletune::runtime::host

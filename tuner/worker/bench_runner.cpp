@@ -187,7 +187,7 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
       std::vector<CheckedOutput> outputs = {
           {"", args.tensors.at(output), key.output_dtype(), *problem.reference}};
       if (key.write_prologue_output()) {
-        outputs.push_back({"prologue output", args.tensors.at("prologue_out"), key.input_dtype(),
+        outputs.push_back({"prologue output", args.tensors.at(std::string(kernels::kPrologueOutputField)), key.input_dtype(),
                            *problem.prologue_reference});
       }
       Validate(executor, args, outputs, request.tolerance(), &response);

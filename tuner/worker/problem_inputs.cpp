@@ -3,6 +3,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "kernels/core/chain_ops.h"
 #include "kernels/core/kernel_key.h"
 #include "kernels/core/op_registry.h"
 #include "tuner/worker/element_codec.h"
@@ -77,9 +78,16 @@ ProblemInputs MakeProblemInputs(const v1::KernelKey& raw_key, uint64_t seed) {
   for (const auto& op : kernels::ChainArgumentOps(key)) {
     std::vector<float> tensor;
     double scalar = 0;
-    if (op.op() == "bias") tensor = Rounded(draw.Tensor(p.cols), op.dtype());
-    if (op.op() == "residual_add") tensor = Rounded(draw.Tensor(p.output_elements), op.dtype());
-    if (op.op() == "scale") scalar = op.scalar() != 0 ? op.scalar() : 1.0 + 0.5 * draw.Next();
+    switch (kernels::ChainTensorOf(op)) {
+      case kernels::ChainTensor::kPerColumn:
+        tensor = Rounded(draw.Tensor(p.cols), op.dtype());
+        break;
+      case kernels::ChainTensor::kLikeOutput:
+        tensor = Rounded(draw.Tensor(p.output_elements), op.dtype());
+        break;
+      case kernels::ChainTensor::kNone: break;
+    }
+    if (kernels::ReadsScalar(op)) scalar = op.scalar() != 0 ? op.scalar() : 1.0 + 0.5 * draw.Next();
     p.chain_tensors.push_back(std::move(tensor));
     p.chain_scalars.push_back(scalar);
   }

@@ -31,7 +31,7 @@ runtime::KernelArguments UploadProblem(runtime::DeviceExecutor& executor, const 
   args.tensors[std::string(kernels::OutputTensor(spec).name)] =
       executor.Allocate(output_elements * ElementBytes(p.key.output_dtype()));
   if (p.key.write_prologue_output()) {
-    args.tensors["prologue_out"] = executor.Allocate(output_elements * ElementBytes(in));
+    args.tensors[std::string(kernels::kPrologueOutputField)] = executor.Allocate(output_elements * ElementBytes(in));
   }
   const std::vector<v1::ChainOp> ops = kernels::ChainArgumentOps(p.key);
   for (size_t i = 0; i < ops.size(); ++i) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/core/chain_ops.h"
 #include "kernels/core/kernel_key.h"
 #include "kernels/ops/gemm/gemm_op.h"
 #include "kernels/source/epilogue_source.h"
@@ -19,12 +20,10 @@ constexpr int64_t kNaiveTile = 16;  // gemm_naive.h: 16 x 16 threads, one per ou
 constexpr int64_t kEpiloguePassThreads = 256;
 constexpr int64_t kEpiloguePassMaxBlocks = 8192;
 
-using gpu::HasTensor;
-
 // The dtype every tensor of the chain holds, or nullopt when none has one.
 std::optional<v1::DType> ChainTensorDtype(const v1::KernelKey& key) {
   for (const auto& op : key.chain()) {
-    if (HasTensor(op)) return op.dtype();
+    if (ReadsTensor(op)) return op.dtype();
   }
   return std::nullopt;
 }
@@ -68,12 +67,12 @@ std::optional<std::string> UnsupportedTileGemm(const v1::KernelKey& raw) {
   for (int i = 0; i < key.chain_size(); ++i) {
     const v1::ChainOp& op = key.chain(i);
     const std::string at = "chain[" + std::to_string(i) + "] (" + op.op() + ")";
-    if (HasTensor(op) && op.dtype() != *chain_dtype) {
+    if (ReadsTensor(op) && op.dtype() != *chain_dtype) {
       return at + " has dtype " + std::string(DTypeName(op.dtype())) + "; " + name +
              " needs every chain tensor in one dtype (the first is " +
              std::string(DTypeName(*chain_dtype)) + ")";
     }
-    if (HasTensor(op) && op.dtype() == v1::DTYPE_F64) {
+    if (ReadsTensor(op) && op.dtype() == v1::DTYPE_F64) {
       return at + " has dtype f64; chain tensors are bf16, f16 or f32";
     }
     if (op.op() == "cast" && op.dtype() != out) {

@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "kernels/core/abi_description.h"
 #include "kernels/core/kernel_key.h"
 #include "kernels/ops/gemm/gemm_args.h"
 #include "kernels/ops/rmsnorm/rmsnorm_args.h"
@@ -104,6 +105,63 @@ TEST(OpRegistry, KernelAbiDocumentNamesEveryField) {
           << spec->abi.struct_name << "." << f.name;
     }
   }
+}
+
+const v1::AbiField& AbiFieldOf(const v1::KernelAbi& abi, const std::string& name) {
+  for (const auto& f : abi.fields()) {
+    if (f.name() == name) return f;
+  }
+  throw std::out_of_range("no field " + name);
+}
+
+// What a client reads to fill a struct: offsets and sizes as registered,
+// each tensor's role, dtype, shape and layout, the values the key fixes,
+// the chain's slots.
+TEST(LaunchAbiDescription, NamesShapesValuesAndChainSlotsForTheKey) {
+  v1::KernelKey rms = Key("rmsnorm", v1::DTYPE_BF16, {{"rows", 7}, {"cols", 96}});
+  rms.add_prologue()->set_op("residual_add");
+  rms.set_write_prologue_output(true);
+  rms.add_chain()->set_op("scale");
+  const v1::KernelAbi abi = DescribeLaunchAbi(rms, v1::KernelAbi::PASSING_BY_VALUE);
+  EXPECT_EQ(abi.struct_name(), "tt_rmsnorm_args");
+  EXPECT_EQ(abi.struct_bytes(), static_cast<int64_t>(sizeof(tt_rmsnorm_args)));
+  EXPECT_EQ(abi.max_chain(), TT_MAX_CHAIN);
+  ASSERT_EQ(abi.fields_size(), static_cast<int>(OpSpecOf("rmsnorm").abi.fields.size()));
+  EXPECT_EQ(AbiFieldOf(abi, "w").offset(), static_cast<int64_t>(offsetof(tt_rmsnorm_args, w)));
+  EXPECT_EQ(AbiFieldOf(abi, "w").role(), v1::AbiField::ROLE_WEIGHT);
+  EXPECT_EQ(AbiFieldOf(abi, "w").shape_size(), 1);
+  EXPECT_EQ(AbiFieldOf(abi, "w").shape(0), 96);
+  EXPECT_EQ(AbiFieldOf(abi, "y").dtype(), v1::DTYPE_BF16);
+  const v1::AbiField& residual = AbiFieldOf(abi, "prologue_out");
+  EXPECT_EQ(residual.role(), v1::AbiField::ROLE_PROLOGUE_OUTPUT);
+  EXPECT_FALSE(residual.may_be_null()) << "the key writes it";
+  EXPECT_EQ(AbiFieldOf(abi, "rows").value(), 7);
+  EXPECT_EQ(AbiFieldOf(abi, "ldy").value(), 96);
+  EXPECT_EQ(AbiFieldOf(abi, "eps").default_value(), 1e-5);
+  const v1::AbiField& chain = AbiFieldOf(abi, "chain");
+  ASSERT_EQ(chain.chain_size(), 2);  // the prologue's slot, then the chain's
+  EXPECT_EQ(chain.chain(0).op(), "residual_add");
+  EXPECT_TRUE(chain.chain(0).tensor());
+  EXPECT_EQ(std::vector<int64_t>(chain.chain(0).shape().begin(), chain.chain(0).shape().end()),
+            (std::vector<int64_t>{7, 96}));
+  EXPECT_EQ(chain.chain(0).dtype(), v1::DTYPE_BF16);
+  EXPECT_EQ(chain.chain(1).op(), "scale");
+  EXPECT_TRUE(chain.chain(1).scalar());
+  EXPECT_FALSE(chain.chain(1).tensor());
+
+  v1::KernelKey gemm = Key("gemm", v1::DTYPE_F16, {{"m", 64}, {"n", 32}, {"k", 16}});
+  auto* layout = gemm.add_layouts();
+  layout->set_tensor("a");
+  layout->set_layout(v1::LAYOUT_COL_MAJOR);
+  gemm.add_chain()->set_op("bias");
+  const v1::KernelAbi g = DescribeLaunchAbi(gemm, v1::KernelAbi::PASSING_POINTER);
+  EXPECT_EQ(AbiFieldOf(g, "a").layout(), v1::LAYOUT_COL_MAJOR);
+  EXPECT_EQ(AbiFieldOf(g, "b").layout(), v1::LAYOUT_ROW_MAJOR);
+  EXPECT_EQ(AbiFieldOf(g, "lda").value(), 64) << "column-major a: lda = m";
+  EXPECT_EQ(AbiFieldOf(g, "batch").value(), 1);
+  EXPECT_EQ(AbiFieldOf(g, "chain").chain(0).shape(0), 32) << "bias: one value per column";
+  EXPECT_THROW(DescribeLaunchAbi(Key("gemm", v1::DTYPE_F16, {{"m", 64}}), g.passing()),
+               std::invalid_argument);
 }
 
 TEST(OpRegistry, ProblemFlopsCountTheOpAndAnElementwiseKernelsChain) {

@@ -1,0 +1,219 @@
+// GetKernel end to end: a host GEMM tuned by the real daemon is fetched as
+// an artifact, written to disk, loaded with dlopen and run through the
+// argument ABI the answer describes (offsets, shapes, chain slots), with no
+// help from tiletune's own kernel code; its output is checked against a
+// float64 reference. Then the answers short of an artifact: unchanged, a
+// miss, an op graph, and an artifact over the size limit.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "runtime/content_hash.h"
+#include "tests/support/tiletuned_process.h"
+
+namespace tiletune::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Fetched {
+  grpc::Status status;
+  v1::GetKernelResponse head;
+  std::string code;
+  int messages = 0;
+};
+
+Fetched Fetch(v1::TuningService::Stub& stub, const v1::GetKernelRequest& request) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + 60s);
+  auto reader = stub.GetKernel(&ctx, request);
+  Fetched f;
+  v1::GetKernelResponse message;
+  while (reader->Read(&message)) {
+    if (f.messages++ == 0) f.head = message;
+    f.code += message.code_chunk();
+  }
+  f.status = reader->Finish();
+  return f;
+}
+
+v1::GetKernelRequest RequestFor(const v1::KernelKey& key) {
+  v1::GetKernelRequest request;
+  *request.mutable_key() = key;
+  return request;
+}
+
+void TuneToWinner(v1::TuningService::Stub& stub, const v1::KernelKey& key) {
+  v1::SubmitJobRequest submit;
+  submit.mutable_spec()->set_strategy(v1::STRATEGY_RANDOM);
+  submit.mutable_spec()->set_seed(11);
+  submit.mutable_spec()->mutable_budget()->set_max_variants(5);
+  *submit.mutable_spec()->add_kernels() = key;
+  v1::SubmitJobResponse submitted;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub.SubmitJob(&ctx, submit, &submitted).ok());
+  }
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + 180s);
+  v1::WatchJobRequest watch;
+  watch.set_job_id(submitted.job_id());
+  auto reader = stub.WatchJob(&ctx, watch);
+  v1::JobEvent event;
+  while (reader->Read(&event)) {
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+}
+
+const v1::AbiField& Field(const v1::KernelAbi& abi, const std::string& name) {
+  for (const auto& f : abi.fields()) {
+    if (f.name() == name) return f;
+  }
+  ADD_FAILURE() << "no field " << name << " in " << abi.ShortDebugString();
+  static const v1::AbiField kNone;
+  return kNone;
+}
+
+template <class T>
+void Put(std::vector<unsigned char>& s, int64_t offset, T value) {
+  std::memcpy(s.data() + offset, &value, sizeof(T));
+}
+
+std::vector<float> Random(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+TEST(KernelArtifactFlow, AServedHostGemmRunsFromItsArtifactAndAbiAlone) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path(), {"--host-cpus", "1", "--artifact-chunk-bytes", "4096"});
+  daemon.Start();
+  auto stub = daemon.Stub();
+  const int64_t m = 160, n = 144, k = 128;
+  const auto key = GemmKey(m, n, k, {"bias", "relu"});
+  TuneToWinner(*stub, key);
+
+  v1::GetKernelRequest request = RequestFor(key);
+  request.set_include_source(true);
+  const Fetched f = Fetch(*stub, request);
+  ASSERT_TRUE(f.status.ok()) << f.status.error_message();
+  ASSERT_TRUE(f.head.has_artifact())
+      << "fallback: " << f.head.fallback().ShortDebugString()
+      << "\nrecord: " << f.head.record().decision().ShortDebugString();
+  const v1::KernelArtifact& artifact = f.head.artifact();
+  EXPECT_EQ(artifact.format(), v1::KernelArtifact::FORMAT_HOST_SHARED_OBJECT);
+  EXPECT_EQ(static_cast<int64_t>(f.code.size()), artifact.code_bytes());
+  EXPECT_GT(f.messages, 2) << "4 KiB chunks: the code streams over several messages";
+  EXPECT_EQ(runtime::ContentHash(f.code), artifact.content_hash());
+  EXPECT_EQ(runtime::ContentHash(artifact.source()), artifact.source_hash());
+  EXPECT_EQ(artifact.source_hash(), f.head.record().config().source_hash());
+  EXPECT_EQ(artifact.kernel_name(), f.head.record().config().kernel_name());
+  EXPECT_FALSE(artifact.target().empty());
+  EXPECT_FALSE(artifact.compile_options().empty());
+
+  const v1::KernelAbi& abi = artifact.abi();
+  EXPECT_EQ(abi.struct_name(), "tt_gemm_args");
+  EXPECT_EQ(abi.version(), 2);
+  EXPECT_EQ(abi.passing(), v1::KernelAbi::PASSING_POINTER);
+  EXPECT_EQ(Field(abi, "a").role(), v1::AbiField::ROLE_INPUT);
+  EXPECT_EQ(Field(abi, "c").role(), v1::AbiField::ROLE_OUTPUT);
+  EXPECT_EQ(std::vector<int64_t>(Field(abi, "a").shape().begin(), Field(abi, "a").shape().end()),
+            (std::vector<int64_t>{1, m, k}));
+  const v1::AbiField& chain = Field(abi, "chain");
+  ASSERT_EQ(chain.chain_size(), 2);
+  EXPECT_EQ(chain.chain(0).op(), "bias");
+  EXPECT_TRUE(chain.chain(0).tensor());
+  EXPECT_EQ(chain.chain(1).op(), "relu");
+  EXPECT_FALSE(chain.chain(1).tensor());
+
+  // A client's side: the code on disk, loaded, called with the struct packed
+  // from the ABI alone.
+  const std::string path = (dir.path() / "served.so").string();
+  std::ofstream(path, std::ios::binary) << f.code;
+  void* library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << ::dlerror();
+  using Entry = int (*)(const void*);
+  const auto entry = reinterpret_cast<Entry>(::dlsym(library, artifact.entry().c_str()));
+  ASSERT_NE(entry, nullptr) << artifact.entry();
+
+  std::mt19937 rng(3);
+  const std::vector<float> a = Random(m * k, rng), b = Random(k * n, rng), bias = Random(n, rng);
+  std::vector<float> c(m * n, std::nanf(""));
+  std::vector<unsigned char> args(abi.struct_bytes(), 0);
+  Put<const void*>(args, Field(abi, "a").offset(), a.data());
+  Put<const void*>(args, Field(abi, "b").offset(), b.data());
+  Put<void*>(args, Field(abi, "c").offset(), c.data());
+  for (const auto& field : abi.fields()) {
+    if (field.kind() == v1::AbiField::KIND_INT64)
+      Put<long long>(args, field.offset(), field.value());
+  }
+  // tensors[0] is bias's (slot 0); the scalars after the tensors stay 0.
+  Put<const void*>(args, chain.offset(), bias.data());
+  ASSERT_EQ(entry(args.data()), 0);
+  ::dlclose(library);
+  double worst = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double want = bias[j];
+      for (int64_t q = 0; q < k; ++q) want += double{a[i * k + q]} * b[q * n + j];
+      want = std::max(want, 0.0);
+      worst = std::max(worst, std::abs(c[i * n + j] - want) / (std::abs(want) + 1.0));
+    }
+  }
+  EXPECT_LT(worst, 1e-4);
+
+  // A client holding that artifact is told so, with no code.
+  v1::GetKernelRequest again = RequestFor(key);
+  again.set_cached_content_hash(artifact.content_hash());
+  const Fetched cached = Fetch(*stub, again);
+  ASSERT_TRUE(cached.status.ok());
+  EXPECT_TRUE(cached.head.unchanged());
+  EXPECT_TRUE(cached.code.empty());
+  EXPECT_EQ(cached.head.artifact().content_hash(), artifact.content_hash());
+
+  // A miss answers the fallback and no artifact.
+  const Fetched miss = Fetch(*stub, RequestFor(GemmKey(33, 17, 5)));
+  ASSERT_TRUE(miss.status.ok()) << miss.status.error_message();
+  EXPECT_FALSE(miss.head.has_artifact());
+  EXPECT_EQ(miss.head.fallback().library(), "host-naive");
+  EXPECT_TRUE(miss.code.empty());
+
+  // An op graph names the field.
+  v1::KernelKey graph;
+  auto* op = graph.add_ops();
+  op->set_op("softmax");
+  op->add_inputs("x");
+  op->set_output("y");
+  auto* x = graph.add_tensors();
+  x->set_name("x");
+  x->add_dims("r");
+  x->add_dims("c");
+  for (const auto& [name, size] : {std::pair{"r", 4}, std::pair{"c", 8}}) {
+    auto* d = graph.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  const Fetched graph_answer = Fetch(*stub, RequestFor(graph));
+  EXPECT_EQ(graph_answer.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(graph_answer.status.error_message().find("key"), std::string::npos)
+      << graph_answer.status.error_message();
+
+  // Past max_artifact_bytes: refused, naming the limit.
+  EXPECT_EQ(daemon.Stop(SIGTERM), 0);
+  TiletunedProcess small(dir.path(), {"--host-cpus", "1", "--max-artifact-bytes", "1000"});
+  small.Start();
+  const Fetched too_big = Fetch(*small.Stub(), RequestFor(key));
+  EXPECT_EQ(too_big.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(too_big.status.error_message().find("max_artifact_bytes"), std::string::npos)
+      << too_big.status.error_message();
+}
+
+}  // namespace
+}  // namespace tiletune::testing
