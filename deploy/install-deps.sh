@@ -27,6 +27,8 @@ build_packages=(
   openssl # the TLS tests make a throwaway CA and certificates
   clang libclang-rt-14-dev # libFuzzer target (fuzz/)
   python3-yaml # CI lint of the compose, Kubernetes and config YAML
+  # The Python package and its pytest suite (client/python, tests/python)
+  python3-grpcio python3-protobuf python3-numpy python3-pytest
 )
 
 packages=("${runtime_packages[@]}")

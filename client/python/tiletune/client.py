@@ -1,0 +1,194 @@
+"""The daemon's RPCs over gRPC, with kernels cached on disk by content hash."""
+
+import hashlib
+import os
+import pathlib
+
+import grpc
+
+from tiletune.v1 import kernel_key_pb2, tiletune_pb2, tiletune_pb2_grpc
+
+_DTYPES = {"f32": kernel_key_pb2.DTYPE_F32, "f16": kernel_key_pb2.DTYPE_F16,
+           "bf16": kernel_key_pb2.DTYPE_BF16, "f64": kernel_key_pb2.DTYPE_F64}
+
+
+class DaemonError(RuntimeError):
+    """A call the daemon refused: `code` is the gRPC status code, `details`
+    its message (an INVALID_ARGUMENT names the field)."""
+
+    def __init__(self, code, details):
+        super().__init__(f"{code.name}: {details}")
+        self.code = code
+        self.details = details
+
+
+def key(op, dims, dtype="f32", out_dtype=None, chain=(), prologue=(), layouts=None):
+    """A KernelKey: key("gemm", {"m": 64, "n": 32, "k": 16}, chain=["bias", "relu"])."""
+    k = kernel_key_pb2.KernelKey(op=op, input_dtype=_DTYPES[dtype],
+                                 output_dtype=_DTYPES[out_dtype or dtype])
+    for name, size in dims.items():
+        k.shape.add(name=name, size=size)
+    for op_name in chain:
+        k.chain.add(op=op_name)
+    for op_name in prologue:
+        k.prologue.add(op=op_name)
+    for tensor, layout in (layouts or {}).items():
+        k.layouts.add(tensor=tensor, layout=kernel_key_pb2.LAYOUT_COL_MAJOR
+                      if layout == "col" else kernel_key_pb2.LAYOUT_ROW_MAJOR)
+    return k
+
+
+class Kernel:
+    """A served kernel: its artifact description (KernelArtifact) and its
+    code, checked against the content hash the daemon named."""
+
+    def __init__(self, artifact, code, record):
+        if hashlib.sha256(code).hexdigest() != artifact.content_hash:
+            raise DaemonError(grpc.StatusCode.DATA_LOSS,
+                              "the kernel's code does not match its content hash")
+        self.artifact = artifact
+        self.code = code
+        self.record = record
+
+    @property
+    def abi(self):
+        return self.artifact.abi
+
+    def host(self, path):
+        """This host kernel loaded from `path` (where its code is written),
+        ready to launch: a HostKernel."""
+        from tiletune.host_launcher import HostKernel
+        return HostKernel(self, path)
+
+
+class Client:
+    """One daemon. `address` is host:port; calls time out after `timeout`
+    seconds. Kernels fetched by get_kernel are kept under `cache_dir` by
+    content hash and asked for again only by that hash."""
+
+    def __init__(self, address, timeout=10.0, cache_dir=None, channel=None):
+        self._channel = channel or grpc.insecure_channel(address)
+        self._stub = tiletune_pb2_grpc.TuningServiceStub(self._channel)
+        self._timeout = timeout
+        self.cache_dir = pathlib.Path(cache_dir or os.path.join(
+            os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "tiletune"))
+
+    def close(self):
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _call(self, method, request, timeout=None):
+        try:
+            return method(request, timeout=timeout or self._timeout)
+        except grpc.RpcError as e:
+            raise DaemonError(e.code(), e.details()) from None
+
+    def lookup(self, kernel_key, tune_on_miss=False, device=""):
+        request = tiletune_pb2.LookupRequest(key=kernel_key, tune_on_miss=tune_on_miss)
+        request.device.device = device
+        return self._call(self._stub.Lookup, request)
+
+    def submit_job(self, kernels, max_variants=None, strategy=None, seed=None, name=""):
+        request = tiletune_pb2.SubmitJobRequest()
+        request.spec.name = name
+        for k in kernels:
+            request.spec.kernels.add().CopyFrom(k)
+        if max_variants:
+            request.spec.budget.max_variants = max_variants
+        if strategy is not None:
+            request.spec.strategy = strategy
+        if seed is not None:
+            request.spec.seed = seed
+        return self._call(self._stub.SubmitJob, request).job_id
+
+    def watch_job(self, job_id, timeout=600.0):
+        """The job's events until it ends (a generator)."""
+        try:
+            yield from self._stub.WatchJob(tiletune_pb2.WatchJobRequest(job_id=job_id),
+                                           timeout=timeout)
+        except grpc.RpcError as e:
+            raise DaemonError(e.code(), e.details()) from None
+
+    def get_job(self, job_id):
+        return self._call(self._stub.GetJob, tiletune_pb2.GetJobRequest(job_id=job_id))
+
+    def list_records(self, op="", device_class="", page_size=100):
+        """Every record, page by page (a generator of Record messages)."""
+        token = ""
+        while True:
+            page = self._call(self._stub.ListRecords, tiletune_pb2.ListRecordsRequest(
+                op=op, device_class=device_class, page_size=page_size, page_token=token))
+            yield from page.records
+            token = page.next_page_token
+            if not token:
+                return
+
+    def list_devices(self):
+        return self._call(self._stub.ListDevices, tiletune_pb2.ListDevicesRequest())
+
+    def get_kernel(self, kernel_key, device="", include_source=False):
+        """The kernel the daemon serves for the key, or None when it serves
+        none (a miss, a VENDOR record: run your own; `last_fallback` says
+        why). From the disk cache when the daemon still serves the same
+        content hash."""
+        self.last_fallback = None
+        request = tiletune_pb2.GetKernelRequest(key=kernel_key, include_source=include_source)
+        request.device.device = device
+        cached = self._cached_for(kernel_key, device)
+        if cached is not None:
+            request.cached_content_hash = cached
+        head, code = None, bytearray()
+        try:
+            for message in self._stub.GetKernel(request, timeout=self._timeout):
+                if head is None:
+                    head = message
+                code += message.code_chunk
+        except grpc.RpcError as e:
+            raise DaemonError(e.code(), e.details()) from None
+        if head is None or not head.HasField("artifact"):
+            self.last_fallback = head.fallback if head is not None else None
+            return None
+        artifact = head.artifact
+        if head.unchanged:
+            code = (self.cache_dir / artifact.content_hash).read_bytes()
+        kernel = Kernel(artifact, bytes(code), head.record)
+        self._remember(kernel_key, device, kernel)
+        return kernel
+
+    def _index_path(self, kernel_key, device):
+        name = hashlib.sha256(kernel_key.SerializeToString(deterministic=True) +
+                              device.encode()).hexdigest()
+        return self.cache_dir / "keys" / name
+
+    def _cached_for(self, kernel_key, device):
+        try:
+            content_hash = self._index_path(kernel_key, device).read_text().strip()
+        except OSError:
+            return None
+        code_path = self.cache_dir / content_hash
+        if not code_path.exists():
+            return None
+        if hashlib.sha256(code_path.read_bytes()).hexdigest() != content_hash:
+            return None  # damaged on disk: fetch it again
+        return content_hash
+
+    def _remember(self, kernel_key, device, kernel):
+        (self.cache_dir / "keys").mkdir(parents=True, exist_ok=True)
+        code_path = self.cache_dir / kernel.artifact.content_hash
+        if not code_path.exists():
+            tmp = code_path.with_suffix(".tmp%d" % os.getpid())
+            tmp.write_bytes(kernel.code)
+            os.replace(tmp, code_path)
+        index = self._index_path(kernel_key, device)
+        tmp = index.with_suffix(".tmp%d" % os.getpid())
+        tmp.write_text(kernel.artifact.content_hash)
+        os.replace(tmp, index)
+
+    def kernel_path(self, kernel):
+        """Where the kernel's code lies in the disk cache."""
+        return self.cache_dir / kernel.artifact.content_hash

@@ -1,0 +1,36 @@
+"""A real tiletuned on 127.0.0.1 for the Python client's tests: started from
+the build tree (TILETUNE_BIN_DIR), on a fresh data folder, stopped with
+SIGTERM after the session."""
+
+import os
+import pathlib
+import signal
+import subprocess
+import time
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def daemon(tmp_path_factory):
+    bin_dir = pathlib.Path(os.environ["TILETUNE_BIN_DIR"])
+    data = tmp_path_factory.mktemp("tiletuned")
+    ready = data / "ready"
+    log = open(data / "tiletuned.log", "w")
+    # One CPU: single-threaded host variants, whose timing stays steady while
+    # other tests load the machine.
+    process = subprocess.Popen(
+        [str(bin_dir / "tiletuned"), "--data-dir", str(data), "--listen", "127.0.0.1:0",
+         "--metrics-listen", "127.0.0.1:0", "--ready-file", str(ready), "--host-cpus", "1"],
+        stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while not ready.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("tiletuned did not start: " + (data / "tiletuned.log").read_text())
+        time.sleep(0.02)
+    address = next(line[5:] for line in ready.read_text().splitlines()
+                   if line.startswith("grpc="))
+    yield address
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == 0
+    log.close()
