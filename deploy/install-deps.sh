@@ -9,6 +9,7 @@ runtime_packages=(
   ca-certificates
   libgrpc++1.51 libprotobuf32 libsqlite3-0 libspdlog1.10 libyaml-cpp0.7 libfmt9 libcpp-httplib0.11
   libpq5 # PostgreSQL client: --db postgresql://... (fleet mode)
+  libsodium23 # ed25519 signatures of the kernels GetKernel serves
   libamdhip64-5 # HIP backend and hipRTC (opened at run time; absent is fine)
   librocm-smi64-1 # AMD clocks, temperature, throttle state (opened at run time; absent is fine)
   g++ # the host backend compiles CPU kernel variants at run time
@@ -18,7 +19,7 @@ build_packages=(
   build-essential cmake ninja-build pkg-config git
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
-  libpq-dev
+  libpq-dev libsodium-dev
   postgresql # the tests start a throwaway cluster (tests/postgres-cluster.sh)
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libcpp-httplib-dev
   libamdhip64-dev
@@ -28,7 +29,7 @@ build_packages=(
   clang libclang-rt-14-dev # libFuzzer target (fuzz/)
   python3-yaml # CI lint of the compose, Kubernetes and config YAML
   # The Python package and its pytest suite (client/python, tests/python)
-  python3-grpcio python3-protobuf python3-numpy python3-pytest
+  python3-grpcio python3-protobuf python3-numpy python3-pytest python3-nacl
 )
 
 packages=("${runtime_packages[@]}")

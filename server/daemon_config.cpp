@@ -30,6 +30,14 @@ const std::vector<Setting>& Settings() {
       {"listen", "gRPC listen address", [](auto& c) { return &c.listen; }},
       {"metrics_listen", "Prometheus /metrics address (empty: off)",
        [](auto& c) { return &c.metrics_listen; }},
+      {"listen_unix", "also serve on this Unix-domain socket path (node-local clients)",
+       [](auto& c) { return &c.listen_unix; }},
+      {"unix_socket_mode", "file mode (octal) of the listen_unix socket",
+       [](auto& c) { return &c.unix_socket_mode; }},
+      {"artifact_key_file",
+       "ed25519 key that signs served kernels, created if absent (default "
+       "<data_dir>/artifact-signing.key)",
+       [](auto& c) { return &c.artifact_key_file; }},
       {"data_dir", "folder for the database and compiled-code cache",
        [](auto& c) { return &c.data_dir; }},
       {"db", "SQLite database file, or postgresql:// URL (default <data_dir>/tiletune.db)",
@@ -383,6 +391,12 @@ std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
       return ConfigError{e.what()};
     }
   }
+  if (c.unix_socket_mode.empty() ||
+      c.unix_socket_mode.find_first_not_of("01234567") != std::string::npos ||
+      c.unix_socket_mode.size() > 4) {
+    return ConfigError{"unix_socket_mode: '" + c.unix_socket_mode.substr(0, 16) +
+                       "' is not an octal file mode such as 0660"};
+  }
   if (c.tls_cert_file.empty() != c.tls_key_file.empty()) {
     return ConfigError{"tls_cert_file and tls_key_file must be given together"};
   }
@@ -440,6 +454,9 @@ ParsedConfig ParseDaemonConfig(int argc, char** argv) {
     }
   }
   if (config.db_path.empty()) config.db_path = config.data_dir + "/tiletune.db";
+  if (config.artifact_key_file.empty()) {
+    config.artifact_key_file = config.data_dir + "/artifact-signing.key";
+  }
   if (auto e = ValidateConfig(config)) {
     result.error = e;
     return result;

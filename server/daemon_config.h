@@ -13,6 +13,14 @@ namespace tiletune::server {
 // optional YAML file (keys as the field names) and overridden by flags.
 struct DaemonConfig {
   std::string listen = "127.0.0.1:7733";
+  // A node-local Unix-domain socket served beside `listen` (empty: none):
+  // clients on this node reach the daemon without TCP, access decided by
+  // the socket's file mode (octal) and the caller's auth as on TCP.
+  std::string listen_unix;
+  std::string unix_socket_mode = "0660";
+  // The ed25519 key the daemon signs served kernels with, created on first
+  // start. Default: <data_dir>/artifact-signing.key.
+  std::string artifact_key_file;
   std::string metrics_listen = "127.0.0.1:9733";  // empty: no metrics endpoint
   std::string data_dir = "tiletune-data";         // database, compiled-code cache
   // A SQLite file, or a postgresql:// URL (fleet mode: daemons share one

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kernels/core/kernel_key.h"
+#include "server/artifact_signer.h"
 #include "server/tuning_service.h"
 #include "tuner/served_kernel.h"
 
@@ -107,6 +108,7 @@ grpc::Status TuningServiceImpl::GetKernel(grpc::ServerContext* ctx,
     if (call.deadline->Passed()) return call.deadline->Exceeded();
     *head.mutable_artifact() =
         tuner::DescribeArtifact(record, kernel, code, request->include_source());
+    if (ctx_.signer) ctx_.signer->Sign(*head.mutable_artifact());
     if (!request->cached_content_hash().empty() &&
         request->cached_content_hash() == head.artifact().content_hash()) {
       head.set_unchanged(true);

@@ -15,6 +15,7 @@
 
 namespace tiletune::server {
 
+class ArtifactSigner;
 class CallAuthorizer;
 class JobScheduler;
 
@@ -35,6 +36,8 @@ struct ServiceContext {
   JobScheduler* scheduler = nullptr;
   // Null: every call is open.
   const CallAuthorizer* authorizer = nullptr;
+  // Signs the kernels GetKernel serves; null only in tests without keys.
+  const ArtifactSigner* signer = nullptr;
   std::atomic<bool> ready{false};
   std::atomic<bool> draining{false};
   google::protobuf::Timestamp started_at;

@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -21,6 +22,7 @@
 
 #include "db/tuning_store.h"
 #include "runtime/backend_registry.h"
+#include "server/artifact_signer.h"
 #include "server/call_authorizer.h"
 #include "server/daemon_config.h"
 #include "server/daemon_metrics.h"
@@ -157,13 +159,17 @@ int Run(server::DaemonConfig config) {
 
   std::unique_ptr<server::CallAuthorizer> authorizer;
   std::shared_ptr<grpc::ServerCredentials> credentials;
+  std::optional<server::ArtifactSigner> signer;
   try {
     authorizer = std::make_unique<server::CallAuthorizer>(config);
     credentials = server::MakeServerCredentials(config);
+    signer = server::ArtifactSigner::LoadOrCreate(config.artifact_key_file);
   } catch (const std::runtime_error& e) {
     spdlog::critical("{}", e.what());
     return 2;
   }
+  spdlog::info("served kernels are signed with ed25519 key {} ({})", signer->public_key_hex(),
+               config.artifact_key_file);
   const bool tls = !config.tls_cert_file.empty();
   spdlog::info(
       "gRPC transport: {}{}; auth: {}", tls ? "TLS" : "plaintext",
@@ -192,6 +198,7 @@ int Run(server::DaemonConfig config) {
   server::ServiceContext context{config, *devices, cache, events, metrics, database};
   context.started_at = google::protobuf::util::TimeUtil::GetCurrentTime();
   context.authorizer = authorizer.get();
+  context.signer = &*signer;
   server::TuningServiceImpl service(context);
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -199,6 +206,11 @@ int Run(server::DaemonConfig config) {
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(config.listen, credentials, &port);
+  if (!config.listen_unix.empty()) {
+    // Node-local: who may connect is the socket's file mode, set below.
+    fs::remove(config.listen_unix, ec);
+    builder.AddListeningPort("unix:" + config.listen_unix, grpc::InsecureServerCredentials());
+  }
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
   builder.SetMaxSendMessageSize(config.max_message_bytes);
@@ -210,6 +222,13 @@ int Run(server::DaemonConfig config) {
   std::unique_ptr<grpc::Server> grpc_server = builder.BuildAndStart();
   if (!grpc_server || port == 0) {
     spdlog::critical("listen: cannot listen on {}", config.listen);
+    return 1;
+  }
+  if (!config.listen_unix.empty() &&
+      ::chmod(config.listen_unix.c_str(),
+              static_cast<mode_t>(std::stoi(config.unix_socket_mode, nullptr, 8))) != 0) {
+    spdlog::critical("listen_unix: cannot set mode {} on {}", config.unix_socket_mode,
+                     config.listen_unix);
     return 1;
   }
   health = grpc_server->GetHealthCheckService();
@@ -306,7 +325,9 @@ int Run(server::DaemonConfig config) {
   set_serving(true);
   if (!config.ready_file.empty()) {
     const std::string tmp = config.ready_file + ".tmp";
-    std::ofstream(tmp) << "grpc=" << grpc_address << "\nmetrics=" << metrics_address << "\n";
+    std::ofstream(tmp) << "grpc=" << grpc_address << "\nmetrics=" << metrics_address
+                       << "\nunix=" << config.listen_unix
+                       << "\nsigning_key=" << signer->public_key_hex() << "\n";
     fs::rename(tmp, config.ready_file, ec);
   }
   spdlog::info("tiletuned {} serving: db {}, {} device(s)", TILETUNE_VERSION,

@@ -1,6 +1,7 @@
 #include "tuner/served_kernel.h"
 
 #include "kernels/core/abi_description.h"
+#include "kernels/core/kernel_key.h"
 #include "kernels/core/key_space.h"
 #include "runtime/content_hash.h"
 #include "tuner/device_description_of.h"
@@ -72,6 +73,7 @@ v1::KernelArtifact DescribeArtifact(const v1::Record& record, const ServedKernel
   *artifact.mutable_params() = record.config().params();
   artifact.set_device_class(record.device_class());
   *artifact.mutable_key() = record.key();
+  artifact.set_canonical_key(kernels::CanonicalKeyString(record.key()));
   return artifact;
 }
 

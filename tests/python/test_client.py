@@ -1,6 +1,13 @@
 """The Python package against a real daemon on the host backend: a key tuned
-through it, its kernel fetched, checked by content hash, cached on disk and
-run from Python on numpy arrays; and the errors a caller gets."""
+through it, its kernel fetched over the daemon's Unix socket, checked by
+content hash and signature, cached on disk and run from Python on numpy
+arrays; kernels that must not run (tampered, wrongly signed, signed by an
+unknown key) refused with the fallback run instead; and the errors a
+caller gets."""
+
+import hashlib
+import os
+import stat
 
 import grpc
 import numpy as np
@@ -15,7 +22,8 @@ M, N, K = 160, 144, 128
 
 @pytest.fixture(scope="module")
 def tuned(daemon, tmp_path_factory):
-    client = tiletune.Client(daemon, timeout=60, cache_dir=tmp_path_factory.mktemp("cache"))
+    client = tiletune.Client(daemon.unix, timeout=60, cache_dir=tmp_path_factory.mktemp("cache"),
+                             trusted_keys=[daemon.signing_key])
     gemm = tiletune.key("gemm", {"m": M, "n": N, "k": K}, chain=["bias", "relu"])
     job = client.submit_job([gemm], max_variants=5, strategy=jobs_pb2.STRATEGY_RANDOM, seed=11)
     events = list(client.watch_job(job))
@@ -31,6 +39,7 @@ def test_a_served_host_kernel_runs_from_python(tuned, tmp_path):
     assert hit.record.winner == records_pb2.WINNER_TUNED, hit.record.decision
     kernel = client.get_kernel(gemm, include_source=True)
     assert kernel is not None, client.last_fallback
+    assert kernel.verified
     assert kernel.abi.struct_name == "tt_gemm_args"
     assert client.kernel_path(kernel).read_bytes() == kernel.code
 
@@ -71,6 +80,81 @@ def test_launch_refuses_arguments_the_kernel_cannot_take(tuned, tmp_path):
         host.launch(a=a, b=b, c=c, chain=[bias], x=a)
 
 
+def gemm_reference(a, b, bias):
+    return np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0).astype(np.float32)
+
+
+def run_or_fall_back(client, gemm, path, a, b, bias):
+    """What an inference server does: the served kernel if there is one it
+    may run, its own call otherwise; and which ran."""
+    kernel = client.get_kernel(gemm)
+    if kernel is None:
+        return gemm_reference(a, b, bias), "fallback: " + client.last_fallback.reason
+    c = np.empty((M, N), np.float32)
+    kernel.host(path).launch(a=a, b=b, c=c, chain=[bias])
+    return c, "tiletune"
+
+
+def test_kernels_that_must_not_run_are_refused_and_the_fallback_runs(tuned, daemon, tmp_path):
+    client, gemm = tuned
+    kernel = client.get_kernel(gemm)
+    artifact, code = kernel.artifact, kernel.code
+    other_key = "ab" * 32
+
+    # Tampered code: the hash no longer matches.
+    tampered = bytearray(code)
+    tampered[len(tampered) // 2] ^= 0xFF
+    with pytest.raises(tiletune.RefusedKernel, match="content hash"):
+        tiletune.verify(artifact, bytes(tampered), {daemon.signing_key})
+    # A signature that is not the daemon's over this artifact.
+    forged = type(artifact)()
+    forged.CopyFrom(artifact)
+    forged.signature = ("00" if artifact.signature[:2] != "00" else "11") + artifact.signature[2:]
+    with pytest.raises(tiletune.RefusedKernel, match="does not verify"):
+        tiletune.verify(forged, code, {daemon.signing_key})
+    # The code swapped together with its hash: the signature breaks.
+    swapped = type(artifact)()
+    swapped.CopyFrom(artifact)
+    swapped.content_hash = hashlib.sha256(bytes(tampered)).hexdigest()
+    with pytest.raises(tiletune.RefusedKernel, match="does not verify"):
+        tiletune.verify(swapped, bytes(tampered), {daemon.signing_key})
+    # A moved ABI field: the signature covers the ABI too.
+    moved = type(artifact)()
+    moved.CopyFrom(artifact)
+    moved.abi.fields[0].offset += 8
+    with pytest.raises(tiletune.RefusedKernel, match="does not verify"):
+        tiletune.verify(moved, code, {daemon.signing_key})
+
+    # A client that trusts another key refuses the daemon's kernel, and the
+    # server's own call runs.
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float32)
+    bias = rng.uniform(-1, 1, N).astype(np.float32)
+    stranger = tiletune.Client(daemon.unix, timeout=60, cache_dir=tmp_path / "cache",
+                               trusted_keys=[other_key])
+    c, ran = run_or_fall_back(stranger, gemm, tmp_path / "k.so", a, b, bias)
+    assert ran.startswith("fallback: refused: signed by an unknown key"), ran
+    np.testing.assert_allclose(c, gemm_reference(a, b, bias), rtol=1e-5)
+    # An unverified kernel is not loaded unless the caller says so.
+    unverified = tiletune.Client(daemon.unix, timeout=60, cache_dir=tmp_path / "cache2")
+    with pytest.raises(tiletune.RefusedKernel, match="not verified"):
+        unverified.get_kernel(gemm).host(tmp_path / "k2.so")
+    c, ran = run_or_fall_back(client, gemm, tmp_path / "k3.so", a, b, bias)
+    assert ran == "tiletune"
+    assert np.max(np.abs(c - gemm_reference(a, b, bias))) < 1e-3
+
+
+def test_transport_rules(daemon):
+    # The Unix socket is the daemon's, with the mode it was given.
+    assert stat.S_IMODE(os.stat(daemon.socket_path).st_mode) == 0o600
+    with pytest.raises(ValueError, match="plaintext TCP to another host"):
+        tiletune.Client("10.11.12.13:7733")
+    tiletune.Client("10.11.12.13:7733", allow_plaintext_remote=True).close()
+    over_tcp = tiletune.Client(daemon.address)
+    assert len(over_tcp.list_devices().devices) >= 1
+
+
 def test_a_miss_serves_no_kernel_and_says_what_to_run(tuned):
     client, _ = tuned
     assert client.get_kernel(tiletune.key("gemm", {"m": 33, "n": 17, "k": 5})) is None
@@ -78,7 +162,7 @@ def test_a_miss_serves_no_kernel_and_says_what_to_run(tuned):
 
 
 def test_a_bad_key_is_refused_naming_the_field(daemon):
-    client = tiletune.Client(daemon)
+    client = tiletune.Client(daemon.address)
     with pytest.raises(tiletune.DaemonError) as refused:
         client.lookup(tiletune.key("gemm", {"m": 4, "n": 4}))
     assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT

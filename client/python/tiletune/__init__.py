@@ -2,15 +2,16 @@
 by content hash, and a launcher for host kernels.
 
     import tiletune
-    daemon = tiletune.Client("127.0.0.1:50051")
-    kernel = daemon.get_kernel(key)          # a tiletune.Kernel, or None: run your own
-    kernel.launch(a=a, b=b, c=c, chain=[bias])  # host kernels: numpy arrays
+    daemon = tiletune.Client("unix:/run/tiletune.sock", trusted_keys=[DAEMON_KEY])
+    kernel = daemon.get_kernel(key)   # a tiletune.Kernel, or None: run your own
+    kernel.host("/tmp/k.so").launch(a=a, b=b, c=c, chain=[bias])  # host kernels: numpy
 
 The generated protobuf modules are ``tiletune.v1`` (built from proto/ with
 the package).
 """
 
-from tiletune.client import Client, DaemonError, Kernel, key
+from tiletune.client import Client, DaemonError, Kernel, RefusedKernel, key, open_channel, verify
 from tiletune.host_launcher import HostKernel
 
-__all__ = ["Client", "DaemonError", "Kernel", "HostKernel", "key"]
+__all__ = ["Client", "DaemonError", "Kernel", "RefusedKernel", "HostKernel", "key",
+           "open_channel", "verify"]

@@ -1,6 +1,7 @@
 """The daemon's RPCs over gRPC, with kernels cached on disk by content hash."""
 
 import hashlib
+import ipaddress
 import os
 import pathlib
 
@@ -38,14 +39,61 @@ def key(op, dims, dtype="f32", out_dtype=None, chain=(), prologue=(), layouts=No
     return k
 
 
+class RefusedKernel(Exception):
+    """A served kernel that must not be loaded: its code does not match its
+    content hash, or its signature does not verify under a trusted key."""
+
+
+def signed_statement(artifact):
+    """What a KernelArtifact's signature covers (docs/kernel-abi.md,
+    "Signatures"): the same text the daemon signs."""
+    abi = artifact.abi
+    lines = ["tiletune-artifact=1",
+             f"content_hash={artifact.content_hash}",
+             f"code_bytes={artifact.code_bytes}",
+             f"format={artifact.format}",
+             f"entry={artifact.entry}",
+             f"target={artifact.target}",
+             f"device_class={artifact.device_class}",
+             f"kernel_name={artifact.kernel_name}",
+             f"source_hash={artifact.source_hash}",
+             f"key={artifact.canonical_key}",
+             f"abi={abi.struct_name} {abi.version} {abi.struct_bytes} {abi.passing}"]
+    lines += [f"field={f.name} {f.kind} {f.offset} {f.bytes} {f.value}" for f in abi.fields]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def verify(artifact, code, trusted_keys):
+    """Raises RefusedKernel unless `code` is the artifact's (content hash)
+    and the artifact is signed by one of `trusted_keys` (hex ed25519 public
+    keys); None for trusted_keys skips the signature check only."""
+    if hashlib.sha256(code).hexdigest() != artifact.content_hash or \
+            len(code) != artifact.code_bytes:
+        raise RefusedKernel("the kernel's code does not match its content hash "
+                            f"{artifact.content_hash[:16]}...")
+    if trusted_keys is None:
+        return False
+    import nacl.exceptions
+    import nacl.signing
+    if artifact.signing_key not in trusted_keys:
+        raise RefusedKernel(f"signed by an unknown key {artifact.signing_key[:16]}...; "
+                            "trusted: " + ", ".join(k[:16] + "..." for k in trusted_keys))
+    try:
+        nacl.signing.VerifyKey(bytes.fromhex(artifact.signing_key)).verify(
+            signed_statement(artifact), bytes.fromhex(artifact.signature))
+    except (nacl.exceptions.BadSignatureError, ValueError):
+        raise RefusedKernel("the kernel's signature does not verify under "
+                            f"{artifact.signing_key[:16]}...") from None
+    return True
+
+
 class Kernel:
     """A served kernel: its artifact description (KernelArtifact) and its
-    code, checked against the content hash the daemon named."""
+    code, checked against the content hash the daemon named and, when the
+    client trusts keys, against the daemon's signature (`verified`)."""
 
-    def __init__(self, artifact, code, record):
-        if hashlib.sha256(code).hexdigest() != artifact.content_hash:
-            raise DaemonError(grpc.StatusCode.DATA_LOSS,
-                              "the kernel's code does not match its content hash")
+    def __init__(self, artifact, code, record, trusted_keys=None):
+        self.verified = verify(artifact, code, trusted_keys)
         self.artifact = artifact
         self.code = code
         self.record = record
@@ -54,20 +102,52 @@ class Kernel:
     def abi(self):
         return self.artifact.abi
 
-    def host(self, path):
+    def host(self, path, allow_unsigned=False):
         """This host kernel loaded from `path` (where its code is written),
-        ready to launch: a HostKernel."""
+        ready to launch: a HostKernel. Loading runs the daemon's code in this
+        process: only a verified kernel, unless `allow_unsigned`."""
+        if not self.verified and not allow_unsigned:
+            raise RefusedKernel("not verified: give the Client trusted_keys (the daemon's "
+                                "signing key), or pass allow_unsigned=True")
         from tiletune.host_launcher import HostKernel
         return HostKernel(self, path)
 
 
-class Client:
-    """One daemon. `address` is host:port; calls time out after `timeout`
-    seconds. Kernels fetched by get_kernel are kept under `cache_dir` by
-    content hash and asked for again only by that hash."""
+def _loopback(address):
+    host = address.rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
-    def __init__(self, address, timeout=10.0, cache_dir=None, channel=None):
-        self._channel = channel or grpc.insecure_channel(address)
+
+def open_channel(address, tls_ca=None, allow_plaintext_remote=False):
+    """A channel to the daemon: TLS to a daemon whose CA (PEM bytes or a
+    file path) is given; a node-local Unix socket ("unix:/path") or loopback
+    in plaintext; plaintext TCP to another host only when the operator says
+    so (`allow_plaintext_remote`)."""
+    if tls_ca is not None:
+        pem = tls_ca if isinstance(tls_ca, bytes) else pathlib.Path(tls_ca).read_bytes()
+        return grpc.secure_channel(address, grpc.ssl_channel_credentials(root_certificates=pem))
+    if address.startswith("unix:") or _loopback(address) or allow_plaintext_remote:
+        return grpc.insecure_channel(address)
+    raise ValueError(f"{address}: plaintext TCP to another host; give tls_ca, use a unix: "
+                     "socket, or pass allow_plaintext_remote=True")
+
+
+class Client:
+    """One daemon. `address` is host:port or unix:/path; calls time out
+    after `timeout` seconds. Kernels fetched by get_kernel are kept under
+    `cache_dir` by content hash and asked for again only by that hash;
+    with `trusted_keys` (hex ed25519 public keys of daemons) each is loaded
+    only when its signature verifies."""
+
+    def __init__(self, address, timeout=10.0, cache_dir=None, trusted_keys=None, tls_ca=None,
+                 allow_plaintext_remote=False, channel=None):
+        self._channel = channel or open_channel(address, tls_ca, allow_plaintext_remote)
+        self.trusted_keys = None if trusted_keys is None else set(trusted_keys)
         self._stub = tiletune_pb2_grpc.TuningServiceStub(self._channel)
         self._timeout = timeout
         self.cache_dir = pathlib.Path(cache_dir or os.path.join(
@@ -132,10 +212,10 @@ class Client:
         return self._call(self._stub.ListDevices, tiletune_pb2.ListDevicesRequest())
 
     def get_kernel(self, kernel_key, device="", include_source=False):
-        """The kernel the daemon serves for the key, or None when it serves
-        none (a miss, a VENDOR record: run your own; `last_fallback` says
-        why). From the disk cache when the daemon still serves the same
-        content hash."""
+        """The kernel the daemon serves for the key, or None when there is
+        none to run (a miss, a VENDOR record, a kernel refused by its hash or
+        signature: run your own; `last_fallback` says why). From the disk
+        cache when the daemon still serves the same content hash."""
         self.last_fallback = None
         request = tiletune_pb2.GetKernelRequest(key=kernel_key, include_source=include_source)
         request.device.device = device
@@ -156,7 +236,12 @@ class Client:
         artifact = head.artifact
         if head.unchanged:
             code = (self.cache_dir / artifact.content_hash).read_bytes()
-        kernel = Kernel(artifact, bytes(code), head.record)
+        try:
+            kernel = Kernel(artifact, bytes(code), head.record, self.trusted_keys)
+        except RefusedKernel as refused:
+            self.last_fallback = tiletune_pb2.Fallback(library=head.record.baseline_name,
+                                                       reason=f"refused: {refused}")
+            return None
         self._remember(kernel_key, device, kernel)
         return kernel
 
