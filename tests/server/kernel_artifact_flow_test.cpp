@@ -13,6 +13,8 @@
 #include <fstream>
 #include <random>
 
+#include <google/protobuf/util/json_util.h>
+
 #include "runtime/content_hash.h"
 #include "tests/support/tiletuned_process.h"
 
@@ -213,6 +215,54 @@ TEST(KernelArtifactFlow, AServedHostGemmRunsFromItsArtifactAndAbiAlone) {
   EXPECT_EQ(too_big.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_NE(too_big.status.error_message().find("max_artifact_bytes"), std::string::npos)
       << too_big.status.error_message();
+}
+
+// Export/import carries what GetKernel needs: a record imported on another
+// daemon of the class is rebuilt there from the record alone (the same
+// source, checked by its hash) and served signed by that daemon.
+TEST(KernelArtifactFlow, ARecordImportedOnAnotherDaemonOfItsClassIsServedThere) {
+  TempDir dir;
+  TiletunedProcess a(dir.path() / "a", {"--host-cpus", "1"});
+  TiletunedProcess b(dir.path() / "b", {"--host-cpus", "1"});
+  std::filesystem::create_directories(dir.path() / "a");
+  std::filesystem::create_directories(dir.path() / "b");
+  a.Start();
+  const auto key = GemmKey(160, 144, 128, {"bias", "relu"});
+  TuneToWinner(*a.Stub(), key);
+  const Fetched on_a = Fetch(*a.Stub(), RequestFor(key));
+  ASSERT_TRUE(on_a.head.has_artifact()) << on_a.head.fallback().ShortDebugString();
+
+  std::string jsonl;
+  {
+    grpc::ClientContext ctx;
+    auto reader = a.Stub()->ExportRecords(&ctx, {});
+    v1::ExportLine line;
+    while (reader->Read(&line)) {
+      std::string json;
+      ASSERT_TRUE(google::protobuf::util::MessageToJsonString(line, &json).ok());
+      jsonl += json + "\n";
+    }
+    ASSERT_TRUE(reader->Finish().ok());
+  }
+  b.Start();
+  EXPECT_FALSE(Fetch(*b.Stub(), RequestFor(key)).head.has_artifact()) << "b has no record yet";
+  v1::ImportRecordsRequest import;
+  import.set_jsonl(jsonl);
+  v1::ImportRecordsResponse imported;
+  {
+    grpc::ClientContext ctx;
+    const auto status = b.Stub()->ImportRecords(&ctx, import, &imported);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  ASSERT_EQ(imported.rejects_size(), 0) << imported.ShortDebugString();
+  const Fetched on_b = Fetch(*b.Stub(), RequestFor(key));
+  ASSERT_TRUE(on_b.status.ok()) << on_b.status.error_message();
+  ASSERT_TRUE(on_b.head.has_artifact()) << on_b.head.fallback().ShortDebugString();
+  EXPECT_EQ(on_b.head.artifact().source_hash(), on_a.head.artifact().source_hash());
+  EXPECT_EQ(on_b.head.artifact().entry(), on_a.head.artifact().entry());
+  EXPECT_EQ(runtime::ContentHash(on_b.code), on_b.head.artifact().content_hash());
+  EXPECT_NE(on_b.head.artifact().signing_key(), on_a.head.artifact().signing_key())
+      << "each daemon signs with its own key";
 }
 
 }  // namespace
