@@ -45,6 +45,13 @@ ManagedDevice* DeviceRegistry::Find(const std::string& id) const {
   return nullptr;
 }
 
+ManagedDevice* DeviceRegistry::FindByClass(const std::string& device_class) const {
+  for (const auto& d : devices_) {
+    if (d->info.fingerprint.device_class() == device_class) return d.get();
+  }
+  return nullptr;
+}
+
 std::string DeviceRegistry::KnownIds() const {
   std::string ids;
   for (const auto& d : devices_) ids += (ids.empty() ? "" : ", ") + d->info.id;

@@ -52,6 +52,8 @@ class DeviceRegistry {
   JobQueues queues() const { return queues_; }
   const std::vector<runtime::BackendStatus>& statuses() const { return backends_.statuses; }
   ManagedDevice* Find(const std::string& id) const;
+  // The first device of `device_class`, or null.
+  ManagedDevice* FindByClass(const std::string& device_class) const;
   // Known device ids, comma separated, for error messages.
   std::string KnownIds() const;
 

@@ -16,12 +16,12 @@
 namespace tiletune::server {
 namespace {
 
-// The first device of the record's class on this daemon, or null.
-const ManagedDevice* DeviceOfClass(const DeviceRegistry& devices, const std::string& device_class) {
-  for (const auto& d : devices.devices()) {
-    if (d->info.fingerprint.device_class() == device_class) return d.get();
-  }
-  return nullptr;
+// Run the record's baseline instead, because of `reason`.
+v1::Fallback BaselineOf(const v1::Record& record, std::string reason) {
+  v1::Fallback fallback;
+  fallback.set_library(record.baseline_name());
+  fallback.set_reason(std::move(reason));
+  return fallback;
 }
 
 // Why `lookup` serves no tuned kernel, with what to run instead; nullopt for
@@ -29,11 +29,8 @@ const ManagedDevice* DeviceOfClass(const DeviceRegistry& devices, const std::str
 std::optional<v1::Fallback> NothingServed(const v1::LookupResponse& lookup) {
   if (lookup.result() != v1::LookupResponse::RESULT_HIT) return lookup.fallback();
   if (lookup.record().winner() == v1::WINNER_TUNED) return std::nullopt;
-  v1::Fallback fallback;
-  fallback.set_library(lookup.record().baseline_name());
-  fallback.set_reason("no tuned kernel beat " + lookup.record().baseline_name() +
-                      " on this key (the record is VENDOR): run it");
-  return fallback;
+  return BaselineOf(lookup.record(), "no tuned kernel beat " + lookup.record().baseline_name() +
+                                         " on this key (the record is VENDOR): run it");
 }
 
 std::optional<std::string> ReadArtifact(const std::string& path, int64_t max_bytes,
@@ -81,23 +78,18 @@ grpc::Status TuningServiceImpl::GetKernel(grpc::ServerContext* ctx,
     if (auto fallback = NothingServed(lookup)) return answer_fallback(*fallback);
 
     const v1::Record& record = lookup.record();
-    const ManagedDevice* device = DeviceOfClass(ctx_.devices, record.device_class());
+    const ManagedDevice* device = ctx_.devices.FindByClass(record.device_class());
     if (!device) {
-      v1::Fallback fallback;
-      fallback.set_library(record.baseline_name());
-      fallback.set_reason("no device of class " + record.device_class() +
-                          " on this daemon to build the kernel for; ask a daemon that has one");
-      return answer_fallback(fallback);
+      return answer_fallback(BaselineOf(
+          record, "no device of class " + record.device_class() +
+                      " on this daemon to build the kernel for; ask a daemon that has one"));
     }
     const runtime::CompileLimits limits{
         .timeout_seconds = ctx_.config.tuning.compile_timeout_seconds,
         .niceness = ctx_.config.tuning.compile_niceness};
     auto built = tuner::BuildServedKernel(record, device->info, *device->backend, limits);
     if (auto* why = std::get_if<std::string>(&built)) {
-      v1::Fallback fallback;
-      fallback.set_library(record.baseline_name());
-      fallback.set_reason(*why);
-      return answer_fallback(fallback);
+      return answer_fallback(BaselineOf(record, *why));
     }
     const tuner::ServedKernel& kernel = std::get<tuner::ServedKernel>(built);
     std::string code;

@@ -36,11 +36,7 @@ grpc::Status TuningServiceImpl::ListRecords(grpc::ServerContext* ctx,
     if (call.deadline->Passed()) return call.deadline->Exceeded();
     for (auto& r : page.records) {
       // Judged against a device of the record's class here, if there is one.
-      const ManagedDevice* device = nullptr;
-      for (const auto& d : ctx_.devices.devices()) {
-        if (d->info.fingerprint.device_class() == r.device_class()) device = d.get();
-      }
-      *response->add_staleness() = StalenessOf(r, device);
+      *response->add_staleness() = StalenessOf(r, ctx_.devices.FindByClass(r.device_class()));
       *response->add_records() = std::move(r);
     }
     response->set_next_page_token(page.next_page_token);

@@ -68,9 +68,8 @@ v1::KernelAbi DescribeLaunchAbi(const v1::KernelKey& raw_key, v1::KernelAbi::Pas
   const v1::KernelKey key = NormalizeKernelKey(raw_key);
   if (key.op().empty()) throw std::invalid_argument("an op graph has no launch ABI of its own");
   const OpSpec& spec = OpSpecOf(key.op());
-  NamedInts ints;
-  for (const DimArg& d : spec.dims) ints[std::string(d.name)] = DimOrDefault(key, spec, d.name);
-  if (spec.leading_dims) spec.leading_dims(key, ints);
+  const NamedInts ints = FixedInts(key, spec);
+  const NamedFloats floats = DefaultFloats(spec);
 
   v1::KernelAbi abi;
   abi.set_version(spec.abi.version);
@@ -97,11 +96,7 @@ v1::KernelAbi DescribeLaunchAbi(const v1::KernelKey& raw_key, v1::KernelAbi::Pas
         }
         break;
       case AbiKind::kInt64: field.set_value(ints.at(std::string(f.name))); break;
-      case AbiKind::kFloat32:
-        for (const auto& [name, value] : spec.scalars) {
-          if (name == f.name) field.set_default_value(value);
-        }
-        break;
+      case AbiKind::kFloat32: field.set_default_value(floats.at(std::string(f.name))); break;
       case AbiKind::kChain: DescribeChain(key, spec, field); break;
     }
   }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/core/kernel_key.h"
+
 namespace tiletune::kernels {
 namespace {
 
@@ -42,6 +44,13 @@ std::string AbiError(const OpSpec& spec) {
   }
   for (const auto& [name, value] : spec.scalars) {
     if (auto e = expect(name, AbiKind::kFloat32); !e.empty()) return e;
+  }
+  for (const AbiField& f : abi.fields) {
+    const bool has_value = std::any_of(spec.scalars.begin(), spec.scalars.end(),
+                                       [&](const auto& s) { return s.first == f.name; });
+    if (f.kind == AbiKind::kFloat32 && !has_value) {
+      return "has float field " + std::string(f.name) + " without a value in OpSpec.scalars";
+    }
   }
   return "";
 }
@@ -130,6 +139,19 @@ const TensorArg& OutputTensor(const OpSpec& spec) {
     if (t.role == TensorRole::kOutput) return t;
   }
   throw std::logic_error("op '" + std::string(spec.name) + "' has no output tensor");
+}
+
+NamedInts FixedInts(const v1::KernelKey& key, const OpSpec& spec) {
+  NamedInts ints;
+  for (const DimArg& d : spec.dims) ints[std::string(d.name)] = DimOrDefault(key, spec, d.name);
+  if (spec.leading_dims) spec.leading_dims(key, ints);
+  return ints;
+}
+
+NamedFloats DefaultFloats(const OpSpec& spec) {
+  NamedFloats floats;
+  for (const auto& [name, value] : spec.scalars) floats[std::string(name)] = value;
+  return floats;
 }
 
 const AbiField* FindAbiField(const OpSpec& spec, std::string_view name) {

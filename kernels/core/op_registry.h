@@ -40,6 +40,13 @@ std::string OpNames();
 const TensorArg* FindTensor(const OpSpec& spec, std::string_view name);
 // The op's one output tensor (AllOpSpecs checks there is one).
 const TensorArg& OutputTensor(const OpSpec& spec);
+// The values the key fixes of the op's integer ABI fields: its dims (an
+// optional one at its default size) and the dense tensors' leading
+// dimensions (OpSpec.leading_dims). `key` is normalized.
+NamedInts FixedInts(const v1::KernelKey& key, const OpSpec& spec);
+// The op's float ABI fields at the values the daemon validates with.
+NamedFloats DefaultFloats(const OpSpec& spec);
+
 // The op's launch ABI field named `name`, or null.
 const AbiField* FindAbiField(const OpSpec& spec, std::string_view name);
 // Whether the op has a tensor of `role`.

@@ -64,9 +64,8 @@ ProblemInputs MakeProblemInputs(const v1::KernelKey& raw_key, uint64_t seed) {
     for (std::string_view dim : t.dims) elements *= size(dim);
     p.tensors.emplace(std::string(t.name), Rounded(draw.Tensor(elements), in));
   }
-  for (const kernels::DimArg& d : spec.dims) p.ints[std::string(d.name)] = size(d.name);
-  if (spec.leading_dims) spec.leading_dims(key, p.ints);
-  for (const auto& [name, value] : spec.scalars) p.floats[std::string(name)] = value;
+  p.ints = kernels::FixedInts(key, spec);
+  p.floats = kernels::DefaultFloats(spec);
   // The output's last dim is its columns, the one before its rows, and the
   // others count batch entries.
   const std::vector<std::string_view>& out = kernels::OutputTensor(spec).dims;

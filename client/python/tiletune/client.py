@@ -219,9 +219,9 @@ class Client:
         self.last_fallback = None
         request = tiletune_pb2.GetKernelRequest(key=kernel_key, include_source=include_source)
         request.device.device = device
-        cached = self._cached_for(kernel_key, device)
-        if cached is not None:
-            request.cached_content_hash = cached
+        cached_hash, cached_code = self._cached_for(kernel_key, device)
+        if cached_hash is not None:
+            request.cached_content_hash = cached_hash
         head, code = None, bytearray()
         try:
             for message in self._stub.GetKernel(request, timeout=self._timeout):
@@ -235,7 +235,7 @@ class Client:
             return None
         artifact = head.artifact
         if head.unchanged:
-            code = (self.cache_dir / artifact.content_hash).read_bytes()
+            code = cached_code
         try:
             kernel = Kernel(artifact, bytes(code), head.record, self.trusted_keys)
         except RefusedKernel as refused:
@@ -251,28 +251,29 @@ class Client:
         return self.cache_dir / "keys" / name
 
     def _cached_for(self, kernel_key, device):
+        """The content hash and code cached for the key, or (None, None)."""
         try:
             content_hash = self._index_path(kernel_key, device).read_text().strip()
+            code = (self.cache_dir / content_hash).read_bytes()
         except OSError:
-            return None
-        code_path = self.cache_dir / content_hash
-        if not code_path.exists():
-            return None
-        if hashlib.sha256(code_path.read_bytes()).hexdigest() != content_hash:
-            return None  # damaged on disk: fetch it again
-        return content_hash
+            return None, None
+        if hashlib.sha256(code).hexdigest() != content_hash:
+            return None, None  # damaged on disk: fetch it again
+        return content_hash, code
+
+    @staticmethod
+    def _write_atomically(path, data):
+        tmp = path.with_suffix(".tmp%d" % os.getpid())
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
 
     def _remember(self, kernel_key, device, kernel):
         (self.cache_dir / "keys").mkdir(parents=True, exist_ok=True)
         code_path = self.cache_dir / kernel.artifact.content_hash
         if not code_path.exists():
-            tmp = code_path.with_suffix(".tmp%d" % os.getpid())
-            tmp.write_bytes(kernel.code)
-            os.replace(tmp, code_path)
-        index = self._index_path(kernel_key, device)
-        tmp = index.with_suffix(".tmp%d" % os.getpid())
-        tmp.write_text(kernel.artifact.content_hash)
-        os.replace(tmp, index)
+            self._write_atomically(code_path, kernel.code)
+        self._write_atomically(self._index_path(kernel_key, device),
+                               kernel.artifact.content_hash.encode())
 
     def kernel_path(self, kernel):
         """Where the kernel's code lies in the disk cache."""
