@@ -78,6 +78,7 @@ v1::KernelAbi DescribeLaunchAbi(const v1::KernelKey& raw_key, v1::KernelAbi::Pas
   abi.set_struct_alignment(static_cast<int64_t>(spec.abi.alignment));
   abi.set_max_chain(TT_MAX_CHAIN);
   abi.set_passing(passing);
+  abi.set_tensor_alignment(TT_TENSOR_ALIGNMENT);
   for (const AbiField& f : spec.abi.fields) {
     v1::AbiField& field = *abi.add_fields();
     field.set_name(std::string(f.name));

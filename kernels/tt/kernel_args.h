@@ -8,6 +8,11 @@
 
 #define TT_MAX_CHAIN 16
 
+// The byte alignment every kernel may assume of every tensor's address (its
+// widest vector access: 16-byte loads, cp.async). Served in the launch ABI
+// (KernelAbi.tensor_alignment) for launchers to check.
+#define TT_TENSOR_ALIGNMENT 16
+
 // One entry per prologue op, then one per chain op, in key order.
 typedef struct tt_chain_args {
   // bias (one value per output column), residual_add (shaped like the

@@ -265,5 +265,55 @@ TEST(KernelArtifactFlow, ARecordImportedOnAnotherDaemonOfItsClassIsServedThere) 
       << "each daemon signs with its own key";
 }
 
+// Lookup's opt-in: a HIT carries the kernel GetKernel serves, code included
+// unless the client holds it; a miss says what to run instead; BatchLookup
+// attaches each.
+TEST(KernelArtifactFlow, LookupAttachesTheServedKernelWhenAsked) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path(), {"--host-cpus", "1"});
+  daemon.Start();
+  auto stub = daemon.Stub();
+  const auto key = GemmKey(160, 144, 128, {"bias", "relu"});
+  TuneToWinner(*stub, key);
+  const Fetched served = Fetch(*stub, RequestFor(key));
+  ASSERT_TRUE(served.head.has_artifact()) << served.head.fallback().ShortDebugString();
+
+  const auto lookup = [&](const v1::LookupRequest& request) {
+    grpc::ClientContext ctx;
+    v1::LookupResponse response;
+    EXPECT_TRUE(stub->Lookup(&ctx, request, &response).ok());
+    return response;
+  };
+  v1::LookupRequest request;
+  *request.mutable_key() = key;
+  EXPECT_FALSE(lookup(request).has_artifact()) << "attaching is opt-in";
+  request.set_attach_artifact(true);
+  const v1::LookupResponse hit = lookup(request);
+  ASSERT_EQ(hit.result(), v1::LookupResponse::RESULT_HIT);
+  ASSERT_TRUE(hit.has_artifact()) << hit.artifact_fallback().ShortDebugString();
+  EXPECT_EQ(hit.artifact().content_hash(), served.head.artifact().content_hash());
+  EXPECT_EQ(hit.artifact().signature(), served.head.artifact().signature());
+  EXPECT_EQ(hit.artifact_code(), served.code);
+
+  request.set_cached_content_hash(hit.artifact().content_hash());
+  const v1::LookupResponse cached = lookup(request);
+  EXPECT_EQ(cached.artifact().content_hash(), hit.artifact().content_hash());
+  EXPECT_TRUE(cached.artifact_code().empty()) << "the client holds that code";
+
+  v1::BatchLookupRequest batch;
+  *batch.add_requests() = request;
+  batch.mutable_requests(0)->clear_cached_content_hash();
+  v1::LookupRequest& miss = *batch.add_requests();
+  *miss.mutable_key() = GemmKey(33, 17, 5);
+  miss.set_attach_artifact(true);
+  grpc::ClientContext ctx;
+  v1::BatchLookupResponse answers;
+  ASSERT_TRUE(stub->BatchLookup(&ctx, batch, &answers).ok());
+  ASSERT_EQ(answers.responses_size(), 2);
+  EXPECT_EQ(answers.responses(0).artifact_code(), served.code);
+  EXPECT_FALSE(answers.responses(1).has_artifact());
+  EXPECT_EQ(answers.responses(1).artifact_fallback().library(), "host-naive");
+}
+
 }  // namespace
 }  // namespace tiletune::testing
