@@ -29,7 +29,10 @@ build_packages=(
   clang libclang-rt-14-dev # libFuzzer target (fuzz/)
   python3-yaml # CI lint of the compose, Kubernetes and config YAML
   # The Python package and its pytest suite (client/python, tests/python)
-  python3-grpcio python3-protobuf python3-numpy python3-pytest python3-nacl
+  python3-grpcio python3-protobuf python3-numpy python3-pytest
+  python3-torch python3-matplotlib # tiletune.torch on CPU tensors; the example's plot
+  # pip install client/python into a venv (tests/install)
+  python3-venv python3-pip python3-setuptools python3-wheel
 )
 
 packages=("${runtime_packages[@]}")

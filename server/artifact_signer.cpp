@@ -3,8 +3,9 @@
 #include <sys/stat.h>
 
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
+
+#include "proto/artifact_statement.h"
 
 namespace tiletune::server {
 namespace {
@@ -63,27 +64,6 @@ void ArtifactSigner::Sign(v1::KernelArtifact& artifact) const {
                        reinterpret_cast<const unsigned char*>(statement.data()), statement.size(),
                        secret_.data());
   artifact.set_signature(Hex(signature.data(), signature.size()));
-}
-
-std::string SignedStatement(const v1::KernelArtifact& a) {
-  std::ostringstream s;
-  s << "tiletune-artifact=1\n"
-    << "content_hash=" << a.content_hash() << "\n"
-    << "code_bytes=" << a.code_bytes() << "\n"
-    << "format=" << static_cast<int>(a.format()) << "\n"
-    << "entry=" << a.entry() << "\n"
-    << "target=" << a.target() << "\n"
-    << "device_class=" << a.device_class() << "\n"
-    << "kernel_name=" << a.kernel_name() << "\n"
-    << "source_hash=" << a.source_hash() << "\n"
-    << "key=" << a.canonical_key() << "\n"
-    << "abi=" << a.abi().struct_name() << " " << a.abi().version() << " " << a.abi().struct_bytes()
-    << " " << static_cast<int>(a.abi().passing()) << "\n";
-  for (const v1::AbiField& f : a.abi().fields()) {
-    s << "field=" << f.name() << " " << static_cast<int>(f.kind()) << " " << f.offset() << " "
-      << f.bytes() << " " << f.value() << "\n";
-  }
-  return s.str();
 }
 
 }  // namespace tiletune::server

@@ -24,7 +24,7 @@ class ArtifactSigner {
 
   std::string public_key_hex() const;
   // Fills artifact.signing_key and artifact.signature (over
-  // SignedStatement(artifact)).
+  // SignedStatement(artifact), proto/artifact_statement.h).
   void Sign(v1::KernelArtifact& artifact) const;
 
  private:
@@ -32,12 +32,5 @@ class ArtifactSigner {
   std::array<unsigned char, crypto_sign_SECRETKEYBYTES> secret_{};
   std::array<unsigned char, crypto_sign_PUBLICKEYBYTES> public_{};
 };
-
-// What an artifact's signature covers, one "name=value" line each: the code
-// (its content hash), how it is loaded (format, entry, target), what it is
-// (device class, kernel name, source hash, the key's canonical string) and
-// its whole argument ABI field by field. docs/kernel-abi.md spells it out for
-// clients in other languages.
-std::string SignedStatement(const v1::KernelArtifact& artifact);
 
 }  // namespace tiletune::server

@@ -17,6 +17,8 @@ bool ResolveAll(const SharedLibrary& lib, CudaDriverApi& api, std::string* missi
   ok &= ResolveSymbol(lib, "cuDevicePrimaryCtxRetain", &api.cuDevicePrimaryCtxRetain, missing);
   ok &= ResolveSymbol(lib, "cuDevicePrimaryCtxRelease_v2", &api.cuDevicePrimaryCtxRelease, missing);
   ok &= ResolveSymbol(lib, "cuCtxSetCurrent", &api.cuCtxSetCurrent, missing);
+  ok &= ResolveSymbol(lib, "cuCtxGetCurrent", &api.cuCtxGetCurrent, missing);
+  ok &= ResolveSymbol(lib, "cuCtxGetDevice", &api.cuCtxGetDevice, missing);
   ok &= ResolveSymbol(lib, "cuCtxSynchronize", &api.cuCtxSynchronize, missing);
   ok &= ResolveSymbol(lib, "cuModuleLoadData", &api.cuModuleLoadData, missing);
   ok &= ResolveSymbol(lib, "cuModuleUnload", &api.cuModuleUnload, missing);

@@ -1,11 +1,15 @@
 """The daemon's RPCs over gRPC, with kernels cached on disk by content hash."""
 
+import ctypes
+import ctypes.util
 import hashlib
 import ipaddress
 import os
 import pathlib
+import struct
 
 import grpc
+from google.protobuf import json_format
 
 from tiletune.v1 import kernel_key_pb2, tiletune_pb2, tiletune_pb2_grpc
 
@@ -39,16 +43,26 @@ def key(op, dims, dtype="f32", out_dtype=None, chain=(), prologue=(), layouts=No
     return k
 
 
+def as_dict(message):
+    """A record, job or any other answer as plain dicts and lists (field
+    names as in the .proto, enums by name)."""
+    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+
+
 class RefusedKernel(Exception):
     """A served kernel that must not be loaded: its code does not match its
     content hash, or its signature does not verify under a trusted key."""
 
 
+def _dims(sizes):
+    return "x".join(str(size) for size in sizes) or "-"
+
+
 def signed_statement(artifact):
     """What a KernelArtifact's signature covers (docs/kernel-abi.md,
     "Signatures"): the same text the daemon signs."""
-    abi = artifact.abi
-    lines = ["tiletune-artifact=1",
+    abi, launch = artifact.abi, artifact.launch
+    lines = ["tiletune-artifact=2",
              f"content_hash={artifact.content_hash}",
              f"code_bytes={artifact.code_bytes}",
              f"format={artifact.format}",
@@ -58,8 +72,16 @@ def signed_statement(artifact):
              f"kernel_name={artifact.kernel_name}",
              f"source_hash={artifact.source_hash}",
              f"key={artifact.canonical_key}",
-             f"abi={abi.struct_name} {abi.version} {abi.struct_bytes} {abi.passing}"]
-    lines += [f"field={f.name} {f.kind} {f.offset} {f.bytes} {f.value}" for f in abi.fields]
+             f"launch={_dims(launch.grid)} {_dims(launch.block)} {launch.shared_memory_bytes} "
+             f"{launch.threads} {launch.blocks_per_compute_unit}",
+             f"abi={abi.struct_name} {abi.version} {abi.struct_bytes} {abi.passing} "
+             f"{abi.struct_alignment} {abi.max_chain} {abi.tensor_alignment}"]
+    for f in abi.fields:
+        bits = struct.pack(">d", f.default_value).hex()
+        lines.append(f"field={f.name} {f.kind} {f.offset} {f.bytes} {f.value} {f.role} {f.dtype} "
+                     f"{_dims(f.shape)} {f.layout} {int(f.may_be_null)} {bits}")
+        lines += [f"slot={s.op} {int(s.tensor)} {s.dtype} {_dims(s.shape)} {int(s.scalar)}"
+                  for s in f.chain]
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -73,18 +95,44 @@ def verify(artifact, code, trusted_keys):
                             f"{artifact.content_hash[:16]}...")
     if trusted_keys is None:
         return False
-    import nacl.exceptions
-    import nacl.signing
     if artifact.signing_key not in trusted_keys:
         raise RefusedKernel(f"signed by an unknown key {artifact.signing_key[:16]}...; "
                             "trusted: " + ", ".join(k[:16] + "..." for k in trusted_keys))
-    try:
-        nacl.signing.VerifyKey(bytes.fromhex(artifact.signing_key)).verify(
-            signed_statement(artifact), bytes.fromhex(artifact.signature))
-    except (nacl.exceptions.BadSignatureError, ValueError):
+    public_key = bytes.fromhex(artifact.signing_key) if _is_hex(artifact.signing_key) else b""
+    signature = bytes.fromhex(artifact.signature) if _is_hex(artifact.signature) else b""
+    if len(public_key) != 32 or len(signature) != 64 or not _ed25519_verifies(
+            signature, signed_statement(artifact), public_key):
         raise RefusedKernel("the kernel's signature does not verify under "
-                            f"{artifact.signing_key[:16]}...") from None
+                            f"{artifact.signing_key[:16]}...")
     return True
+
+
+def _is_hex(text):
+    try:
+        bytes.fromhex(text)
+        return True
+    except ValueError:
+        return False
+
+
+_sodium = None
+
+
+def _ed25519_verifies(signature, message, public_key):
+    """libsodium's crypto_sign_verify_detached (the daemon signs with it)."""
+    global _sodium
+    if _sodium is None:
+        name = ctypes.util.find_library("sodium") or "libsodium.so.23"
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError as e:
+            raise RefusedKernel(f"cannot check signatures: libsodium cannot be loaded ({e})")
+        if lib.sodium_init() < 0:
+            raise RefusedKernel("cannot check signatures: sodium_init failed")
+        _sodium = lib
+    return _sodium.crypto_sign_verify_detached(signature, message,
+                                               ctypes.c_ulonglong(len(message)),
+                                               public_key) == 0
 
 
 class Kernel:
@@ -111,6 +159,16 @@ class Kernel:
                                 "signing key), or pass allow_unsigned=True")
         from tiletune.host_launcher import HostKernel
         return HostKernel(self, path)
+
+    def cuda(self, device="cuda:0", allow_unsigned=False):
+        """This CUBIN loaded into the current CUDA context (that of
+        `device`, where its tensors must live), ready to launch on a stream:
+        a CudaKernel. Only a verified kernel, unless `allow_unsigned`."""
+        if not self.verified and not allow_unsigned:
+            raise RefusedKernel("not verified: give the Client trusted_keys (the daemon's "
+                                "signing key), or pass allow_unsigned=True")
+        from tiletune.cuda_launcher import CudaKernel
+        return CudaKernel(self, device)
 
 
 def _loopback(address):
@@ -168,14 +226,29 @@ class Client:
         except grpc.RpcError as e:
             raise DaemonError(e.code(), e.details()) from None
 
-    def lookup(self, kernel_key, tune_on_miss=False, device=""):
+    @staticmethod
+    def _lookup_request(kernel_key, tune_on_miss, device):
         request = tiletune_pb2.LookupRequest(key=kernel_key, tune_on_miss=tune_on_miss)
         request.device.device = device
-        return self._call(self._stub.Lookup, request)
+        return request
 
-    def submit_job(self, kernels, max_variants=None, strategy=None, seed=None, name=""):
+    def lookup(self, kernel_key, tune_on_miss=False, device=""):
+        return self._call(self._stub.Lookup,
+                          self._lookup_request(kernel_key, tune_on_miss, device))
+
+    def batch_lookup(self, kernel_keys, tune_on_miss=False, device=""):
+        """One LookupResponse per key, in order, in one call."""
+        request = tiletune_pb2.BatchLookupRequest(requests=[
+            self._lookup_request(k, tune_on_miss, device) for k in kernel_keys])
+        return list(self._call(self._stub.BatchLookup, request).responses)
+
+    def submit_job(self, kernels, max_variants=None, strategy=None, seed=None, name="",
+                   device=""):
+        """The job's id; `device` is the daemon's device to tune on
+        ("cuda:0"; empty: the daemon's first that takes the kernels)."""
         request = tiletune_pb2.SubmitJobRequest()
         request.spec.name = name
+        request.spec.device.device = device
         for k in kernels:
             request.spec.kernels.add().CopyFrom(k)
         if max_variants:
@@ -194,8 +267,44 @@ class Client:
         except grpc.RpcError as e:
             raise DaemonError(e.code(), e.details()) from None
 
+    def wait_job(self, job_id, progress=None, timeout=600.0):
+        """Watches the job to its end, calling `progress(event)` for each
+        event; returns the finished Job."""
+        for event in self.watch_job(job_id, timeout):
+            if progress is not None:
+                progress(event)
+        return self.get_job(job_id)
+
     def get_job(self, job_id):
         return self._call(self._stub.GetJob, tiletune_pb2.GetJobRequest(job_id=job_id))
+
+    def list_jobs(self, states=(), page_size=100):
+        """Every job (of `states`, JobState values; all when empty), page by page."""
+        token = ""
+        while True:
+            page = self._call(self._stub.ListJobs, tiletune_pb2.ListJobsRequest(
+                states=list(states), page_size=page_size, page_token=token))
+            yield from page.jobs
+            token = page.next_page_token
+            if not token:
+                return
+
+    def cancel_job(self, job_id):
+        return self._call(self._stub.CancelJob, tiletune_pb2.CancelJobRequest(job_id=job_id))
+
+    def export_records(self, op="", device_class=""):
+        """The records as JSON Lines text (what import_records takes)."""
+        request = tiletune_pb2.ExportRecordsRequest(op=op, device_class=device_class)
+        try:
+            lines = [json_format.MessageToJson(line, indent=None)
+                     for line in self._stub.ExportRecords(request, timeout=self._timeout)]
+        except grpc.RpcError as e:
+            raise DaemonError(e.code(), e.details()) from None
+        return "".join(line + "\n" for line in lines)
+
+    def import_records(self, jsonl, replace=False, dry_run=False):
+        return self._call(self._stub.ImportRecords, tiletune_pb2.ImportRecordsRequest(
+            jsonl=jsonl, replace=replace, dry_run=dry_run))
 
     def list_records(self, op="", device_class="", page_size=100):
         """Every record, page by page (a generator of Record messages)."""

@@ -1,0 +1,282 @@
+// KernelLauncher against a real tiletuned on the host backend: an odd-shaped
+// GEMM tuned there is resolved, verified and launched from its served ABI
+// alone and checked against float64; then each refusal (untrusted key,
+// tampered cache, host code off), a miss, a daemon down or silent, and the
+// argument checks, each with the reason it gives.
+#include "client/launcher/kernel_launcher.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+#include "client/launcher/abi_packing.h"
+#include "client/launcher/trusted_keys.h"
+#include "launcher_test_support.h"
+#include "loopback_ports.h"
+#include "tests/support/tiletuned_process.h"
+
+namespace tiletune::launcher {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using testing::BiasReluGemm;
+using testing::DeviceId;
+using testing::LoopbackPort;
+
+constexpr int64_t kM = 67, kN = 45, kK = 29;
+
+const v1::DeviceSelector kCpu = DeviceId("cpu:0");
+
+::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << text << "' does not say '" << part << "'";
+}
+
+class KernelLauncherTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir;
+    std::vector<std::string> flags = {"--host-cpus", "1"};
+    flags.insert(flags.end(), testing::kServeAnyTunedKernel.begin(),
+                 testing::kServeAnyTunedKernel.end());
+    daemon_ = new testing::TiletunedProcess(dir_->path() / "daemon", flags);
+    fs::create_directories(dir_->path() / "daemon");
+    daemon_->Start();
+    signing_key_ = testing::ReadyFileValue(dir_->path() / "daemon" / "ready", "signing_key");
+    testing::Tune(*daemon_->Stub(), Key(), kCpu);
+  }
+  static void TearDownTestSuite() {
+    delete daemon_;
+    delete dir_;
+  }
+
+  static v1::KernelKey Key() { return testing::BiasReluGemmKey(kM, kN, kK); }
+
+  // Trusting the daemon, running host code, and waiting for its answers.
+  static LauncherOptions Trusting() {
+    LauncherOptions options;
+    options.trusted_keys = {signing_key_};
+    options.allow_host_code = true;
+    options.resolve_deadline = 2min;
+    return options;
+  }
+
+  static std::shared_ptr<const KernelHandle> ResolveTuned(const LauncherOptions& options) {
+    KernelLauncher launcher(daemon_->address(), options);
+    return launcher.Resolve(Key(), kCpu);
+  }
+
+  static testing::TempDir* dir_;
+  static testing::TiletunedProcess* daemon_;
+  static std::string signing_key_;
+};
+
+testing::TempDir* KernelLauncherTest::dir_ = nullptr;
+testing::TiletunedProcess* KernelLauncherTest::daemon_ = nullptr;
+std::string KernelLauncherTest::signing_key_;
+
+TEST_F(KernelLauncherTest, ATunedHostGemmRunsFromTheServedAbiAndMatchesFloat64) {
+  const auto handle = ResolveTuned(Trusting());
+  ASSERT_EQ(handle->runner(), Runner::kTuned) << handle->reason();
+  BiasReluGemm gemm(kM, kN, kK);
+  const LaunchOutcome outcome = handle->Launch(nullptr, gemm.HostArgs());
+  EXPECT_EQ(outcome.runner, Runner::kTuned) << outcome.reason;
+  EXPECT_LT(gemm.WorstError(), 1e-4);
+}
+
+TEST_F(KernelLauncherTest, PrefetchedKeysTurnTunedWithoutResolveEverWaiting) {
+  LauncherOptions options = Trusting();
+  options.resolve_deadline = 1ms;
+  KernelLauncher launcher(daemon_->address(), options);
+  launcher.Prefetch({Key()}, kCpu);
+  std::shared_ptr<const KernelHandle> handle;
+  const auto give_up_at = std::chrono::steady_clock::now() + 2min;
+  while (std::chrono::steady_clock::now() < give_up_at) {
+    const auto started = std::chrono::steady_clock::now();
+    handle = launcher.Resolve(Key(), kCpu);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 500ms);
+    if (handle->runner() == Runner::kTuned) break;
+    EXPECT_TRUE(Contains(handle->reason(), "has not answered within 1 ms"));
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(handle->runner(), Runner::kTuned) << handle->reason();
+  EXPECT_EQ(launcher.Resolve(Key(), kCpu), handle) << "loaded once, then handed out";
+}
+
+TEST_F(KernelLauncherTest, AKernelSignedByAnUntrustedKeyIsRefused) {
+  LauncherOptions options = Trusting();
+  options.trusted_keys = {std::string(64, 'a')};
+  const auto handle = ResolveTuned(options);
+  EXPECT_EQ(handle->runner(), Runner::kNotHandled);
+  EXPECT_TRUE(Contains(handle->reason(), "refused the served kernel: signed by key "));
+  EXPECT_TRUE(Contains(handle->reason(), "which this launcher does not trust"));
+  EXPECT_TRUE(Contains(handle->reason(), "no fallback here"));
+  BiasReluGemm gemm(kM, kN, kK);
+  EXPECT_EQ(handle->Launch(nullptr, gemm.HostArgs()).runner, Runner::kNotHandled);
+  EXPECT_TRUE(std::isnan(gemm.c[0])) << "nothing ran";
+}
+
+TEST_F(KernelLauncherTest, HostCodeIsLoadedOnlyWhenAllowed) {
+  LauncherOptions options = Trusting();
+  options.allow_host_code = false;
+  const auto handle = ResolveTuned(options);
+  EXPECT_EQ(handle->runner(), Runner::kNotHandled);
+  EXPECT_TRUE(Contains(handle->reason(), "allow_host_code is off"));
+}
+
+TEST_F(KernelLauncherTest, ATamperedCacheFileIsRefusedThenFetchedAgain) {
+  LauncherOptions options = Trusting();
+  options.cache_dir = dir_->path() / "cache";
+  ASSERT_EQ(ResolveTuned(options)->runner(), Runner::kTuned);
+  fs::path code_file;
+  for (const auto& file : fs::directory_iterator(options.cache_dir)) {
+    if (file.is_regular_file()) code_file = file.path();
+  }
+  ASSERT_FALSE(code_file.empty()) << "the code is cached by content hash";
+  std::string code;
+  {
+    std::ifstream in(code_file, std::ios::binary);
+    code.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  code[code.size() / 2] ^= 0x01;
+  std::ofstream(code_file, std::ios::binary) << code;
+
+  const auto refused = ResolveTuned(options);
+  EXPECT_EQ(refused->runner(), Runner::kNotHandled);
+  EXPECT_TRUE(Contains(refused->reason(), "refused the kernel cached in"));
+  EXPECT_TRUE(Contains(refused->reason(), "does not match its content hash"));
+  EXPECT_FALSE(fs::exists(code_file)) << "dropped, so that the next fetch replaces it";
+  EXPECT_EQ(ResolveTuned(options)->runner(), Runner::kTuned);
+}
+
+TEST_F(KernelLauncherTest, AMissIsNotHandledOnTheHost) {
+  KernelLauncher launcher(daemon_->address(), Trusting());
+  const auto handle = launcher.Resolve(testing::BiasReluGemmKey(33, 17, 5), kCpu);
+  EXPECT_EQ(handle->runner(), Runner::kNotHandled);
+  EXPECT_TRUE(Contains(handle->reason(), "tiletuned serves no tuned kernel (host-naive)"));
+  EXPECT_TRUE(Contains(handle->reason(), "device is 'cpu:0'"));
+}
+
+TEST_F(KernelLauncherTest, TheServedSignatureCoversTheCodeAndTheAbi) {
+  v1::GetKernelRequest request;
+  *request.mutable_key() = Key();
+  grpc::ClientContext ctx;
+  auto reader = daemon_->Stub()->GetKernel(&ctx, request);
+  v1::GetKernelResponse head, message;
+  std::string code;
+  for (bool first = true; reader->Read(&message); first = false) {
+    if (first) head = message;
+    code += message.code_chunk();
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_TRUE(head.has_artifact());
+  const TrustedKeys trusted({signing_key_});
+  EXPECT_EQ(trusted.Refusal(head.artifact(), code), std::nullopt);
+
+  v1::KernelArtifact moved = head.artifact();
+  moved.mutable_abi()->mutable_fields(0)->set_offset(8);
+  EXPECT_TRUE(Contains(trusted.Refusal(moved, code).value_or(""), "signature does not verify"));
+  std::string changed = code;
+  changed.back() ^= 0x01;
+  EXPECT_TRUE(Contains(trusted.Refusal(head.artifact(), changed).value_or(""),
+                       "does not match its content hash"));
+  EXPECT_THROW(TrustedKeys({"not hex"}), std::invalid_argument);
+}
+
+TEST_F(KernelLauncherTest, ArgumentsAreCheckedBeforeAnythingRuns) {
+  const auto handle = ResolveTuned(Trusting());
+  ASSERT_EQ(handle->runner(), Runner::kTuned) << handle->reason();
+  BiasReluGemm gemm(kM, kN, kK);
+  const auto refused = [&](LaunchArgs args, const std::string& field, const std::string& says) {
+    try {
+      handle->Launch(nullptr, args);
+      ADD_FAILURE() << "launched without " << field << " being refused";
+    } catch (const LaunchError& e) {
+      EXPECT_EQ(e.field(), field) << e.what();
+      EXPECT_TRUE(Contains(e.what(), says));
+    }
+  };
+  LaunchArgs args = gemm.HostArgs();
+  args.tensors.erase("b");
+  refused(args, "b", "the kernel needs this tensor, of shape [1, 29, 45]");
+
+  args = gemm.HostArgs();
+  args.tensors["a"] = reinterpret_cast<const char*>(gemm.a.data()) + 4;
+  refused(args, "a", "is not aligned to 16 bytes");
+
+  args = gemm.HostArgs();
+  args.tensors["bias"] = gemm.bias.data();
+  refused(args, "bias", "no tensor of that name in tt_gemm_args (its tensors: a, b, c)");
+
+  args = gemm.HostArgs();
+  args.ints["m"] = kM + 1;
+  refused(args, "m", "68; the kernel was built for 67");
+
+  args = gemm.HostArgs();
+  args.chain_tensors.clear();
+  refused(args, "chain[0] (bias)", "reads a tensor of shape [45]; none given");
+
+  args = gemm.HostArgs();
+  args.chain_tensors[1] = gemm.bias.data();
+  refused(args, "chain[1] (relu)", "reads no tensor");
+
+  args = gemm.HostArgs();
+  args.chain_scalars[0] = 2.0f;
+  refused(args, "chain[0] (bias)", "reads no scalar");
+
+  EXPECT_TRUE(std::isnan(gemm.c[0])) << "nothing ran";
+  args = gemm.HostArgs();
+  args.ints["m"] = kM;  // the key's own value may be given
+  EXPECT_EQ(handle->Launch(nullptr, args).runner, Runner::kTuned);
+  EXPECT_LT(gemm.WorstError(), 1e-4);
+}
+
+TEST(KernelLauncherWithoutDaemon, ADaemonDownAnswersTheFallbackAtOnce) {
+  LoopbackPort port(LoopbackPort::Mode::kRefusing);
+  LauncherOptions options;
+  options.resolve_deadline = 5s;
+  KernelLauncher launcher(port.address(), options);
+  const auto started = std::chrono::steady_clock::now();
+  const auto handle = launcher.Resolve(testing::BiasReluGemmKey(kM, kN, kK), kCpu);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+  EXPECT_EQ(handle->runner(), Runner::kNotHandled);
+  EXPECT_TRUE(Contains(handle->reason(), "tiletuned unavailable at " + port.address()));
+}
+
+TEST(KernelLauncherWithoutDaemon, ASilentDaemonAnswersTheFallbackAtTheDeadline) {
+  LoopbackPort port(LoopbackPort::Mode::kSilent);
+  LauncherOptions options;
+  options.resolve_deadline = 100ms;
+  KernelLauncher launcher(port.address(), options);
+  const auto started = std::chrono::steady_clock::now();
+  const auto handle = launcher.Resolve(testing::BiasReluGemmKey(kM, kN, kK), kCpu);
+  const auto waited = std::chrono::steady_clock::now() - started;
+  EXPECT_GE(waited, 90ms);
+  EXPECT_LT(waited, 1s);
+  EXPECT_EQ(handle->runner(), Runner::kNotHandled);
+  EXPECT_TRUE(Contains(handle->reason(), "has not answered within 100 ms"));
+}
+
+TEST(AbiPacking, AnAbiThisLauncherDoesNotKnowIsRefused) {
+  v1::KernelAbi abi;
+  abi.set_version(kKnownAbiVersion + 1);
+  abi.set_struct_name("tt_gemm_args");
+  abi.set_struct_bytes(8);
+  EXPECT_TRUE(Contains(UnsupportedAbi(abi).value_or(""),
+                       "launch ABI version 3 is not one this launcher knows (2)"));
+  abi.set_version(kKnownAbiVersion);
+  auto* field = abi.add_fields();
+  field->set_name("a");
+  field->set_kind(v1::AbiField::KIND_TENSOR);
+  field->set_bytes(8);
+  EXPECT_EQ(UnsupportedAbi(abi), std::nullopt);
+  field->set_offset(8);
+  EXPECT_TRUE(Contains(UnsupportedAbi(abi).value_or(""), "tt_gemm_args.a: offset 8 does not fit"));
+}
+
+}  // namespace
+}  // namespace tiletune::launcher
