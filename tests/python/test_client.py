@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import tiletune
-from tiletune.host_launcher import LaunchError
+from tiletune import LaunchError
 from tiletune.v1 import jobs_pb2, records_pb2, tiletune_pb2
 
 M, N, K = 160, 144, 128
@@ -66,7 +66,7 @@ def test_launch_refuses_arguments_the_kernel_cannot_take(tuned, tmp_path):
     b = np.zeros((K, N), np.float32)
     c = np.zeros((M, N), np.float32)
     bias = np.zeros(N, np.float32)
-    with pytest.raises(LaunchError, match="a: dtype float64"):
+    with pytest.raises(LaunchError, match="a: dtype f64, the kernel takes f32"):
         host.launch(a=a.astype(np.float64), b=b, c=c, chain=[bias])
     with pytest.raises(LaunchError, match="b: 1 elements"):
         host.launch(a=a, b=np.zeros(1, np.float32), c=c, chain=[bias])
@@ -173,3 +173,29 @@ def test_records_list_as_messages(tuned):
     client, gemm = tuned
     records = list(client.list_records(op="gemm"))
     assert any(r.config.kernel_name.startswith("host_gemm") for r in records)
+
+
+def test_every_rpc_from_python(tuned, daemon):
+    client, gemm = tuned
+    miss = tiletune.key("gemm", {"m": 31, "n": 9, "k": 7})
+    hit, missed = client.batch_lookup([gemm, miss])
+    assert hit.result == tiletune_pb2.LookupResponse.RESULT_HIT
+    assert missed.result == tiletune_pb2.LookupResponse.RESULT_MISS
+    record = tiletune.as_dict(hit.record)
+    assert record["winner"] == "WINNER_TUNED" and record["config"]["kernel_name"]
+
+    assert any(j.state == jobs_pb2.JOB_SUCCEEDED for j in client.list_jobs())
+    exported = client.export_records(op="gemm")
+    assert exported.count("\n") >= 1
+    assert "already exists" in client.import_records(exported, dry_run=True).rejects[0].message
+    replaced = client.import_records(exported, replace=True)
+    assert replaced.imported == exported.count("\n") and not replaced.rejects, replaced
+
+    # A long job, cancelled: watched to its end with progress.
+    long = client.submit_job([tiletune.key("gemm", {"m": 200, "n": 200, "k": 200})],
+                             max_variants=500, name="to-cancel")
+    assert client.cancel_job(long).id == long
+    seen = []
+    job = client.wait_job(long, progress=seen.append)
+    assert job.state == jobs_pb2.JOB_CANCELLED, job
+    assert seen and seen[-1].kind == jobs_pb2.JobEvent.KIND_JOB_FINISHED

@@ -1,0 +1,125 @@
+"""tiletune.torch against a real daemon on the host backend, on torch CPU
+tensors: ops run the served host kernels once their keys are tuned, torch's
+own op on a miss or with the daemon down, and refuse tensors they cannot
+take. (test_torch_cuda.py runs the same ops on a GPU.)"""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tiletune  # noqa: E402
+import tiletune.torch as tt  # noqa: E402
+from tiletune.v1 import jobs_pb2  # noqa: E402
+
+ROWS, COLS = 75, 96
+X_SHAPE, N = (2, 80, 128), 144  # gemm m=160, k=128
+
+
+def float64_linear(x, w, b, residual):
+    return torch.relu(x.double() @ w.double().T + b.double()) + residual.double()
+
+
+def float64_add_rms_norm(x, residual, w, eps):
+    h = x.double() + residual.double()
+    return h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + eps) * w.double(), h
+
+
+def tune(client, keys):
+    job = client.submit_job(keys, max_variants=4, strategy=jobs_pb2.STRATEGY_RANDOM, seed=3)
+    events = list(client.watch_job(job))
+    assert events[-1].kind == jobs_pb2.JobEvent.KIND_JOB_FINISHED
+    assert client.get_job(job).state == jobs_pb2.JOB_SUCCEEDED
+
+
+@pytest.fixture(scope="module")
+def runtime(daemon, tmp_path_factory):
+    rt = tt.configure(daemon.unix, trusted_keys=[daemon.signing_key], allow_host_code=True,
+                      guard_against_torch=False, cache_dir=tmp_path_factory.mktemp("cache"),
+                      timeout=60)
+    m = X_SHAPE[0] * X_SHAPE[1]
+    gemm = tiletune.key("gemm", {"m": m, "n": N, "k": X_SHAPE[2]},
+                        chain=["bias", "relu", "residual_add"], layouts={"b": "col"})
+    rmsnorm = tiletune.key("rmsnorm", {"rows": ROWS, "cols": COLS}, prologue=["residual_add"])
+    rmsnorm.write_prologue_output = True
+    tune(rt.client, [gemm, rmsnorm])
+    return rt
+
+
+def test_linear_runs_the_served_kernel_once_tuned(runtime):
+    g = torch.Generator().manual_seed(5)
+    x = torch.rand(X_SHAPE, generator=g) * 2 - 1
+    w = torch.rand((N, X_SHAPE[2]), generator=g) * 2 - 1
+    b = torch.rand(N, generator=g) * 2 - 1
+    residual = torch.rand(X_SHAPE[:-1] + (N,), generator=g) * 2 - 1
+    y = tt.linear(x, w, b, activation="relu", residual=residual)
+    decision = next(d for name, d in tt.decisions().items() if name.startswith("gemm 160x144"))
+    assert decision.runs == "tiletune", decision
+    assert y.shape == X_SHAPE[:-1] + (N,)
+    want = float64_linear(x, w, b, residual)
+    assert ((y.double() - want).abs() / (want.abs() + 1)).max() < 1e-4
+
+
+def test_rms_norm_with_a_residual_returns_the_residual_stream(runtime):
+    g = torch.Generator().manual_seed(6)
+    x = torch.rand((ROWS, COLS), generator=g) * 4 - 2
+    residual = torch.rand((ROWS, COLS), generator=g) * 4 - 2
+    w = torch.rand(COLS, generator=g) + 0.5
+    y, h = tt.rms_norm(x, w, residual=residual, eps=1e-5)
+    decision = tt.decisions()[f"rmsnorm {ROWS}x{COLS} torch.float32 residual_add cpu"]
+    assert decision.runs == "tiletune", decision
+    want_y, want_h = float64_add_rms_norm(x, residual, w, 1e-5)
+    assert (h.double() - want_h).abs().max() < 1e-6
+    assert ((y.double() - want_y).abs() / (want_y.abs() + 1)).max() < 1e-4
+
+
+def test_the_guard_times_the_kernel_against_torch_and_keeps_the_faster(daemon, runtime):
+    guarded = tt.configure(daemon.unix, trusted_keys=[daemon.signing_key], allow_host_code=True,
+                           cache_dir=runtime.client.cache_dir, timeout=60, guard_rounds=3)
+    try:
+        x = torch.rand(X_SHAPE) - 0.5
+        w = torch.rand((N, X_SHAPE[2])) - 0.5
+        b, residual = torch.rand(N), torch.rand(X_SHAPE[:-1] + (N,))
+        y = tt.linear(x, w, b, activation="relu", residual=residual)
+        (decision,) = guarded.decisions().values()
+        assert decision.tiletune_us > 0 and decision.torch_us > 0, decision
+        faster = decision.tiletune_us < decision.torch_us
+        assert decision.runs == ("tiletune" if faster else "torch"), decision
+        want = float64_linear(x, w, b, residual)
+        assert ((y.double() - want).abs() / (want.abs() + 1)).max() < 1e-4
+    finally:
+        tt._runtime = runtime
+
+
+def test_a_miss_runs_torch_and_queues_tuning(runtime):
+    x, w = torch.rand((3, 40)), torch.rand((24, 40))
+    y = tt.linear(x, w)
+    assert torch.allclose(y, x @ w.T)
+    decision = tt.decisions()["gemm 3x24x40 torch.float32  cpu"]
+    assert decision.runs == "torch" and decision.reason.startswith("miss (tuning job"), decision
+
+
+def test_the_daemon_down_runs_torch(runtime, tmp_path):
+    down = tt.configure("127.0.0.1:1", timeout=0.5, cache_dir=tmp_path)
+    try:
+        x, w = torch.rand((4, 8)), torch.rand((8, 8))
+        assert torch.allclose(tt.linear(x, w), x @ w.T)
+        (decision,) = down.decisions().values()
+        assert decision.runs == "torch" and "UNAVAILABLE" in decision.reason, decision
+    finally:
+        tt._runtime = runtime
+
+
+def test_tensors_the_ops_cannot_take_are_refused_by_name(runtime):
+    x, w = torch.rand((4, 8)), torch.rand((6, 8))
+    with pytest.raises(ValueError, match="x: not contiguous"):
+        tt.linear(torch.rand((8, 4)).T, w)
+    with pytest.raises(TypeError, match="weight: dtype torch.float64, expected torch.float32"):
+        tt.linear(x, w.double())
+    with pytest.raises(ValueError, match="weight: last dimension 7, expected 8"):
+        tt.linear(x, torch.rand((6, 7)))
+    with pytest.raises(TypeError, match="x: dtype torch.int64"):
+        tt.rms_norm(torch.ones((2, 8), dtype=torch.int64), torch.ones(8))
+    with pytest.raises(ValueError, match="residual: shape"):
+        tt.rms_norm(x, torch.ones(8), residual=torch.rand((2, 8)))
+    with pytest.raises(ValueError, match="activation: 'tanh'"):
+        tt.linear(x, w, activation="tanh")
