@@ -1,5 +1,7 @@
 #include "client/launcher/kernel_launcher.h"
 
+#include <arpa/inet.h>
+
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -34,10 +36,40 @@ std::string BackendOf(const v1::DeviceSelector& device) {
   return device.device().substr(0, device.device().find(':'));
 }
 
+// Whether `address` (a gRPC target) is this machine: a Unix socket, or a
+// loopback host.
+bool IsNodeLocal(std::string address) {
+  if (address.starts_with("unix:") || address.starts_with("unix-abstract:")) return true;
+  for (const std::string_view scheme : {"dns:///", "ipv4:", "ipv6:"}) {
+    if (address.starts_with(scheme)) address.erase(0, scheme.size());
+  }
+  std::string host = address.substr(0, address.rfind(':'));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host == "localhost") return true;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return ::inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+}
+
 // What a format's entry takes: the struct by value (GPU) or a pointer (host).
 v1::KernelAbi::Passing PassingOf(v1::KernelArtifact::Format format) {
   return format == v1::KernelArtifact::FORMAT_HOST_SHARED_OBJECT ? v1::KernelAbi::PASSING_POINTER
                                                                  : v1::KernelAbi::PASSING_BY_VALUE;
+}
+
+// `address`, unless it is plaintext TCP to another host the options do not
+// allow: loading a kernel runs its code, so it must come from the daemon.
+const std::string& RefusingPlaintextRemote(const std::string& address,
+                                           const LauncherOptions& options) {
+  if (!options.channel.UsesTls() && !options.allow_plaintext_remote && !IsNodeLocal(address)) {
+    throw std::invalid_argument(address +
+                                ": plaintext TCP to another host; give the channel a CA "
+                                "(tls_ca_file), use a unix: socket, or set allow_plaintext_remote");
+  }
+  return address;
 }
 
 }  // namespace
@@ -94,7 +126,7 @@ class KernelLauncher::Impl {
 };
 
 KernelLauncher::Impl::Impl(const std::string& address, LauncherOptions options)
-    : address_(address),
+    : address_(RefusingPlaintextRemote(address, options)),
       options_(std::move(options)),
       trusted_(options_.trusted_keys),
       disk_(options_.cache_dir),

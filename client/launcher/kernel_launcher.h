@@ -30,6 +30,10 @@ struct LauncherOptions {
   std::chrono::milliseconds retry_after = std::chrono::seconds(30);
   // Load host shared objects, which runs the daemon's code in this process.
   bool allow_host_code = false;
+  // Fetch kernels over plaintext TCP from another host. Off: such an
+  // address is refused, since anyone on the path could serve code; use TLS
+  // (channel.tls_ca_file) or a node-local unix: socket.
+  bool allow_plaintext_remote = false;
   int fetch_threads = 2;  // fetches in flight at once
   client::ChannelOptions channel;
 };
@@ -44,7 +48,8 @@ struct LauncherOptions {
 class KernelLauncher {
  public:
   // `address`: host:port or unix:/path. Throws std::invalid_argument for a
-  // trusted key that is not an ed25519 public key in hex.
+  // trusted key that is not an ed25519 public key in hex, or for plaintext
+  // TCP to another host without allow_plaintext_remote.
   explicit KernelLauncher(const std::string& address, LauncherOptions options = {});
   // Cancels fetches in flight. Handles handed out stay usable.
   ~KernelLauncher();

@@ -261,6 +261,30 @@ TEST(KernelLauncherWithoutDaemon, ASilentDaemonAnswersTheFallbackAtTheDeadline) 
   EXPECT_TRUE(Contains(handle->reason(), "has not answered within 100 ms"));
 }
 
+// Loading a kernel runs its code: it is fetched only from a node-local
+// daemon or over TLS, unless the operator says otherwise.
+TEST(KernelLauncherWithoutDaemon, PlaintextTcpToAnotherHostIsRefused) {
+  for (const std::string remote :
+       {"10.11.12.13:7733", "tiletune.example:7733", "[2001:db8::1]:1"}) {
+    try {
+      KernelLauncher launcher(remote);
+      ADD_FAILURE() << remote << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_TRUE(Contains(e.what(), remote + ": plaintext TCP to another host")) << e.what();
+    }
+  }
+  LauncherOptions allowed;
+  allowed.allow_plaintext_remote = true;
+  EXPECT_NO_THROW(KernelLauncher("10.11.12.13:7733", allowed));
+  LauncherOptions tls;
+  tls.channel.tls = true;
+  EXPECT_NO_THROW(KernelLauncher("10.11.12.13:7733", tls));
+  for (const std::string local : {"127.0.0.1:7733", "localhost:7733", "[::1]:7733",
+                                  "dns:///localhost:1", "unix:/run/tiletune/tiletuned.sock"}) {
+    EXPECT_NO_THROW(KernelLauncher{local}) << local;
+  }
+}
+
 TEST(AbiPacking, AnAbiThisLauncherDoesNotKnowIsRefused) {
   v1::KernelAbi abi;
   abi.set_version(kKnownAbiVersion + 1);
