@@ -183,9 +183,10 @@ class SpecReader {
   // One kernel key: op + chain (+ prologue), or an op graph.
  public:
   v1::KernelKey Kernel(const YAML::Node& node, const std::string& path) const {
-    ExpectKeys(node, path,
-               {"op", "dtype", "input_dtype", "output_dtype", "accumulate_dtype", "allow_tf32",
-                "layouts", "shape", "chain", "prologue", "ops", "tensors", "outputs"});
+    ExpectKeys(
+        node, path,
+        {"op", "dtype", "input_dtype", "output_dtype", "accumulate_dtype", "allow_tf32", "layouts",
+         "shape", "chain", "prologue", "write_prologue_output", "ops", "tensors", "outputs"});
     v1::KernelKey key;
     auto op = node["op"];
     if (!op && !node["ops"]) Fail(node, Child(path, "op"), "is required (or an op graph in ops)");
@@ -208,6 +209,9 @@ class SpecReader {
     if (auto n = node["shape"]) Shape(n, Child(path, "shape"), key);
     if (auto n = node["chain"]) Chain(n, Child(path, "chain"), *key.mutable_chain());
     if (auto n = node["prologue"]) Chain(n, Child(path, "prologue"), *key.mutable_prologue());
+    if (auto n = node["write_prologue_output"]) {
+      key.set_write_prologue_output(Boolean(n, Child(path, "write_prologue_output")));
+    }
     if (auto n = node["tensors"]) Tensors(n, Child(path, "tensors"), key);
     if (auto n = node["ops"]) Ops(n, Child(path, "ops"), key);
     if (auto n = node["outputs"]) {

@@ -8,7 +8,8 @@
 
 namespace tiletune::client {
 
-// Job spec files, YAML or JSON (yaml-cpp reads both):
+// Job spec files, YAML or JSON (yaml-cpp reads both; docs/job-files.md is
+// the users' page):
 //
 //   name: example            # optional
 //   strategy: random         # exhaustive | random (default: the daemon's)
@@ -25,6 +26,10 @@ namespace tiletune::client {
 //       shape: {m: 128, n: 256, k: 64}
 //       chain: [bias, gelu_tanh, {op: scale, scalar: 0.5}, residual_add,
 //               {op: cast, dtype: bf16}]   # "scale=0.5" and "cast=bf16" work too
+//     - op: rmsnorm                 # a row op with a prologue, also writing
+//       shape: {rows: 16, cols: 4096}  # x + residual (the residual stream)
+//       prologue: [residual_add]
+//       write_prologue_output: true
 //     - shape: {t: 16384, d: 4096}   # an op graph (KernelKey.ops): no op/chain/dtype
 //       tensors: {x: {dims: [t, d], dtype: bf16}, res: {dims: [t, d], dtype: bf16},
 //                 w: {dims: [d], dtype: bf16}}

@@ -82,6 +82,24 @@ TEST_F(CliTest, UsageErrorsExit2WithOneLine) {
   }
 }
 
+TEST_F(CliTest, AMistypedOrMissingCommandListsTheCommandsAndTheNearest) {
+  const auto says = [&](std::vector<std::string> args, const std::string& text) {
+    ProcessResult r = Tiletune(args);
+    EXPECT_EQ(r.exit_code, 2) << ::testing::PrintToString(args);
+    ExpectOneErrorLine(r);
+    return r.err.find(text) != std::string::npos;
+  };
+  EXPECT_TRUE(says({"submitt"},
+                   "'submitt' is not a command of tiletune; did you mean 'submit'?; "
+                   "commands: submit, jobs, lookup"));
+  EXPECT_TRUE(says({"jobs", "lst"}, "did you mean 'list'?; commands: list, show"));
+  EXPECT_FALSE(says({"frobnicate"}, "did you mean"));
+  EXPECT_TRUE(says({}, "tiletune needs a command; commands: submit, jobs"));
+  EXPECT_TRUE(says({"records"}, "tiletune records needs a command; commands: list"));
+  EXPECT_TRUE(
+      says({"--timeout", "0", "health"}, "must be more than 0 and at most 86400 seconds, not 0"));
+}
+
 TEST_F(CliTest, LookupFlagSyntaxIsCheckedBeforeCallingTheDaemon) {
   LoopbackPort port(LoopbackPort::Mode::kRefusing);
   ProcessResult r =

@@ -174,8 +174,11 @@ TEST_F(JobSpecFileTest, OpGraphKernelsAndPrologues) {
       - {op: cast, inputs: [n], output: y, dtype: f16}
     outputs: [y]
   - {op: softmax, dtype: f32, shape: {rows: 2, cols: 3}, prologue: [scale=0.5, residual_add]}
+  - {op: rmsnorm, shape: {rows: 2, cols: 8}, prologue: [residual_add], write_prologue_output: true}
 )"));
-  ASSERT_EQ(spec.kernels_size(), 2);
+  ASSERT_EQ(spec.kernels_size(), 3);
+  EXPECT_TRUE(spec.kernels(2).write_prologue_output());
+  EXPECT_FALSE(spec.kernels(1).write_prologue_output());
   const v1::KernelKey& graph = spec.kernels(0);
   EXPECT_TRUE(graph.op().empty());
   ASSERT_EQ(graph.tensors_size(), 2);
@@ -197,10 +200,12 @@ TEST_F(JobSpecFileTest, OpGraphKernelsAndPrologues) {
 }
 
 TEST_F(JobSpecFileTest, UnknownKeyIsNamedWithItsLine) {
-  EXPECT_EQ(ErrorFor("kernels:\n  - op: gemm\n    shpe: {m: 1}\n"),
-            "kernels[0].shpe: unknown key (known: op, dtype, input_dtype, output_dtype, "
-            "accumulate_dtype, allow_tf32, layouts, shape, chain, prologue, ops, tensors, "
-            "outputs) (line 3)");
+  EXPECT_EQ(
+      ErrorFor("kernels:\n  - op: gemm\n    shpe: {m: 1}\n"),
+      "kernels[0].shpe: unknown key (known: op, dtype, input_dtype, output_dtype, "
+      "accumulate_dtype, allow_tf32, layouts, shape, chain, prologue, write_prologue_output, ops, "
+      "tensors, "
+      "outputs) (line 3)");
   EXPECT_EQ(ErrorFor("kernels: [{op: gemm}]\nbudget: {max_variant: 3}\n"),
             "budget.max_variant: unknown key (known: max_variants, max_seconds) (line 2)");
 }
