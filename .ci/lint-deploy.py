@@ -22,7 +22,16 @@
 - the Dockerfiles run nothing CI does not run: their RUN steps call only
   deploy/install-deps.sh, the CMake presets of CMakePresets.json and user and
   file housekeeping; tini is PID 1; the health check is `tiletune health`;
-- the systemd unit is Type=notify.
+- the systemd unit is Type=notify;
+- monitoring: the Grafana dashboard (deploy/grafana) parses and has a
+  Prometheus data source variable, ids, grid positions and a query per
+  target; the alert rules (deploy/prometheus) have expr, severity, summary
+  and durations, and one watches up{job=...}; every tiletune_ series either
+  queries is one tiletuned exposes (names and types read from
+  server/metric_names.h, the C++ code's list), counters are read through
+  rate/increase and histogram_quantile keeps le; the ServiceMonitor
+  (deploy/k8s/monitoring) selects the tiletuned Service on its metrics port
+  and scrapes it as the job the alerts watch.
 The kustomizations are rendered with `kubectl kustomize` when kubectl is on
 PATH, else by a renderer here for the features they use (resources, a
 configMapGenerator, strategic merge patches by target kind).
@@ -390,6 +399,181 @@ for path in [k8s, *sorted(p.parent for p in (k8s / "fleet").glob("*/kustomizatio
     for wanted in ("nvidia.com/gpu", "amd.com/gpu"):
         if docs and wanted not in gpu_resources:
             fail(where, f"no DaemonSet requests {wanted}")
+
+# Monitoring: the Grafana dashboard, the alert rules and the ServiceMonitor.
+# The metric families tiletuned exposes have one source, server/metric_names.h:
+# the C++ registry takes them from there and a test checks /metrics against
+# it, so the names and types are read here from that file.
+names_path = ROOT / "server" / "metric_names.h"
+names_text = names_path.read_text()
+families = dict(re.findall(r'MetricFamily\s+k\w+\{\s*"(\w+)",\s*MetricType::k(\w+)', names_text))
+declared = set(re.findall(r"MetricFamily\s+(k\w+)\{", names_text))
+listed = re.search(r"kMetricFamilies\[\]\s*=\s*\{([^}]*)\}", names_text)
+listed = set(re.findall(r"k\w+", listed.group(1))) if listed else set()
+if not families:
+    fail(names_path.relative_to(ROOT), "no MetricFamily declarations found")
+if declared != listed:
+    fail(names_path.relative_to(ROOT), f"kMetricFamilies differs from the families declared: "
+                                       f"{sorted(declared ^ listed)}")
+for name, kind in families.items():
+    if (kind == "Counter") != name.endswith("_total"):
+        fail(names_path.relative_to(ROOT), f"{name} ({kind}): counters, and only they, end in _total")
+# The series a query may name: a histogram's are its _bucket, _sum and _count.
+series = {}
+for name, kind in families.items():
+    for suffix in ("_bucket", "_sum", "_count") if kind == "Histogram" else ("",):
+        series[name + suffix] = kind
+QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+METRIC_REFERENCE = re.compile(r"\btiletune_\w+")
+PAIRS = {")": "(", "]": "[", "}": "{"}
+
+
+def check_promql(where, expr):
+    """A query of the dashboard or the alerts: its brackets pair up, every
+    tiletune_ series it names is one tiletuned exposes, counters and
+    histogram series are read through rate, irate or increase, and a
+    histogram_quantile keeps le."""
+    bare = QUOTED.sub('""', expr)
+    stack = []
+    for c in bare:
+        if c in "([{":
+            stack.append(c)
+        elif c in PAIRS and (not stack or stack.pop() != PAIRS[c]):
+            stack.append("unpaired")
+            break
+    if stack:
+        fail(where, f"brackets do not pair up in {expr!r}")
+    for match in METRIC_REFERENCE.finditer(bare):
+        name = match.group(0)
+        if name not in series:
+            fail(where, f"{name} is not a metric tiletuned exposes (server/metric_names.h)")
+        elif series[name] != "Gauge" and not re.search(r"\b(rate|irate|increase)\(\s*$",
+                                                         bare[:match.start()]):
+            fail(where, f"{name} is a {series[name].lower()} series read without rate/increase")
+    if "histogram_quantile" in bare and not re.search(r"\bby\s*\([^)]*\ble\b", bare):
+        fail(where, f"histogram_quantile without `by (le)`: {expr!r}")
+
+
+dashboard_path = DEPLOY / "grafana" / "tiletune-dashboard.json"
+where = dashboard_path.relative_to(ROOT)
+try:
+    dashboard = json.loads(dashboard_path.read_text())
+except json.JSONDecodeError as e:
+    fail(where, f"does not parse: {e}")
+    dashboard = {}
+for key in ("uid", "title", "schemaVersion", "panels", "templating"):
+    if key not in dashboard:
+        fail(where, f"no {key}")
+variables = {v.get("name"): v for v in dashboard.get("templating", {}).get("list", [])}
+datasource = variables.get("datasource", {})
+if datasource.get("type") != "datasource" or datasource.get("query") != "prometheus":
+    fail(where, "no Prometheus data source variable `datasource`")
+for name, variable in variables.items():
+    if variable.get("type") == "query":
+        query = variable.get("query")
+        check_promql(f"{where}: variable {name}",
+                     query.get("query", "") if isinstance(query, dict) else str(query))
+panels = [p for top in dashboard.get("panels", []) for p in [top, *top.get("panels", [])]]
+ids = [p.get("id") for p in panels]
+if None in ids or len(set(ids)) != len(ids):
+    fail(where, "panel ids are missing or repeat")
+for panel in panels:
+    here = f"{where}: panel {panel.get('title')!r}"
+    grid = panel.get("gridPos", {})
+    if not all(isinstance(grid.get(k), int) for k in "hwxy") or grid["x"] + grid["w"] > 24:
+        fail(here, "gridPos is not h, w, x, y within 24 columns")
+    if panel.get("type") == "row":
+        continue
+    targets = panel.get("targets", [])
+    refs = [t.get("refId") for t in targets]
+    if not targets or None in refs or len(set(refs)) != len(refs):
+        fail(here, "no targets, or their refIds are missing or repeat")
+    for target in targets:
+        source = target.get("datasource") or panel.get("datasource") or {}
+        if source.get("uid") != "${datasource}":
+            fail(here, f"target {target.get('refId')} is not on the $datasource variable")
+        if not target.get("expr"):
+            fail(here, f"target {target.get('refId')} has no expr")
+            continue
+        check_promql(here, target["expr"])
+        for name in re.findall(r"\$\{?(\w+)", target["expr"]):
+            if not name.startswith("__") and name not in variables:
+                fail(here, f"${name} is not a dashboard variable")
+
+alerts_path = DEPLOY / "prometheus" / "tiletune-alerts.yaml"
+where = alerts_path.relative_to(ROOT)
+rules_doc = next(iter(load_all(alerts_path)), {})
+DURATION = re.compile(r"(\d+(ms|s|m|h|d|w|y))+")
+RULE_KEYS = {"alert", "record", "expr", "for", "keep_firing_for", "labels", "annotations"}
+alert_names = []
+up_jobs = set()  # the jobs of `up{job="…"}` in the rules
+groups = rules_doc.get("groups") if isinstance(rules_doc, dict) else None
+if not groups:
+    fail(where, "no groups")
+for group in groups or []:
+    if not group.get("name") or not group.get("rules"):
+        fail(where, "a group without a name or rules")
+    for rule in group.get("rules") or []:
+        name = rule.get("alert") or rule.get("record")
+        here = f"{where}: {name}"
+        if not name or ("alert" in rule) == ("record" in rule):
+            fail(here, "a rule is either an alert or a record, and names it")
+        if set(rule) - RULE_KEYS:
+            fail(here, f"fields Prometheus does not know: {sorted(set(rule) - RULE_KEYS)}")
+        expr = rule.get("expr")
+        if not isinstance(expr, str) or not expr.strip():
+            fail(here, "no expr")
+            continue
+        check_promql(here, expr)
+        up_jobs |= set(re.findall(r'\bup\{[^}]*\bjob="([^"]+)"', expr))
+        if "alert" not in rule:
+            continue
+        alert_names.append(name)
+        if "for" in rule and not DURATION.fullmatch(str(rule["for"])):
+            fail(here, f"for: {rule['for']} is not a duration")
+        if rule.get("labels", {}).get("severity") not in ("critical", "warning", "info"):
+            fail(here, "labels.severity is not critical, warning or info")
+        if not rule.get("annotations", {}).get("summary"):
+            fail(here, "no annotations.summary")
+if len(set(alert_names)) != len(alert_names):
+    fail(where, f"alert names repeat: {alert_names}")
+if not up_jobs:
+    fail(where, "no rule on up{job=...}: a daemon that stops answering alerts nobody")
+if shutil.which("promtool"):
+    run = subprocess.run(["promtool", "check", "rules", str(alerts_path)],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        fail(where, f"promtool check rules: {(run.stdout + run.stderr).strip()}")
+
+# The ServiceMonitor (Prometheus Operator) scrapes the Service of deploy/k8s,
+# as the job the alerts watch.
+where = "deploy/k8s/monitoring"
+service = next((d for d in kustomize(k8s)
+                if d["kind"] == "Service" and d["metadata"]["name"] == "tiletuned"), None)
+monitors = [d for d in kustomize(k8s / "monitoring") if d["kind"] == "ServiceMonitor"]
+if not monitors or not service:
+    fail(where, "no ServiceMonitor, or no tiletuned Service in deploy/k8s")
+for monitor in monitors if service else []:
+    here = f"{where}: ServiceMonitor {monitor['metadata']['name']}"
+    spec = monitor["spec"]
+    labels = service["metadata"].get("labels", {})
+    if not spec.get("selector", {}).get("matchLabels", {}).items() <= labels.items():
+        fail(here, "selector does not match the tiletuned Service's labels")
+    if service["metadata"]["namespace"] not in spec.get("namespaceSelector", {}).get("matchNames", []):
+        fail(here, f"namespaceSelector lacks the Service's namespace {service['metadata']['namespace']}")
+    ports = {p["name"]: p["port"] for p in service["spec"]["ports"]}
+    path = service["metadata"].get("annotations", {}).get("prometheus.io/path", "/metrics")
+    if not spec.get("endpoints"):
+        fail(here, "no endpoints")
+    for endpoint in spec.get("endpoints", []):
+        if ports.get(endpoint.get("port")) != metrics_port:
+            fail(here, f"endpoint port {endpoint.get('port')} is not the Service's metrics port")
+        if endpoint.get("path", "/metrics") != path:
+            fail(here, f"endpoint path {endpoint.get('path')} is not {path}")
+    # The operator's job label: the Service's label named by jobLabel, else its name.
+    job = labels.get(spec.get("jobLabel"), service["metadata"]["name"])
+    if up_jobs and job not in up_jobs:
+        fail(here, f"scrapes as job {job}; the alerts watch up{{job=...}} of {sorted(up_jobs)}")
 
 # Compose.
 compose = yaml.safe_load((DEPLOY / "docker-compose.yaml").read_text())

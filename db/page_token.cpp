@@ -1,8 +1,9 @@
 #include "db/page_token.h"
 
 #include <charconv>
-#include <stdexcept>
 #include <string_view>
+
+#include "db/tuning_store.h"
 
 namespace tiletune::db {
 namespace {
@@ -10,7 +11,7 @@ namespace {
 constexpr std::string_view kHexDigits = "0123456789abcdef";
 
 [[noreturn]] void Invalid() {
-  throw std::invalid_argument("page_token: not a token returned by a previous page");
+  throw InvalidPageToken("not a token returned by a previous page of this listing");
 }
 
 std::string Hex(std::string_view bytes) {

@@ -13,7 +13,7 @@ namespace tiletune::db {
 std::string EncodePageToken(const std::vector<std::string>& sort_key);
 
 // The sort key in a token from EncodePageToken with `fields` fields. Throws
-// std::invalid_argument naming page_token for anything else.
+// InvalidPageToken (db/tuning_store.h) for anything else.
 std::vector<std::string> DecodePageToken(const std::string& token, std::size_t fields);
 
 // A numeric field of a decoded sort key; throws like DecodePageToken.

@@ -143,10 +143,11 @@ JobPage PostgresTuningStore::ListJobs(const std::vector<v1::JobState>& states, i
   JobPage page;
   for (int row = 0; row < rows.Rows(); ++row) {
     if (row == limit) {
-      page.next_page_token = EncodePageToken(
-          {std::to_string(rows.Int64(row - 1, 3)), std::to_string(rows.Int64(row - 1, 8))});
+      page.next_page_token = page.tokens_after.back();
       break;
     }
+    page.tokens_after.push_back(
+        EncodePageToken({std::to_string(rows.Int64(row, 3)), std::to_string(rows.Int64(row, 8))}));
     v1::Job job = JobFromRow(rows, row, name_);
     LoadItems(*connection, job);
     page.jobs.push_back(std::move(job));

@@ -84,10 +84,11 @@ RecordPage PostgresTuningStore::ListRecords(const std::string& op, const std::st
   RecordPage page;
   for (int row = 0; row < rows.Rows(); ++row) {
     if (row == limit) {
-      page.next_page_token =
-          EncodePageToken({rows.Text(row - 1, 0), rows.Text(row - 1, 1), rows.Text(row - 1, 2)});
+      page.next_page_token = page.tokens_after.back();
       break;
     }
+    page.tokens_after.push_back(
+        EncodePageToken({rows.Text(row, 0), rows.Text(row, 1), rows.Text(row, 2)}));
     page.records.push_back(
         ReadProto<v1::Record>(rows, row, 3, name_, "record " + rows.Text(row, 1)));
   }

@@ -144,13 +144,13 @@ JobPage SqliteTuningStore::ListJobs(const std::vector<v1::JobState>& states, int
   // One row past the page tells whether another page follows.
   rows.BindAt(++parameter, limit + 1);
   JobPage page;
-  std::vector<std::string> last;
   while (rows.Step()) {
     if (static_cast<int>(page.jobs.size()) == limit) {
-      page.next_page_token = EncodePageToken(last);
+      page.next_page_token = page.tokens_after.back();
       break;
     }
-    last = {std::to_string(rows.Int64(3)), std::to_string(rows.Int64(8))};
+    page.tokens_after.push_back(
+        EncodePageToken({std::to_string(rows.Int64(3)), std::to_string(rows.Int64(8))}));
     v1::Job job = JobFromRow(rows);
     LoadItems(*reader, job);
     page.jobs.push_back(std::move(job));

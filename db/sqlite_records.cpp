@@ -84,14 +84,13 @@ RecordPage SqliteTuningStore::ListRecords(const std::string& op, const std::stri
   // One row past the page tells whether another page follows.
   rows.Bind(op, device_class, after[0], after[1], after[2], limit + 1);
   RecordPage page;
-  std::vector<std::string> last;
   while (rows.Step()) {
     if (static_cast<int>(page.records.size()) == limit) {
-      page.next_page_token = EncodePageToken(last);
+      page.next_page_token = page.tokens_after.back();
       break;
     }
-    last = {rows.Text(0), rows.Text(1), rows.Text(2)};
-    page.records.push_back(ReadProto<v1::Record>(rows, 3, "record " + last[1]));
+    page.tokens_after.push_back(EncodePageToken({rows.Text(0), rows.Text(1), rows.Text(2)}));
+    page.records.push_back(ReadProto<v1::Record>(rows, 3, "record " + rows.Text(1)));
   }
   return page;
 }

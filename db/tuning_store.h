@@ -29,6 +29,13 @@ class StoreUnreachable : public StoreError {
   using StoreError::StoreError;
 };
 
+// A page_token that no page of this store handed out (garbage, or a token
+// of another listing). The caller's mistake, not a storage failure.
+class InvalidPageToken : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
 // A claim's lease, the fencing token of fleet mode: each claim of an item
 // gets a new one, and writes of the item that carry an older one are
 // refused (LeaseLost). Stores without leases (SQLite, one node) hand out
@@ -73,11 +80,15 @@ struct JobAdmissionResult {
 struct RecordPage {
   std::vector<v1::Record> records;
   std::string next_page_token;  // empty on the last page
+  // tokens_after[i] lists on after records[i], for a caller that answers
+  // only part of the page (a response has a size limit).
+  std::vector<std::string> tokens_after;
 };
 
 struct JobPage {
   std::vector<v1::Job> jobs;
   std::string next_page_token;
+  std::vector<std::string> tokens_after;  // as RecordPage's
 };
 
 // A record to import with the canonical key the caller computed for it and
@@ -133,6 +144,7 @@ class TuningStore {
   // Inserts or replaces the record for its key and device class.
   virtual void PutRecord(const std::string& canonical_key, const v1::Record& record) = 0;
   // Filters are exact; empty means any. Ordered by op, key, device class.
+  // Throws InvalidPageToken for a token this listing did not hand out.
   virtual RecordPage ListRecords(const std::string& op, const std::string& device_class,
                                  int page_size, const std::string& page_token) = 0;
   // Every record ListRecords would list, page by page, so that a slow sink
@@ -169,7 +181,8 @@ class TuningStore {
     CreateJob(job, canonical_keys, JobAdmission{});
   }
   virtual std::optional<v1::Job> GetJob(const std::string& job_id) = 0;
-  // Newest first; empty `states` means every state.
+  // Newest first; empty `states` means every state. Throws InvalidPageToken
+  // like ListRecords.
   virtual JobPage ListJobs(const std::vector<v1::JobState>& states, int page_size,
                            const std::string& page_token) = 0;
   // The next item for `device` (the queue a job was created for): first the

@@ -68,7 +68,7 @@ void Plan(const v1::KernelKey& raw) {
 void CheckLookup(const v1::LookupRequest& request, const std::string& prefix) {
   const auto& d = TheDaemon();
   if (kernels::ValidateKernelKey(request.key(), d.config.key_limits, prefix + "key")) return;
-  server::ResolveDevice(request.device(), *d.devices, prefix + "device");
+  server::ResolveDevice(request.device(), *d.devices, d.config.key_limits, prefix + "device");
   Plan(request.key());
 }
 
@@ -108,7 +108,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     case 3: {
       v1::ImportRecordsRequest m;
-      if (Parse(m, data, size)) server::ParseImportLines(m.jsonl(), d.config.key_limits);
+      if (Parse(m, data, size)) server::ParseImportLines(m.jsonl(), d.config);
       break;
     }
     case 4: {

@@ -1,5 +1,7 @@
 #include "server/call_admission.h"
 
+#include <spdlog/spdlog.h>
+
 namespace tiletune::server {
 
 grpc::Status CallAdmission::Admit(const grpc::ServerContextBase& call, const CallPolicy& policy,
@@ -18,7 +20,8 @@ grpc::Status CallAdmission::Admit(const grpc::ServerContextBase& call, const Cal
   return ctx_.authorizer->Admit(call, policy.access, policy.method, admitted.caller);
 }
 
-grpc::Status CallAdmission::WithDatabase(const CallPolicy& policy,
+grpc::Status CallAdmission::WithDatabase(const grpc::ServerContextBase& call,
+                                         const CallPolicy& policy,
                                          const std::function<grpc::Status()>& body) const {
   grpc::Status status;
   try {
@@ -31,12 +34,32 @@ grpc::Status CallAdmission::WithDatabase(const CallPolicy& policy,
       return status;
     }
   } catch (const db::StoreError& e) {
+    spdlog::error("request={} peer={} {}: storage error: {}", RequestId(call), call.peer(),
+                  policy.method, e.what());
     return {grpc::StatusCode::INTERNAL, e.what()};
   }
   return {grpc::StatusCode::UNAVAILABLE,
           "the tuning database is unreachable (" + ctx_.database.why() +
               "); lookups are answered from this daemon's cache, calls that need the database "
               "work again once it is back"};
+}
+
+grpc::Status CallAdmission::Unexpected(const grpc::ServerContextBase& call,
+                                       const CallPolicy& policy, std::string_view what) const {
+  const std::string request = RequestId(call);
+  spdlog::error("request={} peer={} {}: unexpected error: {}", request, call.peer(), policy.method,
+                what);
+  return {grpc::StatusCode::INTERNAL, std::string(policy.method) +
+                                          ": internal error, see tiletuned's log" +
+                                          (request == "-" ? "" : " for request=" + request)};
+}
+
+void CallAdmission::Count(const CallPolicy& policy, const grpc::Status& status,
+                          std::chrono::steady_clock::time_point started) const {
+  if (const RpcMetrics* rpc = ctx_.metrics.Rpc(policy.method)) {
+    rpc->Observe(status.error_code(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
 }
 
 grpc::Status InvalidArgument(const kernels::FieldError& e) {

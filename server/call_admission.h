@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -23,7 +24,9 @@ namespace tiletune::server {
 // needs the database is refused at once while it is known to be
 // unreachable, answers UNAVAILABLE when it turns out to be and INTERNAL on
 // another storage failure, and a call that creates jobs is refused while
-// the daemon drains. Each RPC states what it needs as a CallPolicy.
+// the daemon drains. Any other exception out of a body answers INTERNAL and
+// is logged with the method and request id. Each RPC states what it needs
+// as a CallPolicy.
 
 // Which of the daemon's ceilings bounds a call (see CallDeadline).
 enum class CallCeiling {
@@ -52,21 +55,43 @@ class CallAdmission {
   explicit CallAdmission(const ServiceContext& context) : ctx_(context) {}
 
   // Runs `body` (grpc::Status(const AdmittedCall&)) if `policy` admits the
-  // call; otherwise returns the refusal.
+  // call; otherwise returns the refusal. Either way the call is counted and
+  // timed under its method and status code.
   template <typename Body>
   grpc::Status Run(const grpc::ServerContextBase& call, const CallPolicy& policy,
                    Body&& body) const {
-    AdmittedCall admitted;
-    if (auto s = Admit(call, policy, admitted); !s.ok()) return s;
-    if (!policy.needs_database && !policy.creates_jobs) return body(std::as_const(admitted));
-    return WithDatabase(policy, [&] { return body(std::as_const(admitted)); });
+    const auto started = std::chrono::steady_clock::now();
+    grpc::Status status = Gate(call, policy, body);
+    Count(policy, status, started);
+    return status;
   }
 
  private:
+  template <typename Body>
+  grpc::Status Gate(const grpc::ServerContextBase& call, const CallPolicy& policy,
+                    Body& body) const {
+    // Left to gRPC, an exception would become a bare UNKNOWN, logged nowhere.
+    try {
+      AdmittedCall admitted;
+      if (auto s = Admit(call, policy, admitted); !s.ok()) return s;
+      if (!policy.needs_database && !policy.creates_jobs) return body(std::as_const(admitted));
+      return WithDatabase(call, policy, [&] { return body(std::as_const(admitted)); });
+    } catch (const std::exception& e) {
+      return Unexpected(call, policy, e.what());
+    } catch (...) {
+      return Unexpected(call, policy, "an exception that is not a std::exception");
+    }
+  }
+
   grpc::Status Admit(const grpc::ServerContextBase& call, const CallPolicy& policy,
                      AdmittedCall& admitted) const;
-  grpc::Status WithDatabase(const CallPolicy& policy,
+  grpc::Status WithDatabase(const grpc::ServerContextBase& call, const CallPolicy& policy,
                             const std::function<grpc::Status()>& body) const;
+  // Logs `what` and answers INTERNAL without it: it may describe internals.
+  grpc::Status Unexpected(const grpc::ServerContextBase& call, const CallPolicy& policy,
+                          std::string_view what) const;
+  void Count(const CallPolicy& policy, const grpc::Status& status,
+             std::chrono::steady_clock::time_point started) const;
 
   const ServiceContext& ctx_;
 };

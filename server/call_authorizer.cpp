@@ -1,6 +1,7 @@
 #include "server/call_authorizer.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -12,7 +13,8 @@
 namespace tiletune::server {
 namespace {
 
-constexpr std::string_view kBearer = "bearer ";
+constexpr std::string_view kBearerScheme = "bearer";
+constexpr std::string_view kSpaceOrTab = " \t";
 
 // Equal-length digests compared without an early exit, so the time taken
 // says nothing about how much of a guess was right.
@@ -28,6 +30,19 @@ bool StartsWithCaseless(std::string_view text, std::string_view prefix) {
          std::equal(prefix.begin(), prefix.end(), text.begin(), [](char p, char t) {
            return p == std::tolower(static_cast<unsigned char>(t));
          });
+}
+
+// The token of an authorization value "Bearer <token>": the scheme in any
+// case, then one or more spaces or tabs (RFC 6750's 1*SP, as common servers
+// read it). nullopt when the value is not of that form.
+std::optional<std::string_view> BearerToken(std::string_view value) {
+  if (!StartsWithCaseless(value, kBearerScheme)) return std::nullopt;
+  value.remove_prefix(kBearerScheme.size());
+  if (value.empty() || kSpaceOrTab.find(value.front()) == std::string_view::npos) {
+    return std::nullopt;
+  }
+  const auto token = value.find_first_not_of(kSpaceOrTab);
+  return token == std::string_view::npos ? std::string_view() : value.substr(token);
 }
 
 // "ipv4:10.0.0.7:51234" -> "ipv4:10.0.0.7": one client, many connections.
@@ -80,8 +95,8 @@ grpc::Status CallAuthorizer::Identify(const grpc::ServerContextBase& context,
   if (!enabled_) return grpc::Status::OK;
   const auto& metadata = context.client_metadata();
   if (auto it = metadata.find("authorization"); it != metadata.end()) {
-    const std::string_view value(it->second.data(), it->second.size());
-    if (!StartsWithCaseless(value, kBearer)) {
+    const auto presented = BearerToken({it->second.data(), it->second.size()});
+    if (!presented) {
       return {grpc::StatusCode::UNAUTHENTICATED,
               "authorization: expected 'Bearer <token>' (other schemes are not accepted)"};
     }
@@ -90,7 +105,7 @@ grpc::Status CallAuthorizer::Identify(const grpc::ServerContextBase& context,
               "authorization: this daemon accepts no bearer tokens (auth_tokens_file is unset); "
               "use a client certificate"};
     }
-    const Token* token = FindToken(value.substr(kBearer.size()));
+    const Token* token = FindToken(*presented);
     if (!token) {
       return {grpc::StatusCode::UNAUTHENTICATED, "authorization: the bearer token is not valid"};
     }

@@ -28,6 +28,10 @@ struct Setting {
 const std::vector<Setting>& Settings() {
   static const std::vector<Setting> kSettings = {
       {"listen", "gRPC listen address", [](auto& c) { return &c.listen; }},
+      {"listen_reuse_port",
+       "let the listen port be shared with other daemons that allow it (SO_REUSEPORT); off, a "
+       "port in use stops the daemon at start",
+       [](auto& c) { return &c.listen_reuse_port; }},
       {"metrics_listen", "Prometheus /metrics address (empty: off)",
        [](auto& c) { return &c.metrics_listen; }},
       {"listen_unix", "also serve on this Unix-domain socket path (node-local clients)",
@@ -46,6 +50,8 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.backends; }},
       {"devices", "device ids to use (default: all found)", [](auto& c) { return &c.devices; }},
       {"log_level", "trace, debug, info, warn, error", [](auto& c) { return &c.log_level; }},
+      {"log_format", "text, or json (one object a line: time, level, message, fields)",
+       [](auto& c) { return &c.log_format; }},
       {"worker_binary", "benchmark worker program (default: beside tiletuned)",
        [](auto& c) { return &c.worker_binary; }},
       {"rtc_binary", "device compile program, tiletune-rtc (default: beside tiletuned)",
@@ -91,8 +97,13 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.key_limits.max_graph_ops; }},
       {"max_graph_tensors", "most declared tensors in an op graph key",
        [](auto& c) { return &c.key_limits.max_graph_tensors; }},
+      {"max_name_bytes", "longest name a request may carry (job, op, dim, tensor names)",
+       [](auto& c) { return &c.key_limits.max_name_bytes; }},
       {"max_message_bytes", "largest gRPC message, either way",
        [](auto& c) { return &c.max_message_bytes; }},
+      {"max_text_bytes",
+       "longest other free text a request may bring in (imported records' text fields)",
+       [](auto& c) { return &c.max_text_bytes; }},
       {"max_batch_lookup", "most lookups in one BatchLookup",
        [](auto& c) { return &c.max_batch_lookup; }},
       {"max_artifact_bytes", "largest compiled kernel GetKernel serves",
@@ -326,7 +337,9 @@ std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
       {"max_chain_length", c.key_limits.max_chain_length},
       {"max_graph_ops", c.key_limits.max_graph_ops},
       {"max_graph_tensors", c.key_limits.max_graph_tensors},
+      {"max_name_bytes", c.key_limits.max_name_bytes},
       {"max_message_bytes", c.max_message_bytes},
+      {"max_text_bytes", c.max_text_bytes},
       {"max_batch_lookup", c.max_batch_lookup},
       {"max_artifact_bytes", static_cast<double>(c.max_artifact_bytes)},
       {"artifact_chunk_bytes", c.artifact_chunk_bytes},
@@ -414,6 +427,9 @@ std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
   if (std::find(kLevels.begin(), kLevels.end(), c.log_level) == kLevels.end()) {
     return ConfigError{"log_level must be one of trace, debug, info, warn, error, critical, off"};
   }
+  if (c.log_format != "text" && c.log_format != "json") {
+    return ConfigError{"log_format must be text or json"};
+  }
   return std::nullopt;
 }
 
@@ -434,7 +450,9 @@ ParsedConfig ParseDaemonConfig(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    result.exit_code = app.exit(e);
+    // app.exit prints the message; a usage error exits 2 whatever CLI11's
+    // own code for it is (109 for an unknown flag).
+    result.exit_code = app.exit(e) == 0 ? 0 : 2;
     return result;
   }
 

@@ -13,6 +13,11 @@ namespace tiletune::server {
 // optional YAML file (keys as the field names) and overridden by flags.
 struct DaemonConfig {
   std::string listen = "127.0.0.1:7733";
+  // Whether `listen` may share its port with other sockets that allow it
+  // (SO_REUSEPORT: several daemons, the kernel spreading connections). Off,
+  // a port in use is an error at start rather than a second daemon bound
+  // beside the first.
+  bool listen_reuse_port = false;
   // A node-local Unix-domain socket served beside `listen` (empty: none):
   // clients on this node reach the daemon without TCP, access decided by
   // the socket's file mode (octal) and the caller's auth as on TCP.
@@ -29,6 +34,9 @@ struct DaemonConfig {
   std::vector<std::string> backends = {"host", "cuda", "hip"};
   std::vector<std::string> devices;  // empty: every device found
   std::string log_level = "info";
+  // "text", or "json": one JSON object a line, for log collectors
+  // (server/log_format.h).
+  std::string log_format = "text";
   std::string worker_binary;  // default: tiletune-worker beside tiletuned
   std::string rtc_binary;     // default: tiletune-rtc beside tiletuned
   std::string host_compiler = "c++";
@@ -62,9 +70,14 @@ struct DaemonConfig {
   int host_cpus = 0;
   int64_t compile_cache_max_bytes = int64_t{1} << 30;
 
-  // Request limits.
+  // Request limits. Names (job names, and those of keys) are bounded by
+  // key_limits.max_name_bytes.
   kernels::KeyLimits key_limits;
   int max_message_bytes = 16 << 20;
+  // Bytes of any longer free text a request brings in to be kept (the text
+  // fields of imported records); list answers cut an entry's text to this
+  // when the entry alone would not fit in max_message_bytes.
+  int max_text_bytes = 4096;
   int max_batch_lookup = 1024;
   // GetKernel: the largest artifact it serves, and the code bytes per
   // streamed message (well under max_message_bytes).
@@ -131,7 +144,7 @@ struct ConfigError {
 
 // Parses flags (and the --config file they name). Returns the config, or an
 // error; `exit_code` is set instead when the flags asked only for --help or
-// --version output.
+// --version output (0), or were malformed (2, the message printed).
 struct ParsedConfig {
   std::optional<DaemonConfig> config;
   std::optional<ConfigError> error;

@@ -14,6 +14,7 @@
 #include "server/fleet_view.h"
 #include "server/job_creation.h"
 #include "server/job_scheduler.h"
+#include "server/page_filler.h"
 #include "server/request_validation.h"
 #include "server/tuning_service.h"
 
@@ -27,7 +28,7 @@ bool IsActive(v1::JobState state) {
 grpc::Status LoadJob(db::TuningStore& store, const std::string& job_id, v1::Job& job) {
   if (job_id.empty()) return InvalidArgument({"job_id", "is required"});
   auto found = store.GetJob(job_id);
-  if (!found) return {grpc::StatusCode::NOT_FOUND, "job_id: no job '" + job_id + "'"};
+  if (!found) return {grpc::StatusCode::NOT_FOUND, "job_id: no job " + kernels::Quoted(job_id)};
   job = std::move(*found);
   return grpc::Status::OK;
 }
@@ -50,8 +51,8 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* ctx,
     if (auto e = ValidateJobSpec(request->spec(), ctx_.config, ctx_.devices, fleet_classes)) {
       return InvalidArgument(*e);
     }
-    auto device = std::get<ResolvedDevice>(
-        ResolveDevice(request->spec().device(), ctx_.devices, "spec.device"));
+    auto device = std::get<ResolvedDevice>(ResolveDevice(request->spec().device(), ctx_.devices,
+                                                         ctx_.config.key_limits, "spec.device"));
     // No local device: a class only other daemons of the fleet have.
     const std::string queue = device.device ? device.device->queue : device.device_class;
     // The caps are checked where the job is stored, so that daemons sharing
@@ -105,10 +106,18 @@ grpc::Status TuningServiceImpl::ListJobs(grpc::ServerContext* ctx,
       }
       states.push_back(state);
     }
-    auto page = ctx_.store->ListJobs(states, std::get<int>(size), request->page_token());
+    db::JobPage page;
+    try {
+      page = ctx_.store->ListJobs(states, std::get<int>(size), request->page_token());
+    } catch (const db::InvalidPageToken& e) {
+      return InvalidArgument({"page_token", e.what()});
+    }
     if (call.deadline->Passed()) return call.deadline->Exceeded();
-    for (auto& job : page.jobs) *response->add_jobs() = std::move(job);
-    response->set_next_page_token(page.next_page_token);
+    PageFiller filler(ctx_.config, page.tokens_after, page.next_page_token);
+    for (std::size_t i = 0; i < page.jobs.size() && filler.Fits(i, {&page.jobs[i]}); ++i) {
+      *response->add_jobs() = std::move(page.jobs[i]);
+    }
+    response->set_next_page_token(filler.next_page_token());
     return grpc::Status::OK;
   });
 }
@@ -121,7 +130,7 @@ grpc::Status TuningServiceImpl::CancelJob(grpc::ServerContext* ctx,
     if (auto s = LoadJob(*ctx_.store, request->job_id(), *response); !s.ok()) return s;
     if (!ctx_.store->CancelJob(request->job_id())) {
       return {grpc::StatusCode::FAILED_PRECONDITION,
-              "job_id: job '" + request->job_id() + "' already finished (" +
+              "job_id: job " + kernels::Quoted(request->job_id()) + " already finished (" +
                   v1::JobState_Name(response->state()) + ")"};
     }
     if (ctx_.scheduler) ctx_.scheduler->Cancel(request->job_id());

@@ -337,6 +337,7 @@ void JobScheduler::FinishJobIfDone(const std::string& job_id) {
   }
   const v1::JobState state = error.empty() ? v1::JOB_SUCCEEDED : v1::JOB_FAILED;
   store_.FinishJob(job_id, state, error);
+  metrics_.jobs_finished.at(state)->Increment();
   spdlog::info("job={}: {}", job_id, v1::JobState_Name(state));
   v1::JobEvent event;
   event.set_kind(v1::JobEvent::KIND_JOB_FINISHED);

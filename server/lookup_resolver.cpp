@@ -121,11 +121,15 @@ std::optional<kernels::FieldError> AnswerGraph(ServiceContext& ctx,
 
 std::optional<kernels::FieldError> Answer(ServiceContext& ctx, const v1::LookupRequest& request,
                                           v1::LookupResponse& response, const std::string& prefix) {
-  if (auto e = kernels::ValidateKernelKey(request.key(), ctx.config.key_limits, prefix + "key")) {
+  auto invalid = kernels::ValidateKernelKey(request.key(), ctx.config.key_limits, prefix + "key");
+  // A miss may queue a job that tunes with the key's scalars.
+  if (!invalid) invalid = ValidateKeyScalars(request.key(), prefix + "key");
+  if (invalid) {
     ctx.metrics.lookups_invalid.Increment();
-    return e;
+    return invalid;
   }
-  auto resolved = ResolveDevice(request.device(), ctx.devices, prefix + "device");
+  auto resolved =
+      ResolveDevice(request.device(), ctx.devices, ctx.config.key_limits, prefix + "device");
   if (auto* e = std::get_if<kernels::FieldError>(&resolved)) {
     ctx.metrics.lookups_invalid.Increment();
     return *e;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 namespace tiletune::server {
 namespace {
@@ -28,6 +29,15 @@ std::string LabelText(const Labels& labels, const std::string& extra = {}) {
   }
   if (!extra.empty()) s += (s.size() > 1 ? "," : "") + extra;
   return s + "}";
+}
+
+const char* TypeName(MetricType type) {
+  switch (type) {
+    case MetricType::kCounter: return "counter";
+    case MetricType::kGauge: return "gauge";
+    case MetricType::kHistogram: return "histogram";
+  }
+  return "untyped";
 }
 
 std::string Number(double v) {
@@ -67,56 +77,62 @@ double Histogram::sum() const {
   return static_cast<double>(sum_nanos_.load(std::memory_order_relaxed)) * 1e-9;
 }
 
-Counter& MetricsRegistry::AddCounter(const std::string& name, const std::string& help,
-                                     const Labels& labels) {
+MetricsRegistry::Family& MetricsRegistry::FamilyOf(const MetricFamily& family, bool type_matches) {
+  if (!type_matches) {
+    throw std::logic_error("metric " + std::string(family.name) + " is declared a " +
+                           TypeName(family.type) + " in metric_names.h");
+  }
+  auto [it, added] = families_.try_emplace(std::string(family.name));
+  if (added) {
+    it->second.help = family.help;
+    it->second.type = family.type;
+  }
+  return it->second;
+}
+
+Counter& MetricsRegistry::AddCounter(const MetricFamily& family, const Labels& labels) {
   std::lock_guard lock(mu_);
-  Family& f = families_[name];
-  f.help = help;
-  f.type = "counter";
+  Family& f = FamilyOf(family, family.type == MetricType::kCounter);
   f.counters.emplace_back(labels, std::make_unique<Counter>());
   return *f.counters.back().second;
 }
 
-Histogram& MetricsRegistry::AddHistogram(const std::string& name, const std::string& help,
-                                         std::vector<double> bounds) {
+Histogram& MetricsRegistry::AddHistogram(const MetricFamily& family, std::vector<double> bounds,
+                                         const Labels& labels) {
   std::lock_guard lock(mu_);
-  Family& f = families_[name];
-  f.help = help;
-  f.type = "histogram";
-  f.histogram = std::make_unique<Histogram>(std::move(bounds));
-  return *f.histogram;
+  Family& f = FamilyOf(family, family.type == MetricType::kHistogram);
+  f.histograms.emplace_back(labels, std::make_unique<Histogram>(std::move(bounds)));
+  return *f.histograms.back().second;
 }
 
-void MetricsRegistry::AddGauge(const std::string& name, const std::string& help,
-                               GaugeReader reader) {
+void MetricsRegistry::AddReader(const MetricFamily& family, SeriesReader reader) {
   std::lock_guard lock(mu_);
-  Family& f = families_[name];
-  f.help = help;
-  f.type = "gauge";
-  f.gauge = std::move(reader);
+  Family& f = FamilyOf(family, family.type != MetricType::kHistogram);
+  if (f.reader) throw std::logic_error("metric " + std::string(family.name) + " has a reader");
+  f.reader = std::move(reader);
 }
 
 std::string MetricsRegistry::Render() const {
   std::lock_guard lock(mu_);
   std::string out;
   for (const auto& [name, f] : families_) {
-    out += "# HELP " + name + " " + f.help + "\n# TYPE " + name + " " + f.type + "\n";
+    out += "# HELP " + name + " " + f.help + "\n# TYPE " + name + " " + TypeName(f.type) + "\n";
     for (const auto& [labels, counter] : f.counters) {
       out += name + LabelText(labels) + " " + std::to_string(counter->value()) + "\n";
     }
-    if (f.histogram) {
-      const auto counts = f.histogram->CumulativeCounts();
-      const auto& bounds = f.histogram->bounds();
+    for (const auto& [labels, histogram] : f.histograms) {
+      const auto counts = histogram->CumulativeCounts();
+      const auto& bounds = histogram->bounds();
       for (size_t i = 0; i <= bounds.size(); ++i) {
         const double le = i < bounds.size() ? bounds[i] : INFINITY;
-        out += name + "_bucket" + LabelText({}, "le=\"" + Number(le) + "\"") + " " +
+        out += name + "_bucket" + LabelText(labels, "le=\"" + Number(le) + "\"") + " " +
                std::to_string(counts[i]) + "\n";
       }
-      out += name + "_sum " + Number(f.histogram->sum()) + "\n";
-      out += name + "_count " + std::to_string(f.histogram->count()) + "\n";
+      out += name + "_sum" + LabelText(labels) + " " + Number(histogram->sum()) + "\n";
+      out += name + "_count" + LabelText(labels) + " " + std::to_string(histogram->count()) + "\n";
     }
-    if (f.gauge) {
-      for (const auto& [labels, value] : f.gauge()) {
+    if (f.reader) {
+      for (const auto& [labels, value] : f.reader()) {
         out += name + LabelText(labels) + " " + Number(value) + "\n";
       }
     }

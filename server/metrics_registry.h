@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "server/metric_names.h"
+
 namespace tiletune::server {
 
 using Labels = std::map<std::string, std::string>;
@@ -39,29 +41,35 @@ class Histogram {
   std::atomic<uint64_t> sum_nanos_{0};  // sum in units of 1e-9, so it stays atomic
 };
 
-// Metrics in the Prometheus text exposition format. Counters and histograms
-// are created once and updated lock-free; gauges are read by callbacks at
-// scrape time (jobs by state, device states).
+// Metrics in the Prometheus text exposition format, of the families in
+// metric_names.h. Counters and histograms are created once and updated
+// lock-free; series read at scrape time (jobs by state, device states, a
+// device's worker restarts) come from readers.
 class MetricsRegistry {
  public:
-  Counter& AddCounter(const std::string& name, const std::string& help, const Labels& labels = {});
-  Histogram& AddHistogram(const std::string& name, const std::string& help,
-                          std::vector<double> bounds);
-  using GaugeReader = std::function<std::vector<std::pair<Labels, double>>()>;
-  void AddGauge(const std::string& name, const std::string& help, GaugeReader reader);
+  // Each throws std::logic_error when `family` is of another type, so a
+  // family's type in metric_names.h is the one it is rendered as.
+  Counter& AddCounter(const MetricFamily& family, const Labels& labels = {});
+  Histogram& AddHistogram(const MetricFamily& family, std::vector<double> bounds,
+                          const Labels& labels = {});
+  using SeriesReader = std::function<std::vector<std::pair<Labels, double>>()>;
+  // A gauge, or a counter whose value another part keeps; one per family.
+  void AddReader(const MetricFamily& family, SeriesReader reader);
 
   std::string Render() const;
 
  private:
   struct Family {
     std::string help;
-    std::string type;
+    MetricType type = MetricType::kGauge;
     std::vector<std::pair<Labels, std::unique_ptr<Counter>>> counters;
-    std::unique_ptr<Histogram> histogram;
-    GaugeReader gauge;
+    std::vector<std::pair<Labels, std::unique_ptr<Histogram>>> histograms;
+    SeriesReader reader;
   };
+  Family& FamilyOf(const MetricFamily& family, bool type_matches);
+
   mutable std::mutex mu_;
-  std::map<std::string, Family> families_;
+  std::map<std::string, Family, std::less<>> families_;
 };
 
 }  // namespace tiletune::server

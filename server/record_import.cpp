@@ -4,6 +4,8 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include "server/message_text.h"
+
 namespace tiletune::server {
 namespace {
 
@@ -17,7 +19,7 @@ v1::ImportReject Reject(int line, std::string field, std::string message) {
 
 }  // namespace
 
-ParsedImport ParseImportLines(const std::string& jsonl, const kernels::KeyLimits& limits) {
+ParsedImport ParseImportLines(const std::string& jsonl, const DaemonConfig& config) {
   ParsedImport out;
   std::istringstream in(jsonl);
   std::string text;
@@ -28,8 +30,12 @@ ParsedImport ParseImportLines(const std::string& jsonl, const kernels::KeyLimits
     v1::ExportLine parsed;
     const auto status = google::protobuf::util::JsonStringToMessage(text, &parsed);
     if (!status.ok()) {
+      // The parser's message may hold the line's bad value whole.
+      constexpr std::size_t kParserMessageBytes = 256;
       out.rejects.push_back(
-          Reject(line, "", "not a valid export line: " + std::string(status.message())));
+          Reject(line, "",
+                 "not a valid export line: " +
+                     kernels::Abbreviated(std::string(status.message()), kParserMessageBytes)));
       continue;
     }
     if (parsed.schema_version() != kExportSchemaVersion) {
@@ -40,12 +46,22 @@ ParsedImport ParseImportLines(const std::string& jsonl, const kernels::KeyLimits
       continue;
     }
     const v1::Record& record = parsed.record();
-    if (auto e = kernels::ValidateKernelKey(record.key(), limits, "record.key")) {
+    if (auto e = kernels::ValidateKernelKey(record.key(), config.key_limits, "record.key")) {
       out.rejects.push_back(Reject(line, e->field, e->message));
       continue;
     }
     if (record.device_class().empty()) {
       out.rejects.push_back(Reject(line, "record.device_class", "is required"));
+      continue;
+    }
+    if (auto e = kernels::CheckLength(record.device_class(), config.key_limits.max_name_bytes,
+                                      "max_name_bytes", "record.device_class")) {
+      out.rejects.push_back(Reject(line, e->field, e->message));
+      continue;
+    }
+    // Kept and served as it is: no text of the line may be huge.
+    if (auto e = FindLongText(parsed, config.max_text_bytes, "max_text_bytes", "")) {
+      out.rejects.push_back(Reject(line, e->field, e->message));
       continue;
     }
     if (!parsed.device().device_class().empty() &&

@@ -5,6 +5,7 @@
 
 #include "db/tuning_store.h"
 #include "kernels/core/kernel_key.h"
+#include "server/daemon_config.h"
 #include "tiletune/v1/tiletune.pb.h"
 
 namespace tiletune::server {
@@ -17,10 +18,12 @@ struct ParsedImport {
   std::vector<v1::ImportReject> rejects;
 };
 
-// Parses and checks every line of a JSON Lines export: JSON syntax, schema
-// version, the key (as any request key), device class and the numbers a
-// served record needs. Blank lines are skipped; line numbers are 1-based.
-ParsedImport ParseImportLines(const std::string& jsonl, const kernels::KeyLimits& limits);
+// Parses and checks every line of a JSON Lines export against the config's
+// limits: JSON syntax, schema version, the key (as any request key), device
+// class (max_name_bytes), the length of every other text (max_text_bytes)
+// and the numbers a served record needs. Blank lines are skipped; line
+// numbers are 1-based.
+ParsedImport ParseImportLines(const std::string& jsonl, const DaemonConfig& config);
 
 // One export line for a record.
 v1::ExportLine ToExportLine(const v1::Record& record);

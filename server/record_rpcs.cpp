@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/page_filler.h"
 #include "server/record_import.h"
 #include "server/request_validation.h"
 #include "server/tuning_service.h"
@@ -17,7 +18,7 @@ namespace {
 
 std::optional<kernels::FieldError> UnknownOp(const std::string& op) {
   if (op.empty() || kernels::IsKnownOp(op)) return std::nullopt;
-  return kernels::FieldError{"op", "unknown op '" + op + "'"};
+  return kernels::FieldError{"op", "unknown op " + kernels::Quoted(op)};
 }
 
 }  // namespace
@@ -31,15 +32,24 @@ grpc::Status TuningServiceImpl::ListRecords(grpc::ServerContext* ctx,
     auto size = PageSize(request->page_size(), ctx_.config.max_page_size);
     if (auto* e = std::get_if<kernels::FieldError>(&size)) return InvalidArgument(*e);
     if (auto e = UnknownOp(request->op())) return InvalidArgument(*e);
-    auto page = ctx_.store->ListRecords(request->op(), request->device_class(), std::get<int>(size),
-                                        request->page_token());
+    db::RecordPage page;
+    try {
+      page = ctx_.store->ListRecords(request->op(), request->device_class(), std::get<int>(size),
+                                     request->page_token());
+    } catch (const db::InvalidPageToken& e) {
+      return InvalidArgument({"page_token", e.what()});
+    }
     if (call.deadline->Passed()) return call.deadline->Exceeded();
-    for (auto& r : page.records) {
+    PageFiller filler(ctx_.config, page.tokens_after, page.next_page_token);
+    for (std::size_t i = 0; i < page.records.size(); ++i) {
+      auto& r = page.records[i];
       // Judged against a device of the record's class here, if there is one.
-      *response->add_staleness() = StalenessOf(r, ctx_.devices.FindByClass(r.device_class()));
+      auto staleness = StalenessOf(r, ctx_.devices.FindByClass(r.device_class()));
+      if (!filler.Fits(i, {&r, &staleness})) break;
+      *response->add_staleness() = std::move(staleness);
       *response->add_records() = std::move(r);
     }
-    response->set_next_page_token(page.next_page_token);
+    response->set_next_page_token(filler.next_page_token());
     return grpc::Status::OK;
   });
 }
@@ -77,7 +87,7 @@ grpc::Status TuningServiceImpl::ImportRecords(grpc::ServerContext* ctx,
     if (request->jsonl().find_first_not_of(" \t\r\n") == std::string::npos) {
       return InvalidArgument({"jsonl", "is empty"});
     }
-    auto parsed = ParseImportLines(request->jsonl(), ctx_.config.key_limits);
+    auto parsed = ParseImportLines(request->jsonl(), ctx_.config);
     // Ask the store about conflicts even when some lines are bad, so one reply
     // lists every reject; nothing is written unless every line is good.
     auto conflicts = ctx_.store->ImportRecords(parsed.records, request->replace(),

@@ -1,18 +1,56 @@
 #include "server/request_validation.h"
 
+#include <cmath>
+
 #include "server/planned_kernels.h"
 
 namespace tiletune::server {
+namespace {
+
+// NaN passes every comparison and Infinity every lower bound, so finiteness
+// comes before any range check.
+std::optional<kernels::FieldError> NonFinite(double value, const std::string& field) {
+  if (std::isfinite(value)) return std::nullopt;
+  return kernels::FieldError{field, "must be a finite number"};
+}
+
+}  // namespace
+
+std::optional<kernels::FieldError> ValidateKeyScalars(const v1::KernelKey& key,
+                                                      const std::string& prefix) {
+  for (int i = 0; i < key.chain_size(); ++i) {
+    const auto field = prefix + ".chain[" + std::to_string(i) + "].scalar";
+    if (auto e = NonFinite(key.chain(i).scalar(), field)) return e;
+  }
+  for (int i = 0; i < key.prologue_size(); ++i) {
+    const auto field = prefix + ".prologue[" + std::to_string(i) + "].scalar";
+    if (auto e = NonFinite(key.prologue(i).scalar(), field)) return e;
+  }
+  for (int i = 0; i < key.ops_size(); ++i) {
+    const auto field = prefix + ".ops[" + std::to_string(i) + "].scalar";
+    if (auto e = NonFinite(key.ops(i).scalar(), field)) return e;
+  }
+  return std::nullopt;
+}
 
 std::variant<ResolvedDevice, kernels::FieldError> ResolveDevice(const v1::DeviceSelector& selector,
                                                                 const DeviceRegistry& devices,
+                                                                const kernels::KeyLimits& limits,
                                                                 const std::string& prefix) {
+  for (const auto& [value, field] : {std::pair{&selector.device(), ".device"},
+                                     std::pair{&selector.device_class(), ".device_class"}}) {
+    if (auto e =
+            kernels::CheckLength(*value, limits.max_name_bytes, "max_name_bytes", prefix + field)) {
+      return *e;
+    }
+  }
   ResolvedDevice out;
   if (!selector.device().empty()) {
     out.device = devices.Find(selector.device());
     if (!out.device) {
-      return kernels::FieldError{prefix + ".device", "unknown device '" + selector.device() +
-                                                         "' (known: " + devices.KnownIds() + ")"};
+      return kernels::FieldError{prefix + ".device", "unknown device " +
+                                                         kernels::Quoted(selector.device()) +
+                                                         " (known: " + devices.KnownIds() + ")"};
     }
   } else if (selector.device_class().empty()) {
     if (devices.devices().empty()) {
@@ -25,8 +63,9 @@ std::variant<ResolvedDevice, kernels::FieldError> ResolveDevice(const v1::Device
     out.vendor = out.device->info.fingerprint.vendor();
     if (!selector.device_class().empty() && selector.device_class() != out.device_class) {
       return kernels::FieldError{prefix + ".device_class",
-                                 "'" + selector.device_class() + "' is not the class of device " +
-                                     out.device->info.id + " (" + out.device_class + ")"};
+                                 kernels::Quoted(selector.device_class()) +
+                                     " is not the class of device " + out.device->info.id + " (" +
+                                     out.device_class + ")"};
     }
     return out;
   }
@@ -44,6 +83,10 @@ std::optional<kernels::FieldError> ValidateJobSpec(const v1::JobSpec& spec,
                                                    const DaemonConfig& config,
                                                    const DeviceRegistry& devices,
                                                    const std::set<std::string>& fleet_classes) {
+  if (auto e = kernels::CheckLength(spec.name(), config.key_limits.max_name_bytes, "max_name_bytes",
+                                    "spec.name")) {
+    return e;
+  }
   if (spec.kernels_size() == 0) {
     return kernels::FieldError{"spec.kernels", "a job needs at least one kernel key"};
   }
@@ -53,10 +96,9 @@ std::optional<kernels::FieldError> ValidateJobSpec(const v1::JobSpec& spec,
                                                    std::to_string(config.max_kernels_per_job)};
   }
   for (int i = 0; i < spec.kernels_size(); ++i) {
-    if (auto e = kernels::ValidateKernelKey(spec.kernels(i), config.key_limits,
-                                            "spec.kernels[" + std::to_string(i) + "]")) {
-      return e;
-    }
+    const auto prefix = "spec.kernels[" + std::to_string(i) + "]";
+    if (auto e = kernels::ValidateKernelKey(spec.kernels(i), config.key_limits, prefix)) return e;
+    if (auto e = ValidateKeyScalars(spec.kernels(i), prefix)) return e;
   }
   if (const auto planned = PlannedJobKernels(spec, config.key_limits).size();
       static_cast<int>(planned) > config.max_kernels_per_job) {
@@ -72,19 +114,21 @@ std::optional<kernels::FieldError> ValidateJobSpec(const v1::JobSpec& spec,
         "spec.budget.max_variants",
         "exceeds the limit " + std::to_string(config.tuning.max_variants_cap)};
   }
+  if (auto e = NonFinite(spec.budget().max_seconds(), "spec.budget.max_seconds")) return e;
   if (spec.budget().max_seconds() < 0) {
     return kernels::FieldError{"spec.budget.max_seconds", "must not be negative"};
   }
   if (!v1::Strategy_IsValid(spec.strategy())) {
     return kernels::FieldError{"spec.strategy", "unknown strategy"};
   }
-  auto device = ResolveDevice(spec.device(), devices, "spec.device");
+  auto device = ResolveDevice(spec.device(), devices, config.key_limits, "spec.device");
   if (auto* e = std::get_if<kernels::FieldError>(&device)) return *e;
   if (!std::get<ResolvedDevice>(device).device &&
       !fleet_classes.contains(spec.device().device_class())) {
     return kernels::FieldError{"spec.device.device_class",
-                               "no device of class '" + spec.device().device_class() +
-                                   "' on this daemon (known: " + devices.KnownIds() +
+                               "no device of class " +
+                                   kernels::Quoted(spec.device().device_class()) +
+                                   " on this daemon (known: " + devices.KnownIds() +
                                    ") nor on a live daemon of its fleet"};
   }
   return std::nullopt;

@@ -20,15 +20,25 @@ struct ResolvedDevice {
 };
 
 // Resolves a selector: an explicit class, a device id, or this daemon's first
-// device. Errors name `prefix`.device / `prefix`.device_class.
+// device. Both are names (limits.max_name_bytes): a class is echoed in
+// answers. Errors name `prefix`.device / `prefix`.device_class.
 std::variant<ResolvedDevice, kernels::FieldError> ResolveDevice(const v1::DeviceSelector& selector,
                                                                 const DeviceRegistry& devices,
+                                                                const kernels::KeyLimits& limits,
                                                                 const std::string& prefix);
 
-// Field-level checks of a job spec against the daemon's limits; keys are
-// checked with kernels::ValidateKernelKey. The spec's device must be one of
-// ours, or name a device class in `fleet_classes`: those that live daemons
-// of the fleet serve (ServedDeviceClasses; empty on one node).
+// The runtime scalars of a key (chain, prologue and graph ops) must be
+// finite: a NaN or Infinity would poison every validation of a job tuning
+// it. Errors name `prefix`.chain[i].scalar and so on.
+std::optional<kernels::FieldError> ValidateKeyScalars(const v1::KernelKey& key,
+                                                      const std::string& prefix);
+
+// Field-level checks of a job spec against the daemon's limits (its name
+// within max_name_bytes); keys are checked with kernels::ValidateKernelKey
+// and ValidateKeyScalars, the budget must be finite and not negative. The
+// spec's device must be one of ours, or name a device class in
+// `fleet_classes`: those that live daemons of the fleet serve
+// (ServedDeviceClasses; empty on one node).
 std::optional<kernels::FieldError> ValidateJobSpec(const v1::JobSpec& spec,
                                                    const DaemonConfig& config,
                                                    const DeviceRegistry& devices,

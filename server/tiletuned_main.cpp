@@ -2,12 +2,17 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <netdb.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -32,6 +37,7 @@
 #include "server/host_cpus.h"
 #include "server/job_event_hub.h"
 #include "server/job_scheduler.h"
+#include "server/log_format.h"
 #include "server/lookup_cache.h"
 #include "server/metrics_http_server.h"
 #include "server/systemd_notify.h"
@@ -57,42 +63,90 @@ std::string Sibling(const char* name) {
   return (ec ? fs::path(".") : self.parent_path()) / name;
 }
 
-void AddGauges(server::MetricsRegistry& registry, db::TuningStore& store,
-               server::DatabaseHealth& database, const server::DeviceRegistry& devices) {
+// Whether `address` (host:port, as `listen` takes it) cannot be bound
+// because another socket holds it: gRPC only says that no port was added,
+// and this is the cause worth naming. Binds as gRPC does (SO_REUSEADDR, so
+// connections in TIME_WAIT do not count).
+// Whether a process accepts connections on the Unix socket at `path`: a
+// running daemon's, not a stale file a killed one left behind.
+bool UnixSocketInUse(const std::string& path) {
+  sockaddr_un address{};
+  if (path.size() >= sizeof address.sun_path) return false;
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  const bool answered =
+      connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
+  close(fd);
+  return answered;
+}
+
+bool AddressInUse(const std::string& address) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos) return false;
+  std::string host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.empty() ? nullptr : host.c_str(), address.c_str() + colon + 1, &hints,
+                  &found) != 0) {
+    return false;
+  }
+  bool in_use = false;
+  for (const addrinfo* a = found; a && !in_use; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    const int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    in_use = bind(fd, a->ai_addr, a->ai_addrlen) != 0 && errno == EADDRINUSE;
+    close(fd);
+  }
+  freeaddrinfo(found);
+  return in_use;
+}
+
+void AddScrapedMetrics(server::MetricsRegistry& registry, db::TuningStore& store,
+                       server::DatabaseHealth& database, const server::DeviceRegistry& devices) {
   // Scrapes go on while the database is away: the job counts are left out
-  // then, and tiletune_database_reachable says why.
-  registry.AddGauge("tiletune_jobs", "Jobs by state", [&store, &database] {
+  // then, and tiletune_database_reachable says why. Otherwise every state is
+  // there, 0 when no job is in it.
+  registry.AddReader(server::kJobsMetric, [&store, &database] {
     std::vector<std::pair<server::Labels, double>> out;
     database.Attempt([&] {
-      for (const auto& [state, count] : store.CountJobsByState()) {
-        out.push_back({{{"state", v1::JobState_Name(state)}}, static_cast<double>(count)});
+      const auto counts = store.CountJobsByState();
+      for (int s = v1::JobState_MIN + 1; s <= v1::JobState_MAX; ++s) {
+        const auto state = static_cast<v1::JobState>(s);
+        const auto it = counts.find(state);
+        out.push_back({{{"state", server::EnumLabel(v1::JobState_Name(state), "JOB_")}},
+                       it == counts.end() ? 0.0 : static_cast<double>(it->second)});
       }
     });
     return out;
   });
-  registry.AddGauge("tiletune_database_reachable",
-                    "1 while the tuning database answers; 0 while lookups are served from the "
-                    "cache alone and mutating calls are refused",
-                    [&database] {
-                      return std::vector<std::pair<server::Labels, double>>{
-                          {{}, database.reachable() ? 1.0 : 0.0}};
-                    });
-  // One gauge per device, read from its state at scrape time.
-  auto per_device = [&registry, &devices](const char* name, const char* help,
+  registry.AddReader(server::kDatabaseReachableMetric, [&database] {
+    return std::vector<std::pair<server::Labels, double>>{{{}, database.reachable() ? 1.0 : 0.0}};
+  });
+  // One series per device, read from its state at scrape time.
+  auto per_device = [&registry, &devices](const server::MetricFamily& family,
                                           double (*value)(const server::ManagedDevice&)) {
-    registry.AddGauge(name, help, [&devices, value] {
+    registry.AddReader(family, [&devices, value] {
       std::vector<std::pair<server::Labels, double>> out;
       for (const auto& d : devices.devices()) out.push_back({{{"device", d->info.id}}, value(*d)});
       return out;
     });
   };
-  per_device("tiletune_device_busy", "1 while a device runs a job",
+  per_device(server::kDeviceBusyMetric,
              [](const auto& d) { return d.state.load() == v1::Device::STATE_BUSY ? 1.0 : 0.0; });
-  per_device("tiletune_device_quarantined",
-             "1 once a device is out of service after repeated worker crashes", [](const auto& d) {
-               return d.state.load() == v1::Device::STATE_QUARANTINED ? 1.0 : 0.0;
-             });
-  per_device("tiletune_worker_restarts", "Benchmark worker restarts after a hang or crash",
+  per_device(server::kDeviceQuarantinedMetric, [](const auto& d) {
+    return d.state.load() == v1::Device::STATE_QUARANTINED ? 1.0 : 0.0;
+  });
+  // A device's worker lives as long as the daemon, so its count only grows.
+  per_device(server::kWorkerRestartsMetric,
              [](const auto& d) { return static_cast<double>(d.worker_restarts.load()); });
 }
 
@@ -102,7 +156,7 @@ int Run(server::DaemonConfig config) {
   // Logs are messages, not data: they go to stderr.
   spdlog::set_default_logger(spdlog::stderr_color_mt("tiletuned"));
   spdlog::set_level(spdlog::level::from_str(config.log_level));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  spdlog::set_formatter(server::MakeLogFormatter(config.log_format));
 
   // Signals go to one waiting thread; every thread started later inherits
   // the mask.
@@ -207,13 +261,25 @@ int Run(server::DaemonConfig config) {
   int port = 0;
   builder.AddListeningPort(config.listen, credentials, &port);
   if (!config.listen_unix.empty()) {
-    // Node-local: who may connect is the socket's file mode, set below.
+    // Node-local: who may connect is the socket's file mode, set below. A
+    // socket file is removed only when no one answers on it (a killed
+    // daemon's): a second daemon must not take a running one's socket.
+    if (UnixSocketInUse(config.listen_unix)) {
+      spdlog::critical(
+          "listen_unix: {} is in use (another tiletuned?); stop it or choose another "
+          "path",
+          config.listen_unix);
+      return 1;
+    }
     fs::remove(config.listen_unix, ec);
     builder.AddListeningPort("unix:" + config.listen_unix, grpc::InsecureServerCredentials());
   }
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
   builder.SetMaxSendMessageSize(config.max_message_bytes);
+  // gRPC shares ports by default: a second daemon would bind beside the
+  // first and take part of its connections.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, config.listen_reuse_port ? 1 : 0);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, config.keepalive_time_ms);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, config.keepalive_timeout_ms);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
@@ -221,7 +287,14 @@ int Run(server::DaemonConfig config) {
                              config.keepalive_time_ms / 2);
   std::unique_ptr<grpc::Server> grpc_server = builder.BuildAndStart();
   if (!grpc_server || port == 0) {
-    spdlog::critical("listen: cannot listen on {}", config.listen);
+    if (AddressInUse(config.listen)) {
+      spdlog::critical(
+          "listen: {} is in use (another tiletuned?); stop it, choose another address, or set "
+          "listen_reuse_port on both to share the port",
+          config.listen);
+    } else {
+      spdlog::critical("listen: cannot listen on {}", config.listen);
+    }
     return 1;
   }
   if (!config.listen_unix.empty() &&
@@ -292,7 +365,7 @@ int Run(server::DaemonConfig config) {
         }
       });
   context.store = store.get();
-  AddGauges(registry, *store, database, *devices);
+  AddScrapedMetrics(registry, *store, database, *devices);
   v1::FleetDaemon self;
   self.set_daemon_id(config.daemon_id);
   self.set_address(grpc_address);

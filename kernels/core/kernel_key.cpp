@@ -42,6 +42,46 @@ std::string At(const std::string& prefix, std::string_view field, int index = -1
   return path;
 }
 
+// Every name the key carries, single-kernel or graph form, before anything
+// else looks at (or quotes) them.
+std::optional<FieldError> ValidateNameLengths(const v1::KernelKey& key, const KeyLimits& limits,
+                                              const std::string& prefix) {
+  std::optional<FieldError> error;
+  const auto check = [&](std::string_view name, const std::string& field) {
+    if (!error) error = CheckLength(name, limits.max_name_bytes, "max_name_bytes", field);
+  };
+  check(key.op(), At(prefix, "op"));
+  for (int i = 0; i < key.chain_size(); ++i) {
+    check(key.chain(i).op(), At(prefix, "chain", i) + ".op");
+  }
+  for (int i = 0; i < key.prologue_size(); ++i) {
+    check(key.prologue(i).op(), At(prefix, "prologue", i) + ".op");
+  }
+  for (int i = 0; i < key.layouts_size(); ++i) {
+    check(key.layouts(i).tensor(), At(prefix, "layouts", i) + ".tensor");
+  }
+  for (int i = 0; i < key.shape_size(); ++i) {
+    check(key.shape(i).name(), At(prefix, "shape", i) + ".name");
+  }
+  for (int i = 0; i < key.ops_size(); ++i) {
+    const auto& op = key.ops(i);
+    check(op.op(), At(prefix, "ops", i) + ".op");
+    for (int j = 0; j < op.inputs_size(); ++j) {
+      check(op.inputs(j), At(prefix, "ops", i) + ".inputs[" + std::to_string(j) + "]");
+    }
+    check(op.output(), At(prefix, "ops", i) + ".output");
+  }
+  for (int i = 0; i < key.tensors_size(); ++i) {
+    const auto& t = key.tensors(i);
+    check(t.name(), At(prefix, "tensors", i) + ".name");
+    for (int j = 0; j < t.dims_size(); ++j) {
+      check(t.dims(j), At(prefix, "tensors", i) + ".dims[" + std::to_string(j) + "]");
+    }
+  }
+  for (int i = 0; i < key.outputs_size(); ++i) check(key.outputs(i), At(prefix, "outputs", i));
+  return error;
+}
+
 // Checks one list of element-wise ops (the epilogue chain or the prologue).
 std::optional<FieldError> ValidateChainOps(
     const google::protobuf::RepeatedPtrField<v1::ChainOp>& ops, const std::string& prefix,
@@ -50,8 +90,8 @@ std::optional<FieldError> ValidateChainOps(
     const auto& op = ops[i];
     const std::string path = prefix + "." + std::string(field) + "[" + std::to_string(i) + "]";
     if (!IsKnownChainOp(op.op())) {
-      return FieldError{path + ".op", "unknown chain op '" + op.op() +
-                                          "' (known: bias, scale, relu, gelu_tanh, gelu_erf, "
+      return FieldError{path + ".op", "unknown chain op " + Quoted(op.op()) +
+                                          " (known: bias, scale, relu, gelu_tanh, gelu_erf, "
                                           "silu, residual_add, cast)"};
     }
     if (op.op() == "cast" && field == "prologue") {
@@ -79,19 +119,20 @@ std::optional<FieldError> ValidateDims(const v1::KernelKey& key, const KeyLimits
       for (const auto& n : allowed) names += (names.empty() ? "" : ", ") + n;
       return FieldError{
           At(prefix, "shape", i) + ".name",
-          "'" + d.name() + "' is not a dimension of " + key.op() + " (" + names + ")"};
+          Quoted(d.name()) + " is not a dimension of " + key.op() + " (" + names + ")"};
     }
     if (d.name().empty()) return FieldError{At(prefix, "shape", i) + ".name", "is required"};
     if (!seen.insert(d.name()).second) {
-      return FieldError{At(prefix, "shape", i) + ".name", "dimension '" + d.name() + "' repeats"};
+      return FieldError{At(prefix, "shape", i) + ".name",
+                        "dimension " + Quoted(d.name()) + " repeats"};
     }
     if (d.size() <= 0) {
       return FieldError{At(prefix, "shape", i) + ".size",
-                        d.name() + " must be positive, got " + std::to_string(d.size())};
+                        Quoted(d.name()) + " must be positive, got " + std::to_string(d.size())};
     }
     if (d.size() > limits.max_dim) {
       return FieldError{At(prefix, "shape", i) + ".size",
-                        d.name() + "=" + std::to_string(d.size()) + " exceeds max_dim " +
+                        Quoted(d.name()) + "=" + std::to_string(d.size()) + " exceeds max_dim " +
                             std::to_string(limits.max_dim)};
     }
   }
@@ -124,6 +165,28 @@ std::optional<FieldError> ValidateGraphKey(const v1::KernelKey& key, const KeyLi
 }
 
 }  // namespace
+
+std::string Abbreviated(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  std::size_t cut = max_bytes;
+  // Not inside a character: back up over UTF-8 continuation bytes.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(text.substr(0, cut)) + "…";
+}
+
+std::string Quoted(std::string_view value) {
+  // Whole for the names keys use; short enough for any message.
+  constexpr std::size_t kShownBytes = 32;
+  if (value.size() <= kShownBytes) return "'" + std::string(value) + "'";
+  return "'" + Abbreviated(value, kShownBytes) + "' (" + std::to_string(value.size()) + " bytes)";
+}
+
+std::optional<FieldError> CheckLength(std::string_view value, int64_t max_bytes,
+                                      std::string_view limit, const std::string& field) {
+  if (static_cast<int64_t>(value.size()) <= max_bytes) return std::nullopt;
+  return FieldError{field, "is " + std::to_string(value.size()) + " bytes; the limit is " +
+                               std::string(limit) + " " + std::to_string(max_bytes)};
+}
 
 bool IsKnownOp(std::string_view op) {
   return FindOpSpec(op) != nullptr;
@@ -185,11 +248,12 @@ std::optional<int64_t> DimSize(const v1::KernelKey& key, std::string_view name) 
 
 std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyLimits& limits,
                                             const std::string& prefix) {
+  if (auto e = ValidateNameLengths(key, limits, prefix)) return e;
   if (IsGraphKey(key)) return ValidateGraphKey(key, limits, prefix);
   if (key.op().empty()) return FieldError{At(prefix, "op"), "is required"};
   const OpSpec* spec = FindOpSpec(key.op());
   if (!spec) {
-    return FieldError{At(prefix, "op"), "unknown op '" + key.op() + "' (known: " + OpNames() +
+    return FieldError{At(prefix, "op"), "unknown op " + Quoted(key.op()) + " (known: " + OpNames() +
                                             "; or an op graph in ops)"};
   }
   if (key.chain_size() + key.prologue_size() > limits.max_chain_length) {
@@ -275,18 +339,19 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
     if (!tensor || tensor->layout == LayoutRule::kNone) {
       return FieldError{
           At(prefix, "layouts", i) + ".tensor",
-          "'" + l.tensor() + "' is not a tensor of " + key.op() + " (" + layout_names + ")"};
+          Quoted(l.tensor()) + " is not a tensor of " + key.op() + " (" + layout_names + ")"};
     }
     if (l.layout() == v1::LAYOUT_UNSPECIFIED || !v1::Layout_IsValid(l.layout())) {
       return FieldError{At(prefix, "layouts", i) + ".layout", "must be row or col"};
     }
     if (tensor->layout == LayoutRule::kRowOnly && l.layout() != v1::LAYOUT_ROW_MAJOR) {
-      return FieldError{At(prefix, "layouts", i) + ".layout",
-                        key.op() + " reduces along rows: " + l.tensor() + " must be row-major"};
+      return FieldError{
+          At(prefix, "layouts", i) + ".layout",
+          key.op() + " reduces along rows: " + Quoted(l.tensor()) + " must be row-major"};
     }
     if (!layout_tensors.insert(l.tensor()).second) {
       return FieldError{At(prefix, "layouts", i) + ".tensor",
-                        "layout for '" + l.tensor() + "' repeats"};
+                        "layout for " + Quoted(l.tensor()) + " repeats"};
     }
   }
   return std::nullopt;

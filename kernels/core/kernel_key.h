@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,10 @@ struct KeyLimits {
   int max_chain_length = 16;                // prologue + chain ops of one kernel
   int max_graph_ops = 32;                   // ops of an op graph key
   int max_graph_tensors = 32;
+  // Bytes of any name a key (or a request) carries: ops, dims, tensors, job
+  // names. They are stored, echoed in answers and spelled into canonical
+  // strings.
+  int max_name_bytes = 256;
 };
 
 // A rejected request field: `field` is the path in the request message
@@ -30,6 +35,21 @@ struct FieldError {
   std::string ToString() const { return field + ": " + message; }
 };
 
+// At most the first `max_bytes` bytes of `text`, cut on a UTF-8 character
+// boundary, with "…" marking a cut.
+std::string Abbreviated(std::string_view text, std::size_t max_bytes);
+
+// A request value quoted in a message: at most a short prefix and, when cut,
+// its size ("'aaaa…' (8192 bytes)"), so that a huge value cannot make the
+// message too big to send. Every message that shows a client's value quotes
+// it with this.
+std::string Quoted(std::string_view value);
+
+// An error for `field` when `value` is longer than `max_bytes`, the setting
+// named `limit`.
+std::optional<FieldError> CheckLength(std::string_view value, int64_t max_bytes,
+                                      std::string_view limit, const std::string& field);
+
 // The ops whose keys we understand, and the epilogue ops a chain may hold.
 // `elementwise` is a kernel that only runs its prologue and chain over x.
 bool IsKnownOp(std::string_view op);
@@ -37,8 +57,9 @@ bool IsKnownOp(std::string_view op);
 bool IsGraphKey(const v1::KernelKey& key);
 bool IsKnownChainOp(std::string_view op);
 
-// Checks op, chain, dtypes, layouts and shape against the op's rules and the
-// limits. `prefix` is prepended to field paths ("key", "spec.kernels[2]").
+// Checks the length of every name, then op, chain, dtypes, layouts and shape
+// against the op's rules and the limits. `prefix` is prepended to field
+// paths ("key", "spec.kernels[2]").
 std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyLimits& limits,
                                             const std::string& prefix = "key");
 

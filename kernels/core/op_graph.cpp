@@ -89,10 +89,10 @@ class GraphResolver {
       const std::string path = prefix_ + ".tensors[" + std::to_string(i) + "]";
       if (t.name().empty()) return FieldError{path + ".name", "is required"};
       if (tensors_.contains(t.name())) {
-        return FieldError{path + ".name", "tensor '" + t.name() + "' is declared twice"};
+        return FieldError{path + ".name", "tensor " + Quoted(t.name()) + " is declared twice"};
       }
       if (t.dims_size() < 1 || t.dims_size() > 2) {
-        return FieldError{path + ".dims", "'" + t.name() + "' must have 1 or 2 dimensions, has " +
+        return FieldError{path + ".dims", Quoted(t.name()) + " must have 1 or 2 dimensions, has " +
                                               std::to_string(t.dims_size())};
       }
       TensorShape shape;
@@ -101,17 +101,17 @@ class GraphResolver {
         const auto it = sizes.find(t.dims(j));
         if (it == sizes.end()) {
           return FieldError{path + ".dims[" + std::to_string(j) + "]",
-                            "dimension '" + t.dims(j) + "' has no size in shape"};
+                            "dimension " + Quoted(t.dims(j)) + " has no size in shape"};
         }
         shape.dims.push_back(it->second);
         elements *= static_cast<long double>(it->second);
       }
       if (elements > static_cast<long double>(limits_.max_elements)) {
-        return FieldError{path + ".dims", "'" + t.name() + "' has more than max_elements " +
+        return FieldError{path + ".dims", Quoted(t.name()) + " has more than max_elements " +
                                               std::to_string(limits_.max_elements) + " elements"};
       }
       if (!IsTensorDType(t.dtype())) {
-        return FieldError{path + ".dtype", "'" + t.name() + "' needs a dtype (f32, f16, bf16)"};
+        return FieldError{path + ".dtype", Quoted(t.name()) + " needs a dtype (f32, f16, bf16)"};
       }
       shape.dtype = t.dtype();
       tensors_[t.name()] = shape;
@@ -124,13 +124,13 @@ class GraphResolver {
     const std::string& name = key_.ops(op).inputs(input);
     const std::string path = OpPath(op) + ".inputs[" + std::to_string(input) + "]";
     if (op_outputs_.contains(name)) {
-      return FieldError{path, "'" + name +
-                                  "' is an op's output; graphs are chains, so only inputs[0] "
+      return FieldError{path, Quoted(name) +
+                                  " is an op's output; graphs are chains, so only inputs[0] "
                                   "reads the previous op's output"};
     }
     const auto it = tensors_.find(name);
     if (it == tensors_.end()) {
-      return FieldError{path, "tensor '" + name + "' is not declared in tensors"};
+      return FieldError{path, "tensor " + Quoted(name) + " is not declared in tensors"};
     }
     return it->second;
   }
@@ -140,8 +140,8 @@ class GraphResolver {
     const std::string path = OpPath(i);
     const auto rule = OpRules().find(node.op());
     if (rule == OpRules().end()) {
-      return FieldError{path + ".op", "unknown op '" + node.op() +
-                                          "' (known: matmul, add, scale, relu, gelu_tanh, "
+      return FieldError{path + ".op", "unknown op " + Quoted(node.op()) +
+                                          " (known: matmul, add, scale, relu, gelu_tanh, "
                                           "gelu_erf, silu, cast, " +
                                           OpNames(FusionKind::kRowReduction) + ")"};
     }
@@ -152,7 +152,8 @@ class GraphResolver {
     }
     if (node.output().empty()) return FieldError{path + ".output", "is required"};
     if (tensors_.contains(node.output()) || op_outputs_.contains(node.output())) {
-      return FieldError{path + ".output", "tensor '" + node.output() + "' is already defined"};
+      return FieldError{path + ".output",
+                        "tensor " + Quoted(node.output()) + " is already defined"};
     }
 
     // The flowing tensor: a declared input for the first op, then the
@@ -162,19 +163,19 @@ class GraphResolver {
       const auto it = tensors_.find(node.inputs(0));
       if (it == tensors_.end()) {
         return FieldError{path + ".inputs[0]",
-                          "tensor '" + node.inputs(0) + "' is not declared in tensors"};
+                          "tensor " + Quoted(node.inputs(0)) + " is not declared in tensors"};
       }
       flowing = it->second;
       if (flowing.dims.size() != 2) {
         return FieldError{path + ".inputs[0]",
-                          "'" + node.inputs(0) + "' must be 2-D, is " + ShapeText(flowing.dims)};
+                          Quoted(node.inputs(0)) + " must be 2-D, is " + ShapeText(flowing.dims)};
       }
     } else {
       const ResolvedOp& previous = graph.ops.back();
       if (node.inputs(0) != previous.output) {
         return FieldError{path + ".inputs[0]",
-                          "must be the previous op's output '" + previous.output +
-                              "' (graphs are chains), got '" + node.inputs(0) + "'"};
+                          "must be the previous op's output " + Quoted(previous.output) +
+                              " (graphs are chains), got " + Quoted(node.inputs(0))};
       }
       flowing = {{previous.rows, previous.cols}, previous.output_dtype};
     }
@@ -250,15 +251,15 @@ class GraphResolver {
     for (int i = 0; i < key_.outputs_size(); ++i) {
       const std::string path = prefix_ + ".outputs[" + std::to_string(i) + "]";
       if (!op_outputs_.contains(key_.outputs(i))) {
-        return FieldError{path, "'" + key_.outputs(i) + "' is not the output of an op"};
+        return FieldError{path, Quoted(key_.outputs(i)) + " is not the output of an op"};
       }
       if (!wanted.insert(key_.outputs(i)).second) {
-        return FieldError{path, "'" + key_.outputs(i) + "' is listed twice"};
+        return FieldError{path, Quoted(key_.outputs(i)) + " is listed twice"};
       }
     }
     if (!wanted.empty() && !wanted.contains(graph.ops.back().output)) {
       return FieldError{prefix_ + ".outputs",
-                        "must list the last op's output '" + graph.ops.back().output + "'"};
+                        "must list the last op's output " + Quoted(graph.ops.back().output)};
     }
     for (auto& op : graph.ops) op.output_wanted = wanted.contains(op.output);
     graph.ops.back().output_wanted = true;

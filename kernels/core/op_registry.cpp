@@ -97,7 +97,7 @@ const OpSpec* FindOpSpec(std::string_view op) {
 
 const OpSpec& OpSpecOf(std::string_view op) {
   if (const OpSpec* spec = FindOpSpec(op)) return *spec;
-  throw std::invalid_argument("unknown op '" + std::string(op) + "' (known: " + OpNames() + ")");
+  throw std::invalid_argument("unknown op " + Quoted(op) + " (known: " + OpNames() + ")");
 }
 
 const OpSpec& KernelOpFor(FusionKind kind) {

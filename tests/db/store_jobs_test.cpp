@@ -339,6 +339,19 @@ TEST_P(StoreJobs, ListIsNewestFirstFilteredAndPaged) {
   EXPECT_THROW(store->ListJobs({}, 3, "zz"), std::invalid_argument);
 }
 
+TEST_P(StoreJobs, EachListedJobHasTheTokenThatListsOnAfterIt) {
+  auto store = Open();
+  for (int i = 0; i < 5; ++i) Create(*store, Job("j" + std::to_string(i), "cpu:0", 0, 100 + i));
+  auto page = store->ListJobs({}, 3, "");
+  ASSERT_EQ(page.tokens_after.size(), 3u);
+  EXPECT_EQ(page.next_page_token, page.tokens_after.back());
+  auto rest = store->ListJobs({}, 10, page.tokens_after[0]);
+  ASSERT_EQ(rest.jobs.size(), 4u);
+  EXPECT_EQ(rest.jobs[0].id(), "j3");
+  EXPECT_TRUE(rest.next_page_token.empty());
+  EXPECT_EQ(rest.tokens_after.size(), 4u);
+}
+
 TEST_P(StoreJobs, AdmissionReusesTheActiveJobForAKeyInTheSameQueue) {
   auto store = Open();
   Create(*store, Job("j1", "cpu:0", 0, 1));

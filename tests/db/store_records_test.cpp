@@ -128,6 +128,18 @@ TEST_P(StoreRecords, ListUsesTheDefaultPageSizeAndRefusesForeignTokens) {
   EXPECT_THROW(store->ListRecords("", "", 5, "not-a-token"), std::invalid_argument);
 }
 
+TEST_P(StoreRecords, EachListedRecordHasTheTokenThatListsOnAfterIt) {
+  auto store = Open();
+  Fill(*store);
+  auto page = store->ListRecords("", "cls-a", 5, "");
+  ASSERT_EQ(page.tokens_after.size(), 5u);
+  EXPECT_EQ(page.next_page_token, page.tokens_after.back());
+  auto rest = store->ListRecords("", "cls-a", 5, page.tokens_after[1]);
+  ASSERT_EQ(rest.records.size(), 5u);
+  EXPECT_EQ(rest.records[0].SerializeAsString(), page.records[2].SerializeAsString());
+  EXPECT_EQ(rest.tokens_after[2], page.tokens_after[4]);
+}
+
 TEST_P(StoreRecords, ExportVisitsEveryMatchingRecordAcrossInternalPages) {
   auto store = Open();
   std::vector<ImportedRecord> lines;

@@ -24,6 +24,19 @@ TEST(DaemonConfig, DefaultsAreSaneAndDbFollowsDataDir) {
   EXPECT_FALSE(ValidateConfig(DaemonConfig{}));
 }
 
+// Usage errors exit 2 (CLI11's own codes, 109 for an unknown flag, say
+// nothing to an operator's script); --help and --version exit 0.
+TEST(DaemonConfig, MalformedFlagsExitTwoAndHelpExitsZero) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--bogus"}, {"--max-batch-lookup"}, {"stray"}}) {
+    const auto parsed = Parse(args);
+    ASSERT_TRUE(parsed.exit_code) << args[0];
+    EXPECT_EQ(*parsed.exit_code, 2) << args[0];
+  }
+  EXPECT_EQ(Parse({"--help"}).exit_code, 0);
+  EXPECT_EQ(Parse({"--version"}).exit_code, 0);
+}
+
 TEST(DaemonConfig, FileThenFlagsOverride) {
   testing::TempDir dir;
   const auto path = dir.path() / "tiletuned.yaml";
@@ -58,6 +71,14 @@ TEST(DaemonConfig, UnknownKeysAndBadValuesNameTheSetting) {
   EXPECT_TRUE(Parse({"--config", (dir.path() / "missing.yaml").string()}).error);
 }
 
+TEST(DaemonConfig, ListenReusePortIsOffUnlessAsked) {
+  EXPECT_FALSE(DaemonConfig{}.listen_reuse_port);
+  EXPECT_NE(ConfigToYaml(DaemonConfig{}).find("listen_reuse_port: \"false\""), std::string::npos);
+  auto parsed = Parse({"--listen-reuse-port"});
+  ASSERT_TRUE(parsed.config) << parsed.error->message;
+  EXPECT_TRUE(parsed.config->listen_reuse_port);
+}
+
 TEST(DaemonConfig, CallCeilingsHaveDefaultsAndMustBePositive) {
   EXPECT_DOUBLE_EQ(DaemonConfig{}.max_request_seconds, 60);
   EXPECT_DOUBLE_EQ(DaemonConfig{}.max_stream_seconds, 3600);
@@ -71,6 +92,23 @@ TEST(DaemonConfig, CallCeilingsHaveDefaultsAndMustBePositive) {
   parsed = Parse({"--max-stream-seconds", "0"});
   ASSERT_TRUE(parsed.error);
   EXPECT_EQ(parsed.error->message, "max_stream_seconds must be positive");
+}
+
+TEST(DaemonConfig, TextLimitsHaveDefaultsAndMustBePositive) {
+  const DaemonConfig defaults;
+  EXPECT_EQ(defaults.key_limits.max_name_bytes, 256);
+  EXPECT_EQ(defaults.max_text_bytes, 4096);
+  auto parsed = Parse({"--max-name-bytes", "64", "--max-text-bytes", "100000"});
+  ASSERT_TRUE(parsed.config) << parsed.error->message;
+  EXPECT_EQ(parsed.config->key_limits.max_name_bytes, 64);
+  EXPECT_EQ(parsed.config->max_text_bytes, 100000);
+  EXPECT_NE(ConfigToYaml(*parsed.config).find("max_name_bytes: \"64\""), std::string::npos);
+  parsed = Parse({"--max-name-bytes", "0"});
+  ASSERT_TRUE(parsed.error);
+  EXPECT_EQ(parsed.error->message, "max_name_bytes must be positive");
+  parsed = Parse({"--max-text-bytes", "0"});
+  ASSERT_TRUE(parsed.error);
+  EXPECT_EQ(parsed.error->message, "max_text_bytes must be positive");
 }
 
 TEST(DaemonConfig, CompilersRunNicerThanTheDaemon) {

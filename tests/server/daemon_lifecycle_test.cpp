@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <filesystem>
 #include <thread>
 
 #include "db/tuning_store.h"
@@ -83,6 +84,68 @@ TEST(DaemonLifecycle, RefusesBadConfigWithOneLine) {
   result = RunCommand({BinaryPath("tiletuned"), "--compile-threads", "many"});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.err.find("--compile-threads"), std::string::npos) << result.err;
+}
+
+TEST(DaemonLifecycle, ASecondDaemonOnAPortInUseExitsNamingTheAddress) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "first");
+  TiletunedProcess first(dir.path() / "first");  // on port 0
+  first.Start();
+  ASSERT_FALSE(first.address().empty());
+
+  auto second = RunCommand({BinaryPath("tiletuned"), "--data-dir", (dir.path() / "second").string(),
+                            "--listen", first.address(), "--metrics-listen", ""},
+                           30s);
+  EXPECT_NE(second.exit_code, 0) << second.err;
+  const std::string in_use = first.address() + " is in use";
+  const auto at = second.err.find(in_use);
+  EXPECT_NE(at, std::string::npos) << second.err;
+  EXPECT_EQ(second.err.find(in_use, at + 1), std::string::npos) << "said more than once";
+
+  auto health = RunCommand({BinaryPath("tiletune"), "--server", first.address(), "health"});
+  EXPECT_EQ(health.exit_code, 0) << health.err;
+  EXPECT_EQ(first.Stop(SIGTERM), 0) << first.log();
+}
+
+// A second daemon given a running one's Unix socket refuses it and leaves
+// it be; a socket file no one answers on (a killed daemon's) is taken over.
+TEST(DaemonLifecycle, ASecondDaemonLeavesARunningDaemonsUnixSocketAlone) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "first");
+  const std::string socket = (dir.path() / "tiletuned.sock").string();
+  TiletunedProcess first(dir.path() / "first", {"--listen-unix", socket});
+  first.Start();
+  auto second =
+      RunCommand({BinaryPath("tiletuned"), "--data-dir", (dir.path() / "second").string(),
+                  "--listen", "127.0.0.1:0", "--metrics-listen", "", "--listen-unix", socket},
+                 30s);
+  EXPECT_NE(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.err.find(socket + " is in use"), std::string::npos) << second.err;
+  auto health = RunCommand({BinaryPath("tiletune"), "--server", "unix:" + socket, "health"});
+  EXPECT_EQ(health.exit_code, 0) << health.err;
+  EXPECT_EQ(first.Stop(SIGKILL), 128 + SIGKILL);
+  ASSERT_TRUE(std::filesystem::exists(socket)) << "a killed daemon leaves its socket file";
+
+  std::filesystem::create_directories(dir.path() / "third");
+  TiletunedProcess third(dir.path() / "third", {"--listen-unix", socket});
+  third.Start();
+  health = RunCommand({BinaryPath("tiletune"), "--server", "unix:" + socket, "health"});
+  EXPECT_EQ(health.exit_code, 0) << health.err;
+  EXPECT_EQ(third.Stop(SIGTERM), 0) << third.log();
+}
+
+TEST(DaemonLifecycle, ListenReusePortLetsDaemonsThatAllowItShareAPort) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "first");
+  std::filesystem::create_directories(dir.path() / "second");
+  TiletunedProcess first(dir.path() / "first", {"--listen-reuse-port", "true"});
+  first.Start();
+  TiletunedProcess second(dir.path() / "second",
+                          {"--listen", first.address(), "--listen-reuse-port", "true"});
+  second.Start();
+  EXPECT_EQ(second.address(), first.address());
+  EXPECT_EQ(second.Stop(SIGTERM), 0) << second.log();
+  EXPECT_EQ(first.Stop(SIGTERM), 0) << first.log();
 }
 
 TEST(DaemonLifecycle, KillNineMidJobResumesAndKeepsRecords) {

@@ -60,5 +60,36 @@ TEST(RecordImport, EveryBadLineIsRejectedByNumberAndField) {
   EXPECT_EQ(parsed.records.size(), 1u);
 }
 
+TEST(RecordImport, LongTextIsRejectedNamingTheFieldAndTheLimit) {
+  std::string long_reason = GoodLine(4);
+  long_reason.replace(long_reason.find("\"config\""), 0,
+                      "\"decision\":{\"reason\":\"" + std::string(5000, 'r') + "\"},");
+  std::string long_class = GoodLine(4);
+  long_class.replace(long_class.find("\"deviceClass\":\"abc\""), 19,
+                     "\"deviceClass\":\"" + std::string(300, 'c') + "\"");
+  std::string long_dim = GoodLine(4);
+  long_dim.replace(long_dim.find("\"name\":\"m\""), 10,
+                   "\"name\":\"" + std::string(300, 'm') + "\"");
+  // The JSON parser quotes a bad value whole in its message.
+  std::string bad_enum = GoodLine(4);
+  bad_enum.replace(bad_enum.find("\"WINNER_TUNED\""), 14, "\"" + std::string(100000, 'w') + "\"");
+  auto parsed = ParseImportLines(
+      long_reason + "\n" + long_class + "\n" + long_dim + "\n" + bad_enum + "\n", {});
+  ASSERT_EQ(parsed.rejects.size(), 4u);
+  EXPECT_EQ(parsed.rejects[0].field(), "record.decision.reason");
+  EXPECT_EQ(parsed.rejects[0].message(), "is 5000 bytes; the limit is max_text_bytes 4096");
+  EXPECT_EQ(parsed.rejects[1].field(), "record.device_class");
+  EXPECT_EQ(parsed.rejects[1].message(), "is 300 bytes; the limit is max_name_bytes 256");
+  EXPECT_EQ(parsed.rejects[2].field(), "record.key.shape[0].name");
+  EXPECT_NE(parsed.rejects[2].message().find("max_name_bytes 256"), std::string::npos);
+  EXPECT_EQ(parsed.rejects[3].line(), 4);
+  EXPECT_LT(parsed.rejects[3].message().size(), 400u) << parsed.rejects[3].message().size();
+  EXPECT_TRUE(parsed.records.empty());
+
+  DaemonConfig roomy;
+  roomy.max_text_bytes = 5000;
+  EXPECT_TRUE(ParseImportLines(long_reason, roomy).rejects.empty());
+}
+
 }  // namespace
 }  // namespace tiletune::server

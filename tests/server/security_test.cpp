@@ -133,6 +133,37 @@ TEST_F(TokenAuth, ClosedReadsNeedAnyValidToken) {
   EXPECT_EQ(Cli(daemon, {}, {"health"}).exit_code, 0);
 }
 
+TEST_F(TokenAuth, BearerSchemeIsCaselessAndTakesAnyRunOfSpaces) {
+  TiletunedProcess daemon(DataDir(dir_),
+                          {"--auth-tokens-file", tokens_, "--auth-open-reads", "false"});
+  daemon.Start();
+  auto stub = daemon.Stub();
+  auto list_jobs = [&](const std::string& authorization) {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", authorization);
+    v1::ListJobsResponse jobs;
+    return stub->ListJobs(&ctx, {}, &jobs);
+  };
+  // gRPC metadata cannot carry a tab, so only spaces travel here.
+  for (const std::string scheme : {"Bearer  ", "bearer ", "BEARER   "}) {
+    const auto status = list_jobs(scheme + kBobToken);
+    EXPECT_TRUE(status.ok()) << "'" << scheme << "': " << status.error_message();
+  }
+  auto glued = list_jobs(std::string("Bearer") + kBobToken);
+  EXPECT_EQ(glued.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_NE(glued.error_message().find("expected 'Bearer <token>'"), std::string::npos)
+      << glued.error_message();
+  auto wrong = list_jobs("Bearer  tt-not-a-token-of-this-daemon");
+  EXPECT_EQ(wrong.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_NE(wrong.error_message().find("the bearer token is not valid"), std::string::npos)
+      << wrong.error_message();
+
+  const std::string log = daemon.log();
+  for (const char* secret : {kBobToken, "tt-not-a-token-of-this-daemon"}) {
+    EXPECT_EQ(log.find(secret), std::string::npos) << "a token reached the log";
+  }
+}
+
 TEST_F(TokenAuth, MalformedTokensFileStopsTheDaemonWithoutShowingIt) {
   const std::string bad =
       WriteFile(dir_.path() / "bad-tokens", "alice " + std::string(kAliceToken) + " extra\n");

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <thread>
@@ -413,6 +414,12 @@ TEST(TuningFlow, PlantedHangCrashAndWrongVariantsAreIsolated) {
               std::string::npos)
         << s;
   }
+  EXPECT_NE(metrics->find("tiletune_worker_restarts_total{device=\"cpu:0\"} " +
+                          std::to_string(devices.devices(0).worker_restarts()) + "\n"),
+            std::string::npos)
+      << *metrics;
+  EXPECT_NE(metrics->find("tiletune_jobs_finished_total{state=\"succeeded\"} 1\n"),
+            std::string::npos);
   EXPECT_EQ(daemon.Stop(SIGTERM), 0);
 
   auto store = db::OpenSqliteStore({daemon.db_path().string()});
@@ -625,6 +632,108 @@ TEST(TuningFlow, BadInputNamesTheFieldAndChangesNothing) {
   v1::ListJobsResponse jobs;
   ASSERT_TRUE(stub->ListJobs(&list_ctx, {}, &jobs).ok());
   EXPECT_EQ(jobs.jobs_size(), 0);
+}
+
+TEST(TuningFlow, GarbagePageTokensAreInvalidArgumentNamingTheField) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path());
+  daemon.Start();
+  auto stub = daemon.Stub();
+  // Not hex, odd length, hex of no token, one field, two fields that are not
+  // numbers: none was handed out by a page of either listing.
+  for (const std::string token : {"not-a-token", "abc", "zz", "3a", "313a61", "313a61313a62"}) {
+    grpc::ClientContext records_ctx;
+    v1::ListRecordsRequest records;
+    records.set_page_token(token);
+    v1::ListRecordsResponse record_page;
+    auto status = stub->ListRecords(&records_ctx, records, &record_page);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << token << ": " << status.error_message();
+    EXPECT_EQ(status.error_message().rfind("page_token:", 0), 0u) << status.error_message();
+
+    grpc::ClientContext jobs_ctx;
+    v1::ListJobsRequest jobs;
+    jobs.set_page_token(token);
+    v1::ListJobsResponse job_page;
+    status = stub->ListJobs(&jobs_ctx, jobs, &job_page);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << token << ": " << status.error_message();
+    EXPECT_EQ(status.error_message().rfind("page_token:", 0), 0u) << status.error_message();
+  }
+  EXPECT_EQ(Lookup(*stub, GemmKey(8, 8, 8)).result(), v1::LookupResponse::RESULT_MISS);
+}
+
+TEST(TuningFlow, NonFiniteNumbersInRequestsAreRefusedNamingTheField) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path());
+  daemon.Start();
+  auto stub = daemon.Stub();
+  auto submit = [&](const v1::KernelKey& key, double max_seconds) {
+    grpc::ClientContext ctx;
+    v1::SubmitJobRequest request;
+    *request.mutable_spec()->add_kernels() = key;
+    request.mutable_spec()->mutable_budget()->set_max_seconds(max_seconds);
+    v1::SubmitJobResponse response;
+    return stub->SubmitJob(&ctx, request, &response);
+  };
+  auto expect_invalid = [](const grpc::Status& status, const std::string& field) {
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << field;
+    EXPECT_EQ(status.error_message().rfind(field + ":", 0), 0u) << status.error_message();
+  };
+  for (const double bad :
+       {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+        -std::numeric_limits<double>::infinity()}) {
+    SCOPED_TRACE(bad);
+    expect_invalid(submit(RowKey("softmax", 8, 100), bad), "spec.budget.max_seconds");
+
+    auto gemm = GemmKey(8, 8, 8, {"scale"});
+    gemm.mutable_chain(0)->set_scalar(bad);
+    expect_invalid(submit(gemm, 0), "spec.kernels[0].chain[0].scalar");
+    grpc::Status status;
+    Lookup(*stub, gemm, /*tune_on_miss=*/true, &status);
+    expect_invalid(status, "key.chain[0].scalar");
+
+    auto softmax = RowKey("softmax", 8, 100);
+    auto* prologue = softmax.add_prologue();
+    prologue->set_op("scale");
+    prologue->set_scalar(bad);
+    expect_invalid(submit(softmax, 0), "spec.kernels[0].prologue[0].scalar");
+
+    // scale(x) -> softmax as an op graph.
+    v1::KernelKey graph;
+    auto* x = graph.add_tensors();
+    x->set_name("x");
+    x->add_dims("r");
+    x->add_dims("c");
+    x->set_dtype(v1::DTYPE_F32);
+    for (const auto& [name, size] : {std::pair{"r", 8}, std::pair{"c", 100}}) {
+      auto* d = graph.add_shape();
+      d->set_name(name);
+      d->set_size(size);
+    }
+    auto* scale = graph.add_ops();
+    scale->set_op("scale");
+    scale->add_inputs("x");
+    scale->set_output("s");
+    scale->set_scalar(bad);
+    auto* rows = graph.add_ops();
+    rows->set_op("softmax");
+    rows->add_inputs("s");
+    rows->set_output("y");
+    expect_invalid(submit(graph, 0), "spec.kernels[0].ops[0].scalar");
+    Lookup(*stub, graph, /*tune_on_miss=*/true, &status);
+    expect_invalid(status, "key.ops[0].scalar");
+  }
+  expect_invalid(submit(RowKey("softmax", 8, 100), -1), "spec.budget.max_seconds");
+
+  // Finite values still pass; nothing was queued before them.
+  grpc::ClientContext list_ctx;
+  v1::ListJobsResponse jobs;
+  ASSERT_TRUE(stub->ListJobs(&list_ctx, {}, &jobs).ok());
+  EXPECT_EQ(jobs.jobs_size(), 0);
+  auto gemm = GemmKey(8, 8, 8, {"scale"});
+  gemm.mutable_chain(0)->set_scalar(0.5);
+  EXPECT_TRUE(submit(gemm, 30).ok());
 }
 
 // Submits a long job (exhaustive over a large GEMM space) and waits until it

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -105,17 +106,13 @@ TiletunedProcess::~TiletunedProcess() {
 void TiletunedProcess::Start() {
   const fs::path ready = data_dir_ / "ready";
   fs::remove(ready);
-  std::vector<std::string> argv = {BinaryPath("tiletuned"),
-                                   "--data-dir",
-                                   data_dir_.string(),
-                                   "--listen",
-                                   "127.0.0.1:0",
-                                   "--metrics-listen",
-                                   "127.0.0.1:0",
-                                   "--ready-file",
-                                   ready.string(),
-                                   "--log-level",
-                                   "debug"};
+  std::vector<std::string> argv = {BinaryPath("tiletuned"), "--data-dir",  data_dir_.string(),
+                                   "--metrics-listen",      "127.0.0.1:0", "--ready-file",
+                                   ready.string(),          "--log-level", "debug"};
+  // tiletuned refuses a flag given twice.
+  if (std::find(extra_args_.begin(), extra_args_.end(), "--listen") == extra_args_.end()) {
+    argv.insert(argv.end(), {"--listen", "127.0.0.1:0"});
+  }
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   pid_ = Spawn(argv, data_dir_ / "tiletuned.out", log_path());
   const auto deadline = std::chrono::steady_clock::now() + 30s;

@@ -15,8 +15,8 @@
 namespace tiletune::testing {
 
 // A real tiletuned started as a subprocess on 127.0.0.1 with its own data
-// folder, for integration tests. Ports are picked by the daemon (port 0) and
-// read back from its ready file.
+// folder, for integration tests. Ports are picked by the daemon (port 0,
+// unless `extra_args` holds --listen) and read back from its ready file.
 class TiletunedProcess {
  public:
   // `data_dir` is kept across restarts of the same object.

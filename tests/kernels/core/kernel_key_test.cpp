@@ -7,6 +7,7 @@ namespace tiletune::kernels {
 namespace {
 
 const auto Gemm = [](int64_t m, int64_t n, int64_t k) { return testing::GemmShapeKey(m, n, k); };
+using testing::RowsTestKey;
 
 TEST(KernelKey, ValidGemmPasses) {
   EXPECT_FALSE(ValidateKernelKey(Gemm(64, 64, 64), {}));
@@ -130,6 +131,82 @@ TEST(KernelKey, RowOpsNeedRowsAndCols) {
   d->set_name("m");
   d->set_size(4);
   EXPECT_EQ(ValidateKernelKey(key, {})->field, "key.shape[0].name");
+}
+
+TEST(KernelKey, QuotedShowsAShortPrefixAndTheSizeOfALongValue) {
+  EXPECT_EQ(Quoted("conv"), "'conv'");
+  EXPECT_EQ(Quoted(std::string(32, 'a')), "'" + std::string(32, 'a') + "'");
+  EXPECT_EQ(Quoted(std::string(8192, 'a')), "'" + std::string(32, 'a') + "…' (8192 bytes)");
+  // Never half a character: "é" is two bytes.
+  std::string accents;
+  for (int i = 0; i < 40; ++i) accents += "é";
+  EXPECT_EQ(Abbreviated(accents, 5), "éé…");
+  EXPECT_EQ(Abbreviated("short", 5), "short");
+}
+
+TEST(KernelKey, NamesPastMaxNameBytesAreRefusedNamingTheFieldAndTheLimit) {
+  const std::string long_name(257, 'x');
+  const auto error = [](const v1::KernelKey& key) {
+    auto e = ValidateKernelKey(key, {});
+    return e ? e->ToString() : "";
+  };
+  auto key = Gemm(8, 8, 8);
+  key.set_op(long_name);
+  EXPECT_EQ(error(key), "key.op: is 257 bytes; the limit is max_name_bytes 256");
+  key = Gemm(8, 8, 8);
+  key.mutable_shape(1)->set_name(long_name);
+  EXPECT_EQ(error(key), "key.shape[1].name: is 257 bytes; the limit is max_name_bytes 256");
+  key = Gemm(8, 8, 8);
+  key.add_chain()->set_op("bias");
+  key.add_chain()->set_op(long_name);
+  EXPECT_EQ(error(key), "key.chain[1].op: is 257 bytes; the limit is max_name_bytes 256");
+  key = RowsTestKey("rmsnorm", 8, 8);
+  key.add_prologue()->set_op(long_name);
+  EXPECT_EQ(error(key), "key.prologue[0].op: is 257 bytes; the limit is max_name_bytes 256");
+  key = Gemm(8, 8, 8);
+  auto* layout = key.add_layouts();
+  layout->set_tensor(long_name);
+  layout->set_layout(v1::LAYOUT_COL_MAJOR);
+  EXPECT_EQ(error(key), "key.layouts[0].tensor: is 257 bytes; the limit is max_name_bytes 256");
+
+  // At the limit a name is judged as any other.
+  key = Gemm(8, 8, 8);
+  key.set_op(std::string(256, 'x'));
+  EXPECT_EQ(ValidateKernelKey(key, {})->message.rfind("unknown op 'xxx", 0), 0u);
+  KeyLimits limits;
+  limits.max_name_bytes = 8;
+  key = Gemm(8, 8, 8);
+  key.set_op("softmax_");
+  EXPECT_EQ(ValidateKernelKey(key, limits)->message.rfind("unknown op", 0), 0u);
+  key.set_op("softmax__");
+  EXPECT_EQ(ValidateKernelKey(key, limits)->message, "is 9 bytes; the limit is max_name_bytes 8");
+}
+
+TEST(KernelKey, ErrorsQuoteOnlyAShortPrefixOfABadValue) {
+  KeyLimits roomy;
+  roomy.max_name_bytes = 1 << 20;
+  const std::string huge(66 * 1024, 'a');
+  const std::string shown = "'" + std::string(32, 'a') + "…' (67584 bytes)";
+  const auto message = [&](const v1::KernelKey& key) {
+    auto e = ValidateKernelKey(key, roomy);
+    EXPECT_TRUE(e);
+    EXPECT_LT(e ? e->message.size() : 0, 200u);
+    return e ? e->message : "";
+  };
+  auto key = Gemm(8, 8, 8);
+  key.set_op(huge);
+  EXPECT_EQ(message(key).rfind("unknown op " + shown + " (known: ", 0), 0u) << message(key);
+  key = Gemm(8, 8, 8);
+  key.mutable_shape(1)->set_name(huge);
+  EXPECT_EQ(message(key).rfind(shown + " is not a dimension of gemm", 0), 0u) << message(key);
+  key = Gemm(8, 8, 8);
+  key.add_chain()->set_op(huge);
+  EXPECT_EQ(message(key).rfind("unknown chain op " + shown, 0), 0u) << message(key);
+  key = Gemm(8, 8, 8);
+  auto* layout = key.add_layouts();
+  layout->set_tensor(huge);
+  layout->set_layout(v1::LAYOUT_COL_MAJOR);
+  EXPECT_EQ(message(key).rfind(shown + " is not a tensor of gemm", 0), 0u) << message(key);
 }
 
 }  // namespace

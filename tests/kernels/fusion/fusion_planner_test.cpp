@@ -369,5 +369,52 @@ TEST(KernelKeyPrologue, OnlyARowOpWithAPrologueWritesItsOutput) {
   EXPECT_EQ(ErrorField(graph), "key.write_prologue_output");
 }
 
+TEST(OpGraphValidation, NamesPastMaxNameBytesAreRefusedAndErrorsQuoteAShortPrefix) {
+  const std::string long_name(257, 't');
+  const auto error = [](const v1::KernelKey& key, const KeyLimits& limits) {
+    auto e = ValidateKernelKey(key, limits);
+    return e ? e->ToString() : "";
+  };
+  const std::string limit = ": is 257 bytes; the limit is max_name_bytes 256";
+  auto key = GemmEpilogueGraph().key();
+  key.mutable_tensors(1)->set_name(long_name);
+  EXPECT_EQ(error(key, {}), "key.tensors[1].name" + limit);
+  key = GemmEpilogueGraph().key();
+  key.mutable_tensors(1)->set_dims(0, long_name);
+  EXPECT_EQ(error(key, {}), "key.tensors[1].dims[0]" + limit);
+  key = GemmEpilogueGraph().key();
+  key.mutable_ops(1)->set_op(long_name);
+  EXPECT_EQ(error(key, {}), "key.ops[1].op" + limit);
+  key = GemmEpilogueGraph().key();
+  key.mutable_ops(1)->set_inputs(1, long_name);
+  EXPECT_EQ(error(key, {}), "key.ops[1].inputs[1]" + limit);
+  key = GemmEpilogueGraph().key();
+  key.mutable_ops(3)->set_output(long_name);
+  EXPECT_EQ(error(key, {}), "key.ops[3].output" + limit);
+  key = GemmEpilogueGraph().key();
+  key.add_outputs(long_name);
+  EXPECT_EQ(error(key, {}), "key.outputs[0]" + limit);
+
+  // Allowed by a raised limit, a huge name is still quoted short.
+  KeyLimits roomy;
+  roomy.max_name_bytes = 1 << 20;
+  const std::string huge(8192, 'u');
+  const std::string shown = "'" + std::string(32, 'u') + "…' (8192 bytes)";
+  key = GemmEpilogueGraph().key();
+  key.mutable_ops(1)->set_inputs(1, huge);
+  EXPECT_EQ(error(key, roomy),
+            "key.ops[1].inputs[1]: tensor " + shown + " is not declared in tensors");
+  key = GemmEpilogueGraph().key();
+  key.mutable_ops(1)->set_op(huge);
+  EXPECT_EQ(error(key, roomy).rfind("key.ops[1].op: unknown op " + shown + " (known: ", 0), 0u);
+  key = GemmEpilogueGraph().key();
+  key.add_outputs(huge);
+  EXPECT_EQ(error(key, roomy), "key.outputs[0]: " + shown + " is not the output of an op");
+  key = GemmEpilogueGraph().key();
+  key.mutable_tensors(0)->set_dims(1, huge);
+  EXPECT_EQ(error(key, roomy),
+            "key.tensors[0].dims[1]: dimension " + shown + " has no size in shape");
+}
+
 }  // namespace
 }  // namespace tiletune::kernels::fusion
