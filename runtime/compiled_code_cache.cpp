@@ -1,17 +1,42 @@
 #include "compiled_code_cache.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <vector>
 
 namespace tiletune::runtime {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Removes the work folders (<key>-<pid>-<serial>, MakeWorkDir) of processes
+// that are gone: a daemon killed mid-compile leaves its own behind, and
+// other daemons sharing the cache may be using theirs right now.
+void SweepDeadWorkDirs(const fs::path& tmp) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(tmp, ec)) {
+    const std::string name = entry.path().filename().string();
+    const auto last = name.rfind('-');
+    const auto before = last == std::string::npos ? last : name.rfind('-', last - 1);
+    if (before == std::string::npos) continue;
+    const pid_t pid =
+        static_cast<pid_t>(std::atol(name.substr(before + 1, last - before - 1).c_str()));
+    if (pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(entry.path(), ec);
+  }
+}
+
+}  // namespace
+
 CompiledCodeCache::CompiledCodeCache(fs::path dir, int64_t max_bytes, std::string suffix)
     : dir_(std::move(dir)), max_bytes_(max_bytes), suffix_(std::move(suffix)) {
   fs::create_directories(dir_ / "tmp");
+  SweepDeadWorkDirs(dir_ / "tmp");
   for (const auto& file : fs::directory_iterator(dir_)) {
     const std::string name = file.path().filename().string();
     if (!file.is_regular_file() || !name.ends_with(suffix_)) continue;

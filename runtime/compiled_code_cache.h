@@ -17,7 +17,8 @@ namespace tiletune::runtime {
 // another daemon added are found too. Thread-safe.
 class CompiledCodeCache {
  public:
-  // Opens `dir` (creating it) and indexes the artifacts already in it.
+  // Opens `dir` (creating it), indexes the artifacts already in it and
+  // removes the work folders of processes that are gone.
   // Throws std::filesystem::filesystem_error when the folder is unusable.
   CompiledCodeCache(std::filesystem::path dir, int64_t max_bytes, std::string suffix = ".so");
 

@@ -1,6 +1,8 @@
 #include "runtime/compiled_code_cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -29,6 +31,30 @@ TEST(CompiledCodeCache, InsertThenFind) {
   ASSERT_TRUE(cache.Find("k1"));
   EXPECT_EQ(*cache.Find("k1"), stored);
   EXPECT_EQ(cache.size_bytes(), 100);
+}
+
+// A daemon killed mid-compile leaves its work folder; the next to open the
+// cache removes it, and leaves those of live processes (another daemon's,
+// its own) alone.
+TEST(CompiledCodeCache, OpeningRemovesTheWorkFoldersOfDeadProcesses) {
+  testing::ScratchDir dir;
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);  // reaped: its pid names no process now
+  const fs::path dead = dir.path() / "tmp" / ("0123456789abcdef-" + std::to_string(child) + "-3");
+  const fs::path live =
+      dir.path() / "tmp" / ("0123456789abcdef-" + std::to_string(::getppid()) + "-1");
+  const fs::path own =
+      dir.path() / "tmp" / ("0123456789abcdef-" + std::to_string(::getpid()) + "-2");
+  for (const fs::path& work : {dead, live, own}) {
+    fs::create_directories(work);
+    std::ofstream(work / "kernel.cu") << "half written";
+  }
+  CompiledCodeCache cache(dir.path(), 1 << 20);
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(live / "kernel.cu"));
+  EXPECT_TRUE(fs::exists(own / "kernel.cu"));
 }
 
 TEST(CompiledCodeCache, ReopenedCacheIndexesWhatIsOnDisk) {
