@@ -107,6 +107,14 @@ def verify(artifact, code, trusted_keys):
     return True
 
 
+def write_atomically(path, data):
+    """`data` at `path` by a rename, never rewritten in place: a reader (or a
+    library loaded from there) sees the old file or the new one, whole."""
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
 def _is_hex(text):
     try:
         bytes.fromhex(text)
@@ -370,18 +378,12 @@ class Client:
             return None, None  # damaged on disk: fetch it again
         return content_hash, code
 
-    @staticmethod
-    def _write_atomically(path, data):
-        tmp = path.with_suffix(".tmp%d" % os.getpid())
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-
     def _remember(self, kernel_key, device, kernel):
         (self.cache_dir / "keys").mkdir(parents=True, exist_ok=True)
         code_path = self.cache_dir / kernel.artifact.content_hash
         if not code_path.exists():
-            self._write_atomically(code_path, kernel.code)
-        self._write_atomically(self._index_path(kernel_key, device),
+            write_atomically(code_path, kernel.code)
+        write_atomically(self._index_path(kernel_key, device),
                                kernel.artifact.content_hash.encode())
 
     def kernel_path(self, kernel):

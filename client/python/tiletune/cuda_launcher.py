@@ -41,11 +41,15 @@ class _Driver:
         self.check("cuInit", 0)
 
     def check(self, name, *args):
-        result = getattr(self.lib, name)(*args)
+        self.raise_for(getattr(self.lib, name)(*args), name)
+
+    def raise_for(self, result, call):
+        """Raises CudaError naming `call` and the driver's error, unless
+        `result` is CUDA_SUCCESS."""
         if result != 0:
             text = ctypes.c_char_p()
             self.lib.cuGetErrorName(result, ctypes.byref(text))
-            raise CudaError(f"{name} failed: {(text.value or b'CUresult %d' % result).decode()}")
+            raise CudaError(f"{call} failed: {(text.value or b'CUresult %d' % result).decode()}")
 
 
 def current_context():
@@ -123,9 +127,5 @@ class CudaKernel:
         args = ctypes.create_string_buffer(bytes(blob), len(blob))
         params = (ctypes.c_void_p * 1)(ctypes.addressof(args))
         # cuLaunchKernel copies the struct: `args` may go once it returns.
-        result = self._launch(*self._geometry, stream, params, None)
-        if result != 0:
-            text = ctypes.c_char_p()
-            self._driver.lib.cuGetErrorName(result, ctypes.byref(text))
-            raise CudaError(f"cuLaunchKernel({self.artifact.entry}) failed: "
-                            f"{(text.value or b'?').decode()}")
+        self._driver.raise_for(self._launch(*self._geometry, stream, params, None),
+                               f"cuLaunchKernel({self.artifact.entry})")

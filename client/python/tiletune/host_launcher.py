@@ -6,25 +6,23 @@ only when asked."""
 
 import ctypes
 import hashlib
-import os
 import pathlib
 
 from tiletune import tensor_views
+from tiletune.client import write_atomically
 from tiletune.launch_abi import ArgumentPacker, check_loadable
 from tiletune.v1 import artifacts_pb2
 
 
 def _write_code(path, code):
-    """`code` at `path`, never rewritten in place: a library this process
+    """`code` at `path` unless it is there already; a library this process
     (or another) has loaded from there stays mapped intact."""
     try:
         if hashlib.sha256(path.read_bytes()).digest() == hashlib.sha256(code).digest():
             return
     except OSError:
         pass
-    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(code)
-    os.replace(tmp, path)
+    write_atomically(path, code)
 
 
 class HostKernel:

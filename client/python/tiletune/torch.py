@@ -37,10 +37,9 @@ class Decision:
     """What runs for one kernel key on one device: "tiletune" or "torch", why,
     and the times the torch guard measured (µs; None when not measured)."""
 
-    def __init__(self, runs, reason, tiletune_us=None, torch_us=None, kernel_name=""):
+    def __init__(self, runs, reason, tiletune_us=None, torch_us=None):
         self.runs, self.reason = runs, reason
         self.tiletune_us, self.torch_us = tiletune_us, torch_us
-        self.kernel_name = kernel_name
 
     def __repr__(self):
         times = ""
@@ -90,7 +89,7 @@ class Runtime:
         entry = self._entries.get(name)
         if entry is not None and (entry.retry_at is None or time.monotonic() < entry.retry_at):
             return entry
-        if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+        if device.type == "cuda" and _capturing():
             return entry or _Entry(None, Decision("torch", "first seen while a CUDA graph "
                                                   "was being captured"), 0.0)
         with self._lock:
@@ -127,8 +126,7 @@ class Runtime:
             return _Entry(None, Decision("torch", f"not loaded: {e}"), None)
         if loaded is None:
             return _Entry(None, Decision("torch", "a host kernel; allow_host_code is off"), None)
-        return _Entry(loaded, Decision("tiletune", "tuned record",
-                                       kernel_name=kernel.artifact.kernel_name), None)
+        return _Entry(loaded, Decision("tiletune", "tuned record"), None)
 
     def run(self, entry, launch, reference):
         """Runs `launch(kernel)` (returning the op's outputs) when the entry
