@@ -11,7 +11,10 @@ import tiletune  # noqa: E402
 import tiletune.torch as tt  # noqa: E402
 from tiletune.v1 import jobs_pb2  # noqa: E402
 
-ROWS, COLS = 75, 96
+# Odd sizes that tuning wins by a margin on any machine seen (1.3-1.5x the
+# straightforward kernel on an H200 host; at 75x96 both take ~13 us and the
+# record came out VENDOR about half the time).
+ROWS, COLS = 75, 1000
 X_SHAPE, N = (2, 80, 128), 144  # gemm m=160, k=128
 
 
