@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs every build and test dependency of tiletune from Debian 12 packages.
 # Idempotent: README, .ci/run and the Dockerfiles all call this one script.
-#   deploy/install-deps.sh            build + test dependencies
-#   deploy/install-deps.sh --runtime  only what a running tiletuned needs
+#   deploy/install-deps.sh                build + test dependencies
+#   deploy/install-deps.sh --runtime      only what a running tiletuned needs
+#   deploy/install-deps.sh --runtime-cpu  the same without the GPU runtimes
+#                                         (the CPU image: they are most of it)
 set -euo pipefail
 
 runtime_packages=(
@@ -10,10 +12,13 @@ runtime_packages=(
   libgrpc++1.51 libprotobuf32 libsqlite3-0 libspdlog1.10 libyaml-cpp0.7 libfmt9 libcpp-httplib0.11
   libpq5 # PostgreSQL client: --db postgresql://... (fleet mode)
   libsodium23 # ed25519 signatures of the kernels GetKernel serves
-  libamdhip64-5 # HIP backend and hipRTC (opened at run time; absent is fine)
-  librocm-smi64-1 # AMD clocks, temperature, throttle state (opened at run time; absent is fine)
   g++ # the host backend compiles CPU kernel variants at run time
   tini # PID 1 in the containers: reaps the benchmark workers, forwards SIGTERM
+)
+# Opened at run time, absent is fine; with LLVM they weigh 250 MB.
+gpu_runtime_packages=(
+  libamdhip64-5 # HIP backend and hipRTC
+  librocm-smi64-1 # AMD clocks, temperature, throttle state
 )
 build_packages=(
   build-essential cmake ninja-build pkg-config git
@@ -33,12 +38,20 @@ build_packages=(
   python3-torch python3-matplotlib # tiletune.torch on CPU tensors; the example's plot
   # pip install client/python into a venv (tests/install)
   python3-venv python3-pip python3-setuptools python3-wheel
+  # deploy/container-smoke.sh: the CPU image built and run with podman on runc
+  # (not crun), on a base image made by debootstrap (no registry in CI)
+  podman runc netavark iptables debootstrap
 )
 
-packages=("${runtime_packages[@]}")
-if [[ "${1:-}" != "--runtime" ]]; then
-  packages+=("${build_packages[@]}")
-fi
+case "${1:-}" in
+  --runtime-cpu) packages=("${runtime_packages[@]}") ;;
+  --runtime) packages=("${runtime_packages[@]}" "${gpu_runtime_packages[@]}") ;;
+  "") packages=("${runtime_packages[@]}" "${gpu_runtime_packages[@]}" "${build_packages[@]}") ;;
+  *)
+    echo "install-deps: unknown option $1 (--runtime, --runtime-cpu or none)" >&2
+    exit 2
+    ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
