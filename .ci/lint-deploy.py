@@ -22,6 +22,10 @@
 - the Dockerfiles run nothing CI does not run: their RUN steps call only
   deploy/install-deps.sh, the CMake presets of CMakePresets.json and user and
   file housekeeping; tini is PID 1; the health check is `tiletune health`;
+  they expose the config's ports and make data_dir the volume; they build
+  the binaries deploy/container-smoke.sh puts in the CPU image, whose
+  `prebuilt` stage that script builds and runs in CI (the CUDA and ROCm
+  images are only linted: their vendor base images cannot be fetched here);
 - the systemd unit is Type=notify;
 - monitoring: the Grafana dashboard (deploy/grafana) parses and has a
   Prometheus data source variable, ids, grid positions and a query per
@@ -652,6 +656,8 @@ if seconds(service.get("TimeoutStopSec", "90")) <= stop_needs:
 presets = {p["name"] for p in json.loads((ROOT / "CMakePresets.json").read_text())["configurePresets"]}
 runtime_packages = (DEPLOY / "install-deps.sh").read_text().split("build_packages=")[0]
 allowed = {"bash", "cmake", "rm", "useradd", "groupadd", "getent"}
+smoke = (DEPLOY / "container-smoke.sh").read_text()
+smoke_binaries = re.search(r"^binaries=\((.*)\)$", smoke, re.M).group(1).split()
 for dockerfile in sorted(DEPLOY.glob("Dockerfile.*")):
     where = dockerfile.relative_to(ROOT)
     text = re.sub(r"\\\n", " ", dockerfile.read_text())
@@ -679,6 +685,25 @@ for dockerfile in sorted(DEPLOY.glob("Dockerfile.*")):
         fail(where, "HEALTHCHECK does not use `tiletune health`")
     if not re.search(r"^USER tiletune$", text, re.M):
         fail(where, "the image does not run as the tiletune user")
+    exposed = {int(p) for line in re.findall(r"^EXPOSE (.*)$", text, re.M) for p in line.split()}
+    if exposed != {grpc_port, metrics_port}:
+        fail(where, f"EXPOSE {sorted(exposed)} differs from listen/metrics_listen")
+    if re.findall(r"^VOLUME (.*)$", text, re.M) != [config["data_dir"]]:
+        fail(where, f"VOLUME is not data_dir ({config['data_dir']})")
+    for targets in re.findall(r"cmake --build --preset \S+ --target ([^&\n]*)", text):
+        if targets.split() != smoke_binaries:
+            fail(where, f"builds {targets.split()}, deploy/container-smoke.sh "
+                        f"puts {smoke_binaries} in the prebuilt image")
+
+# The CPU image: CI builds its prebuilt stage from the binaries CI built
+# (deploy/container-smoke.sh); a plain build, its last stage, compiles them.
+where = "deploy/Dockerfile.cpu"
+stages = re.findall(r"^FROM (\S+)(?: AS (\S+))?$", (DEPLOY / "Dockerfile.cpu").read_text(), re.M)
+if "--target prebuilt" not in smoke or "prebuilt" not in [name for _, name in stages]:
+    fail(where, "deploy/container-smoke.sh does not build a stage named prebuilt")
+last_stage = (DEPLOY / "Dockerfile.cpu").read_text().rsplit("\nFROM ", 1)[1]
+if "COPY --from=build " not in last_stage:
+    fail(where, "the last stage does not take the binaries of the build stage")
 
 for e in errors:
     print(f"lint-deploy: {e}", file=sys.stderr)

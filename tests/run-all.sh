@@ -5,6 +5,9 @@
 #      the PostgreSQL ones on a throwaway cluster (tests/postgres-cluster.sh)
 #      that lives until this script ends, however it ends;
 #   2. deploy/ lint: manifests, Dockerfiles, config against the built daemon;
+#      then the CPU image, built with podman from the binaries of step 1, run
+#      through the example job and stopped with SIGTERM
+#      (deploy/container-smoke.sh, as root);
 #   3. libFuzzer over every request message, bounded (FUZZ_SECONDS, 60);
 #   4. asan preset (ASan + UBSan): build and run the tests, except the suites
 #      that only push every shipped GPU kernel through NVRTC/hipRTC (they
@@ -22,6 +25,7 @@ trap 'bash tests/postgres-cluster.sh stop "$TILETUNE_TEST_POSTGRES_DIR"' EXIT
 ctest --preset release -j"$jobs"
 
 python3 .ci/lint-deploy.py build/release/bin/tiletuned
+bash deploy/container-smoke.sh
 
 bash fuzz/run.sh "${FUZZ_SECONDS:-60}"
 
