@@ -163,6 +163,8 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.tuning.default_max_seconds; }},
       {"max_variants_cap", "most variants any job may ask for per kernel",
        [](auto& c) { return &c.tuning.max_variants_cap; }},
+      {"max_seconds_cap", "most seconds any job may ask for per kernel",
+       [](auto& c) { return &c.tuning.max_seconds_cap; }},
       {"compile_timeout_seconds", "a compile past this is killed",
        [](auto& c) { return &c.tuning.compile_timeout_seconds; }},
       {"compile_niceness",
@@ -358,6 +360,7 @@ std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
       {"default_max_variants", c.tuning.default_max_variants},
       {"default_max_seconds", c.tuning.default_max_seconds},
       {"max_variants_cap", c.tuning.max_variants_cap},
+      {"max_seconds_cap", c.tuning.max_seconds_cap},
       {"compile_timeout_seconds", c.tuning.compile_timeout_seconds},
       {"run_limit_factor", c.tuning.run_limit_factor},
       {"run_limit_min_seconds", c.tuning.run_limit_min_seconds},
@@ -393,6 +396,7 @@ std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
   if (c.tuning.reference_threads < 0) {
     return ConfigError{"reference_threads must not be negative"};
   }
+  if (!(c.tuning.max_seconds_cap > 0)) return ConfigError{"max_seconds_cap must be positive"};
   if (c.tuning.run_limit_min_seconds > c.tuning.run_limit_max_seconds) {
     return ConfigError{"run_limit_min_seconds must not exceed run_limit_max_seconds"};
   }

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "server/planned_kernels.h"
 
 namespace tiletune::server {
@@ -117,6 +119,11 @@ std::optional<kernels::FieldError> ValidateJobSpec(const v1::JobSpec& spec,
   if (auto e = NonFinite(spec.budget().max_seconds(), "spec.budget.max_seconds")) return e;
   if (spec.budget().max_seconds() < 0) {
     return kernels::FieldError{"spec.budget.max_seconds", "must not be negative"};
+  }
+  if (spec.budget().max_seconds() > config.tuning.max_seconds_cap) {
+    return kernels::FieldError{
+        "spec.budget.max_seconds",
+        "exceeds the limit max_seconds_cap " + fmt::format("{:g}", config.tuning.max_seconds_cap)};
   }
   if (!v1::Strategy_IsValid(spec.strategy())) {
     return kernels::FieldError{"spec.strategy", "unknown strategy"};

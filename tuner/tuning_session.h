@@ -20,6 +20,9 @@ struct TuningLimits {
   int default_max_variants = 24;
   double default_max_seconds = 120;
   int max_variants_cap = 4096;
+  // Most seconds any job may ask for per kernel: a day, so that a typo of a
+  // budget cannot hold a device for years.
+  double max_seconds_cap = 86400;
   double compile_timeout_seconds = 60;
   // Compiler processes run this much nicer than the daemon, so that lookups
   // keep their latency while a job compiles on every core.

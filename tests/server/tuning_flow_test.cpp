@@ -725,6 +725,11 @@ TEST(TuningFlow, NonFiniteNumbersInRequestsAreRefusedNamingTheField) {
     expect_invalid(status, "key.ops[0].scalar");
   }
   expect_invalid(submit(RowKey("softmax", 8, 100), -1), "spec.budget.max_seconds");
+  // Finite but past max_seconds_cap (a day): a typo, not a budget.
+  const auto too_long = submit(RowKey("softmax", 8, 100), 1e300);
+  expect_invalid(too_long, "spec.budget.max_seconds");
+  EXPECT_NE(too_long.error_message().find("max_seconds_cap 86400"), std::string::npos)
+      << too_long.error_message();
 
   // Finite values still pass; nothing was queued before them.
   grpc::ClientContext list_ctx;
