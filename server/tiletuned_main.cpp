@@ -27,6 +27,7 @@
 
 #include "db/tuning_store.h"
 #include "runtime/backend_registry.h"
+#include "runtime/subprocess.h"
 #include "server/artifact_signer.h"
 #include "server/call_authorizer.h"
 #include "server/daemon_config.h"
@@ -166,6 +167,13 @@ int Run(server::DaemonConfig config) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // Compilers and workers must not outlive the daemon, also after kill -9.
+  try {
+    runtime::KillChildGroupsOnExit();
+  } catch (const std::system_error& e) {
+    spdlog::critical("{}", e.what());
+    return 1;
+  }
 
   // Before any thread starts, so that every one and every child inherits it.
   if (config.host_cpus > 0) {
