@@ -197,6 +197,7 @@ TEST(CrashRecovery, ChildrenAndTheirChildrenDieWithTheDaemonOnKillNine) {
                              "sleep 600 &\n"
                              "wait\n";
   std::filesystem::permissions(compiler, std::filesystem::perms::owner_all);
+  std::filesystem::create_directories(dir.path() / "data");  // for the daemon's log
   TiletunedProcess daemon(dir.path() / "data",
                           {"--backends", "host", "--host-compiler", compiler.string()});
   daemon.Start();

@@ -62,6 +62,7 @@ TEST(StorageFailure, AFullDiskTurnsWritesUnhealthyAndTheJobFinishesOnceThereIsRo
   auto disk = SmallDisk::Mount(dir.path() / "disk", 8 << 20, &why);
   if (!disk) GTEST_SKIP() << why;
   const auto db = disk->path() / "tiletune.db";
+  std::filesystem::create_directories(dir.path() / "data");  // for the daemon's log
   TiletunedProcess daemon(dir.path() / "data",
                           {"--db", db.string(), "--db-write-retry-seconds", "0.5"});
   daemon.Start();
@@ -71,7 +72,7 @@ TEST(StorageFailure, AFullDiskTurnsWritesUnhealthyAndTheJobFinishesOnceThereIsRo
   spec.set_strategy(v1::STRATEGY_RANDOM);
   spec.set_seed(5);
   spec.mutable_budget()->set_max_variants(3);
-  for (int i = 0; i < 4; ++i) *spec.add_kernels() = GemmKey(48, 40, 32 + 8 * i, {"bias"});
+  for (int i = 0; i < 2; ++i) *spec.add_kernels() = GemmKey(48, 40, 32 + 8 * i, {"bias"});
   std::string job_id;
   {
     grpc::ClientContext ctx;
@@ -102,6 +103,12 @@ TEST(StorageFailure, AFullDiskTurnsWritesUnhealthyAndTheJobFinishesOnceThereIsRo
     const auto status = daemon.Stub()->Lookup(&ctx, request, &response);
     EXPECT_TRUE(status.ok()) << status.error_message();
   }
+  // The job's own progress meets the full disk too: its item stops and
+  // the scheduler keeps trying to store where it stands.
+  EXPECT_TRUE(Eventually(
+      [&] { return daemon.log().find(": not stored, trying again every") != std::string::npos; },
+      120s))
+      << daemon.log();
   const auto while_full = GetJob(daemon, job_id);
   ASSERT_TRUE(while_full);
   EXPECT_FALSE(IsFinal(while_full->state())) << while_full->ShortDebugString();
