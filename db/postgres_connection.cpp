@@ -184,8 +184,9 @@ std::string PgPlaceholders(std::string_view sql) {
   return out;
 }
 
-PgConnection::PgConnection(const std::string& url, int connect_timeout_seconds)
-    : name_(PostgresDisplayName(url)) {
+PgConnection::PgConnection(const std::string& url, int connect_timeout_seconds,
+                           const WriteOutcomeFn* on_write)
+    : name_(PostgresDisplayName(url)), on_write_(on_write) {
   // Keywords before dbname are defaults: what the URL sets itself wins.
   std::string timeout = std::to_string(connect_timeout_seconds);
   const std::array<const char*, 4> keywords = {"connect_timeout", "application_name", "dbname",
@@ -209,15 +210,45 @@ PgResult PgConnection::Checked(pg_result* result) {
   PgResult owned(result, name_);
   auto status = PQresultStatus(result);
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-    Fail(Trimmed(PQresultErrorMessage(result)));
+    Fail(Trimmed(PQresultErrorMessage(result)), PQresultErrorField(result, PG_DIAG_SQLSTATE));
   }
+  NoteWrite(result);
   return owned;
 }
 
-void PgConnection::Fail(const std::string& message) const {
+void PgConnection::NoteWrite(pg_result* result) {
+  const std::string_view command = PQcmdStatus(result);
+  if (command == "COMMIT" || command == "ROLLBACK") {
+    // An aborted transaction's COMMIT answers ROLLBACK.
+    const bool wrote = std::exchange(wrote_in_transaction_, false);
+    if (wrote && command == "COMMIT" && on_write_ && *on_write_) (*on_write_)(nullptr);
+    return;
+  }
+  const bool changed_rows = (command.starts_with("INSERT") || command.starts_with("UPDATE") ||
+                             command.starts_with("DELETE")) &&
+                            std::string_view(PQcmdTuples(result)) != "0";
+  if (!changed_rows) return;
+  if (PQtransactionStatus(conn_) == PQTRANS_INTRANS) {
+    wrote_in_transaction_ = true;
+  } else if (on_write_ && *on_write_) {
+    (*on_write_)(nullptr);
+  }
+}
+
+void PgConnection::Fail(const std::string& message, const char* sqlstate) const {
   // A broken connection is the server's absence, not a bad statement.
   if (PQstatus(conn_) == CONNECTION_BAD) {
     throw StoreUnreachable("database " + name_ + ": connection lost: " + message);
+  }
+  // The server's storage, not the statement: class 53 insufficient
+  // resources (disk_full), 58 system error (io_error), XX internal
+  // (data_corrupted), and a server or database that is read-only.
+  const std::string_view code = sqlstate ? sqlstate : "";
+  if (code.starts_with("53") || code.starts_with("58") || code.starts_with("XX") ||
+      code == "25006") {
+    const StoreUnwritable refused("database " + name_ + ": " + message);
+    if (on_write_ && *on_write_) (*on_write_)(&refused);
+    throw refused;
   }
   throw StoreError("database " + name_ + ": " + message);
 }

@@ -8,6 +8,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "db/tuning_store.h"
+
 struct pg_conn;
 struct pg_result;
 
@@ -107,8 +109,12 @@ class PgResult {
 // server cannot be reached or the connection broke.
 class PgConnection {
  public:
-  // `url` is a postgresql:// URL or a libpq conninfo string.
-  PgConnection(const std::string& url, int connect_timeout_seconds);
+  // `url` is a postgresql:// URL or a libpq conninfo string. `on_write`
+  // hears of each statement or transaction that changed rows and of each
+  // write the server refused (StoreUnwritable); it must outlive the
+  // connection.
+  PgConnection(const std::string& url, int connect_timeout_seconds,
+               const WriteOutcomeFn* on_write = nullptr);
   PgConnection(const PgConnection&) = delete;
   PgConnection& operator=(const PgConnection&) = delete;
   ~PgConnection();
@@ -136,10 +142,14 @@ class PgConnection {
   // Owns `result`; throws StoreError with the server's message unless the
   // statement succeeded.
   PgResult Checked(pg_result* result);
-  [[noreturn]] void Fail(const std::string& message) const;
+  [[noreturn]] void Fail(const std::string& message, const char* sqlstate = nullptr) const;
+  // Tells on_write_ that `result`, a statement that succeeded, changed rows.
+  void NoteWrite(pg_result* result);
 
   pg_conn* conn_ = nullptr;
   std::string name_;
+  const WriteOutcomeFn* on_write_;
+  bool wrote_in_transaction_ = false;
 };
 
 // A statement written with SQLite's numbered placeholders (?1, ?2, ...) as

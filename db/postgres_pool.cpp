@@ -12,13 +12,16 @@ PgPool::Lease::~Lease() {
   if (connection_) pool_->GiveBack(std::move(connection_));
 }
 
-PgPool::PgPool(std::string url, int size, int connect_timeout_seconds)
-    : url_(std::move(url)), size_(size), connect_timeout_seconds_(connect_timeout_seconds) {
+PgPool::PgPool(std::string url, int size, int connect_timeout_seconds, WriteOutcomeFn on_write)
+    : url_(std::move(url)),
+      size_(size),
+      connect_timeout_seconds_(connect_timeout_seconds),
+      on_write_(std::move(on_write)) {
   if (size_ <= 0) throw std::invalid_argument("connections must be positive");
   if (connect_timeout_seconds_ <= 0) {
     throw std::invalid_argument("connect_timeout_seconds must be positive");
   }
-  idle_.push_back(std::make_unique<PgConnection>(url_, connect_timeout_seconds_));
+  idle_.push_back(std::make_unique<PgConnection>(url_, connect_timeout_seconds_, &on_write_));
   open_ = 1;
 }
 
@@ -36,7 +39,7 @@ PgPool::Lease PgPool::Acquire() {
   ++open_;
   lock.unlock();
   try {
-    return Lease(*this, std::make_unique<PgConnection>(url_, connect_timeout_seconds_));
+    return Lease(*this, std::make_unique<PgConnection>(url_, connect_timeout_seconds_, &on_write_));
   } catch (...) {
     lock.lock();
     --open_;

@@ -35,7 +35,8 @@ class PgPool {
 
   // Opens the first connection now, so a wrong URL or an unreachable server
   // fails here.
-  PgPool(std::string url, int size, int connect_timeout_seconds);
+  // Each connection tells `on_write` of its writes (PgConnection).
+  PgPool(std::string url, int size, int connect_timeout_seconds, WriteOutcomeFn on_write = {});
   // Waits while all `size` connections are lent out.
   Lease Acquire();
 
@@ -45,6 +46,7 @@ class PgPool {
   const std::string url_;
   const int size_;
   const int connect_timeout_seconds_;
+  const WriteOutcomeFn on_write_;
   std::mutex mutex_;
   std::condition_variable returned_;
   std::vector<std::unique_ptr<PgConnection>> idle_;

@@ -35,7 +35,8 @@ int64_t LeaseMicros(int lease_seconds) {
 PostgresTuningStore::PostgresTuningStore(const PostgresOptions& options)
     : url_(options.url),
       connect_timeout_seconds_(options.connect_timeout_seconds),
-      pool_(options.url, options.connections, options.connect_timeout_seconds),
+      pool_(options.url, options.connections, options.connect_timeout_seconds,
+            [this](const StoreUnwritable* refused) { ReportWrite(refused); }),
       name_(PostgresDisplayName(options.url)),
       owner_(options.owner.empty() ? HostName() : options.owner),
       lease_micros_(LeaseMicros(options.lease_seconds)) {

@@ -120,8 +120,16 @@ Connection::~Connection() {
 }
 
 void Connection::Fail(std::string_view what) const {
-  throw StoreError("database " + path_ + ": " + sqlite3_errmsg(db_) + " (while running " +
-                   std::string(what) + ")");
+  std::string message = "database " + path_ + ": " + sqlite3_errmsg(db_) + " (while running " +
+                        std::string(what) + ")";
+  // The file or its disk, not the statement: the same write may work later.
+  switch (sqlite3_errcode(db_) & 0xff) {
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN: throw StoreUnwritable(message);
+    default: throw StoreError(message);
+  }
 }
 
 void Connection::Exec(const std::string& sql) {
@@ -155,6 +163,10 @@ std::string Connection::QueryText(const std::string& sql) {
 
 int64_t Connection::Changes() const {
   return sqlite3_changes64(db_);
+}
+
+int64_t Connection::TotalChanges() const {
+  return sqlite3_total_changes64(db_);
 }
 
 int64_t Connection::LastInsertRowId() const {

@@ -102,6 +102,9 @@ class Connection {
   std::string QueryText(const std::string& sql);
   // Rows changed by the last INSERT/UPDATE/DELETE.
   int64_t Changes() const;
+  // Rows changed since the connection opened: a write changed something
+  // when this moved.
+  int64_t TotalChanges() const;
   int64_t LastInsertRowId() const;
   // True when no transaction is open, also after SQLite rolled one back on
   // its own (an I/O error, a full disk).

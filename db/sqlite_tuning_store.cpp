@@ -53,7 +53,8 @@ SqliteTuningStore::SqliteTuningStore(const SqliteOptions& options)
     : writer_connection_(OpenWriter(options)),
       readers_(std::make_unique<ReadPool>(options.path, options.read_connections,
                                           options.busy_timeout_ms)),
-      writer_(std::make_unique<WriteQueue>(*writer_connection_)) {}
+      writer_(std::make_unique<WriteQueue>(
+          *writer_connection_, [this](const StoreUnwritable* refused) { ReportWrite(refused); })) {}
 
 void SqliteTuningStore::UpsertDevice(const v1::DeviceFingerprint& device,
                                      const v1::Toolchain& toolchain) {

@@ -12,8 +12,8 @@ constexpr std::size_t kMaxBatch = 64;
 
 }  // namespace
 
-WriteQueue::WriteQueue(Connection& connection)
-    : connection_(connection), thread_([this] { Loop(); }) {}
+WriteQueue::WriteQueue(Connection& connection, WriteOutcomeFn on_write)
+    : connection_(connection), on_write_(std::move(on_write)), thread_([this] { Loop(); }) {}
 
 WriteQueue::~WriteQueue() {
   {
@@ -57,6 +57,8 @@ void WriteQueue::Loop() {
 }
 
 void WriteQueue::RunBatch(const std::vector<Task*>& batch) {
+  const int64_t changes_before = connection_.TotalChanges();
+  bool committed = false;
   try {
     Transaction transaction(connection_, TransactionKind::kWrite);
     for (Task* task : batch) {
@@ -73,12 +75,25 @@ void WriteQueue::RunBatch(const std::vector<Task*>& batch) {
       }
     }
     transaction.Commit();
+    committed = true;
   } catch (...) {
     auto error = std::current_exception();
     for (Task* task : batch) {
       if (!task->error) task->error = error;
     }
   }
+  if (!on_write_) return;
+  // One task the disk refused outweighs the others that committed.
+  for (Task* task : batch) {
+    try {
+      if (task->error) std::rethrow_exception(task->error);
+    } catch (const StoreUnwritable& refused) {
+      on_write_(&refused);
+      return;
+    } catch (...) {
+    }
+  }
+  if (committed && connection_.TotalChanges() != changes_before) on_write_(nullptr);
 }
 
 void WriteQueue::Settle(const std::vector<Task*>& tasks) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "db/sqlite_connection.h"
+#include "db/tuning_store.h"
 
 namespace tiletune::db {
 
@@ -23,11 +24,13 @@ namespace tiletune::db {
 // savepoint so that one failing task undoes only its own changes; the error
 // it threw is rethrown to its caller. An error that ends the whole
 // transaction (a failed commit, an I/O error, a full disk) fails every task
-// of the batch. Tasks must not BEGIN or COMMIT themselves.
+// of the batch. Tasks must not BEGIN or COMMIT themselves. Each batch that
+// changed rows, or that the database refused (StoreUnwritable), is told to
+// `on_write`.
 class WriteQueue {
  public:
   // `connection` must outlive the queue.
-  explicit WriteQueue(Connection& connection);
+  explicit WriteQueue(Connection& connection, WriteOutcomeFn on_write = {});
   WriteQueue(const WriteQueue&) = delete;
   WriteQueue& operator=(const WriteQueue&) = delete;
   // Runs every task already queued, then stops the thread.
@@ -59,6 +62,7 @@ class WriteQueue {
   void Settle(const std::vector<Task*>& tasks);
 
   Connection& connection_;
+  const WriteOutcomeFn on_write_;
   std::mutex mutex_;
   std::condition_variable queued_;
   std::condition_variable settled_;

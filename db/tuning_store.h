@@ -29,6 +29,19 @@ class StoreUnreachable : public StoreError {
   using StoreError::StoreError;
 };
 
+// The database refuses to store anything for now, for a reason of its own:
+// the disk is full, an I/O error, a read-only file or server. Reads may go
+// on; the same write may work once there is room again.
+class StoreUnwritable : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
+// Told after each write that reached the database: nullptr when it was
+// stored, the error when the database refused it (StoreUnwritable). Runs on
+// the writing thread and must not call back into the store.
+using WriteOutcomeFn = std::function<void(const StoreUnwritable* refused)>;
+
 // A page_token that no page of this store handed out (garbage, or a token
 // of another listing). The caller's mistake, not a storage failure.
 class InvalidPageToken : public std::invalid_argument {
@@ -233,6 +246,20 @@ class TuningStore {
 
   // "ok" when PRAGMA integrity_check (or the engine's equivalent) passes.
   virtual std::string IntegrityCheck() = 0;
+
+  // Hands the outcome of every write from now on to `on_write` (writes that
+  // change nothing are no news, as a claim that finds no work). Set once,
+  // before the store is shared between threads.
+  void ReportWrites(WriteOutcomeFn on_write) { on_write_ = std::move(on_write); }
+
+ protected:
+  // For the engines, where their writes commit or fail.
+  void ReportWrite(const StoreUnwritable* refused) const {
+    if (on_write_) on_write_(refused);
+  }
+
+ private:
+  WriteOutcomeFn on_write_;
 };
 
 struct SqliteOptions {

@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <system_error>
 #include <utility>
 
@@ -73,6 +75,52 @@ struct SpawnSetup {
   SpawnSetup& operator=(const SpawnSetup&) = delete;
 };
 
+// The write end of the pipe to the group keeper (KillChildGroupsOnExit);
+// -1 without one.
+std::atomic<int> group_keeper_fd{-1};
+
+// One message to the keeper; smaller than PIPE_BUF, so each write is whole.
+struct KeeperMessage {
+  int32_t started;  // 1: the group was started, 0: it was reaped
+  pid_t group;
+};
+
+void TellGroupKeeper(bool started, pid_t group) {
+  const int fd = group_keeper_fd.load();
+  if (fd < 0) return;
+  const KeeperMessage message{started ? 1 : 0, group};
+  // A keeper that is gone (EPIPE: SIGPIPE is ignored or blocked) costs only
+  // the guard.
+  while (::write(fd, &message, sizeof message) < 0 && errno == EINTR) {
+  }
+}
+
+// The keeper's whole life, in a child forked from a process that may have
+// threads: async-signal-safe calls only, no allocation.
+[[noreturn]] void KeepGroups(int fd) {
+  constexpr int kMaxGroups = 4096;
+  pid_t groups[kMaxGroups];
+  int count = 0;
+  KeeperMessage message;
+  for (;;) {
+    const ssize_t n = ::read(fd, &message, sizeof message);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != sizeof message) break;  // end of file: the parent is gone
+    if (message.started) {
+      if (count < kMaxGroups) groups[count++] = message.group;
+      continue;
+    }
+    for (int i = 0; i < count; ++i) {
+      if (groups[i] == message.group) {
+        groups[i] = groups[--count];
+        break;
+      }
+    }
+  }
+  for (int i = 0; i < count; ++i) ::kill(-groups[i], SIGKILL);
+  ::_exit(0);
+}
+
 // Appends what a non-blocking pipe holds now; false once it reached end of
 // file (or failed), after which the caller stops polling it.
 bool ReadAvailable(int fd, std::string& into) {
@@ -90,6 +138,34 @@ bool ReadAvailable(int fd, std::string& into) {
 }
 
 }  // namespace
+
+void KillChildGroupsOnExit() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    throw std::system_error(errno, std::generic_category(), "pipe to the child group keeper");
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int e = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::system_error(e, std::generic_category(), "fork of the child group keeper");
+  }
+  if (pid == 0) {
+    // Holds nothing of the parent's but its end of the pipe (no sockets, no
+    // database, no terminal), and stays out of its process group, so that
+    // Ctrl-C reaches the parent and its children, not the keeper.
+    const int keep = ::fcntl(fds[0], F_DUPFD, 10);  // clear of 0-3 whatever was open
+    const int null = ::open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
+    ::dup2(keep, 3);
+    ::close_range(4, ~0U, 0);
+    ::setpgid(0, 0);
+    KeepGroups(3);
+  }
+  ::close(fds[0]);
+  group_keeper_fd.store(fds[1]);
+}
 
 std::string SignalName(int signal) {
   const char* abbrev = sigabbrev_np(signal);
@@ -161,6 +237,7 @@ ChildProcess ChildProcess::Start(const ProcessSpec& spec) {
     const int base = ::getpriority(PRIO_PROCESS, 0);
     if (errno == 0) ::setpriority(PRIO_PGRP, static_cast<id_t>(pid), base + spec.niceness);
   }
+  TellGroupKeeper(true, pid);
   ChildProcess child;
   child.pid_ = pid;
   CloseFd(in[0]);
@@ -221,6 +298,7 @@ ExitStatus ChildProcess::Wait() {
     const pid_t r = ::waitpid(pid_, &status, 0);
     if (r == pid_) {
       status_ = FromWaitStatus(status);
+      TellGroupKeeper(false, pid_);
     } else if (r < 0 && errno != EINTR) {
       throw std::system_error(errno, std::generic_category(), "waitpid");
     }
@@ -231,7 +309,10 @@ ExitStatus ChildProcess::Wait() {
 std::optional<ExitStatus> ChildProcess::TryWait() {
   if (!status_) {
     int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) status_ = FromWaitStatus(status);
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      status_ = FromWaitStatus(status);
+      TellGroupKeeper(false, pid_);
+    }
   }
   return status_;
 }

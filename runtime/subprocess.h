@@ -37,6 +37,16 @@ struct ProcessSpec {
   int niceness = 0;
 };
 
+// Makes the process groups of the children this process starts from now on
+// (ChildProcess::Start) die with it, also when it is killed with SIGKILL: a
+// small process forked here is told each child's group and kills the
+// groups still alive when its pipe from this process closes, which the
+// kernel does however this process ends. A child's own children are in its
+// group (a compiler driver's cc1plus, as, ld) and die with it. Call it
+// once, before any thread starts. Throws std::system_error when the pipe
+// or the process cannot be made.
+void KillChildGroupsOnExit();
+
 // A child process leading its own process group, so that killing it also
 // kills whatever it started (a compiler driver's cc1plus, as, ld). The
 // parent's ends of the pipes are non-blocking and close-on-exec. Destroying

@@ -52,6 +52,11 @@ struct DaemonConfig {
   // doubling from 1 s up to this, until it answers or a signal stops the
   // daemon (orchestrators start the database and the daemons in any order).
   double db_retry_max_seconds = 30;
+  // While the database refuses writes (a full disk, an I/O error, read-only):
+  // how often the daemon tries again, with its fleet heartbeat (whose landing
+  // says it takes writes again) and with the state of a job item or job it
+  // could not store.
+  double db_write_retry_seconds = 2;
   // PostgreSQL: how long a claimed job item stays this daemon's without a
   // heartbeat (renewed three times per lease), and the name it holds items
   // under; unique per daemon sharing a database, stable across restarts

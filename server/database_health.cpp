@@ -6,6 +6,10 @@ namespace tiletune::server {
 
 DatabaseHealth::DatabaseHealth(ChangeFn on_change) : on_change_(std::move(on_change)) {}
 
+void DatabaseHealth::Changed() {
+  if (on_change_) on_change_(reachable_ && writable_);
+}
+
 void DatabaseHealth::Unreachable(const std::string& why) {
   std::lock_guard lock(mu_);
   why_ = why;
@@ -15,7 +19,7 @@ void DatabaseHealth::Unreachable(const std::string& why) {
       "tuning database unreachable: {}; lookups are answered from the cache, calls "
       "that need the database are refused until it is back",
       why);
-  if (on_change_) on_change_(false);
+  Changed();
 }
 
 void DatabaseHealth::Reachable() {
@@ -23,17 +27,49 @@ void DatabaseHealth::Reachable() {
   if (reachable_) return;
   reachable_ = true;
   spdlog::info("tuning database reachable again");
-  if (on_change_) on_change_(true);
+  Changed();
+}
+
+void DatabaseHealth::Unwritable(const std::string& why) {
+  std::lock_guard lock(mu_);
+  if (!writable_) return;
+  writable_ = false;
+  spdlog::error(
+      "tuning database refuses writes: {}; lookups go on, job items and jobs whose state "
+      "could not be stored are stored once a write lands again",
+      why);
+  Changed();
+}
+
+void DatabaseHealth::Written() {
+  std::lock_guard lock(mu_);
+  if (writable_) return;
+  writable_ = true;
+  spdlog::info("tuning database takes writes again");
+  Changed();
+}
+
+void DatabaseHealth::WriteOutcome(const db::StoreUnwritable* refused) {
+  if (refused) {
+    Unwritable(refused->what());
+  } else {
+    Written();
+  }
 }
 
 void DatabaseHealth::Report() {
   std::lock_guard lock(mu_);
-  if (on_change_) on_change_(reachable_);
+  Changed();
 }
 
 bool DatabaseHealth::reachable() const {
   std::lock_guard lock(mu_);
   return reachable_;
+}
+
+bool DatabaseHealth::writable() const {
+  std::lock_guard lock(mu_);
+  return writable_;
 }
 
 std::string DatabaseHealth::why() const {

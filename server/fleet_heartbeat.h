@@ -14,14 +14,16 @@ namespace tiletune::server {
 // at start and then every `interval_seconds` on a thread of its own, with
 // its devices as they are at that moment (state, running job), so that every
 // daemon sharing the database can list the fleet and see who went silent.
-// Each beat also tells `database` whether the database answered; while it
-// does not, beats come every kProbeWhileUnreachable, so that the daemon
-// notices soon after it is back.
+// Each beat also tells `database` whether the database answered (and, as
+// a write, whether it takes writes: TuningStore::ReportWrites); while it
+// does not answer, beats come every kProbeWhileUnreachable, while it
+// refuses writes every `write_retry_seconds`, so that the daemon notices
+// soon after it is back.
 class FleetHeartbeat {
  public:
   // `self` holds what does not change: id, address, version, start time.
   FleetHeartbeat(db::TuningStore& store, const DeviceRegistry& devices, DatabaseHealth& database,
-                 v1::FleetDaemon self, double interval_seconds);
+                 v1::FleetDaemon self, double interval_seconds, double write_retry_seconds);
   // Stops beating; the row stays and ages, which is how others see it gone.
   ~FleetHeartbeat() = default;
 

@@ -25,11 +25,13 @@ bool IsActive(v1::JobState state) {
   return state == v1::JOB_QUEUED || state == v1::JOB_RUNNING;
 }
 
-grpc::Status LoadJob(db::TuningStore& store, const std::string& job_id, v1::Job& job) {
+// The job as an answer carries it: cut to fit one message (CutToFit).
+grpc::Status LoadJob(const ServiceContext& ctx, const std::string& job_id, v1::Job& job) {
   if (job_id.empty()) return InvalidArgument({"job_id", "is required"});
-  auto found = store.GetJob(job_id);
+  auto found = ctx.store->GetJob(job_id);
   if (!found) return {grpc::StatusCode::NOT_FOUND, "job_id: no job " + kernels::Quoted(job_id)};
   job = std::move(*found);
+  CutToFit(ctx.config, {&job});
   return grpc::Status::OK;
 }
 
@@ -78,7 +80,7 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* ctx,
     spdlog::info("job={} request={} peer={} caller={}: submitted", id, RequestId(*ctx), ctx->peer(),
                  call.caller.identity);
     response->set_job_id(id);
-    return LoadJob(*ctx_.store, id, *response->mutable_job());
+    return LoadJob(ctx_, id, *response->mutable_job());
   });
 }
 
@@ -86,7 +88,7 @@ grpc::Status TuningServiceImpl::GetJob(grpc::ServerContext* ctx, const v1::GetJo
                                        v1::Job* response) {
   constexpr CallPolicy kPolicy{.method = "GetJob", .needs_database = true};
   return admission_.Run(*ctx, kPolicy, [&](const AdmittedCall&) {
-    return LoadJob(*ctx_.store, request->job_id(), *response);
+    return LoadJob(ctx_, request->job_id(), *response);
   });
 }
 
@@ -127,7 +129,7 @@ grpc::Status TuningServiceImpl::CancelJob(grpc::ServerContext* ctx,
   constexpr CallPolicy kPolicy{
       .method = "CancelJob", .access = Access::kMutate, .needs_database = true};
   return admission_.Run(*ctx, kPolicy, [&](const AdmittedCall& call) -> grpc::Status {
-    if (auto s = LoadJob(*ctx_.store, request->job_id(), *response); !s.ok()) return s;
+    if (auto s = LoadJob(ctx_, request->job_id(), *response); !s.ok()) return s;
     if (!ctx_.store->CancelJob(request->job_id())) {
       return {grpc::StatusCode::FAILED_PRECONDITION,
               "job_id: job " + kernels::Quoted(request->job_id()) + " already finished (" +
@@ -136,7 +138,7 @@ grpc::Status TuningServiceImpl::CancelJob(grpc::ServerContext* ctx,
     if (ctx_.scheduler) ctx_.scheduler->Cancel(request->job_id());
     spdlog::info("job={} request={} peer={} caller={}: cancelled", request->job_id(),
                  RequestId(*ctx), ctx->peer(), call.caller.identity);
-    auto status = LoadJob(*ctx_.store, request->job_id(), *response);
+    auto status = LoadJob(ctx_, request->job_id(), *response);
     v1::JobEvent event;
     event.set_kind(v1::JobEvent::KIND_JOB_FINISHED);
     event.set_job_id(request->job_id());
@@ -166,7 +168,7 @@ grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* ctx,
     v1::JobEvent snapshot;
     snapshot.set_kind(v1::JobEvent::KIND_SNAPSHOT);
     snapshot.set_job_id(request->job_id());
-    if (auto s = LoadJob(*ctx_.store, request->job_id(), *snapshot.mutable_job()); !s.ok()) {
+    if (auto s = LoadJob(ctx_, request->job_id(), *snapshot.mutable_job()); !s.ok()) {
       return s;
     }
     if (!writer->Write(snapshot)) return grpc::Status::OK;
@@ -192,12 +194,14 @@ grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* ctx,
           return {grpc::StatusCode::UNAVAILABLE, "tiletuned is shutting down; watch again later"};
         }
         v1::Job job;
-        if (fleet && LoadJob(*ctx_.store, request->job_id(), job).ok() && !IsActive(job.state())) {
+        if (fleet && LoadJob(ctx_, request->job_id(), job).ok() && !IsActive(job.state())) {
           write_finished(job);
           break;
         }
         continue;
       }
+      // Events carry the job as the scheduler stored it.
+      CutToFit(ctx_.config, {&*event});
       if (!writer->Write(*event)) break;
       if (event->kind() == v1::JobEvent::KIND_JOB_FINISHED) break;
     }

@@ -84,6 +84,7 @@ class StoringObserver final : public tuner::TuningObserver {
     if (progress.state() == v1::JOB_CANCELLED) return;
     if (interrupted_.load()) return;
     store_.UpdateItem(job_id_, progress, lease_);
+    last_stored_ = progress;
     v1::JobEvent event;
     event.set_kind(kind);
     event.set_job_id(job_id_);
@@ -98,6 +99,16 @@ class StoringObserver final : public tuner::TuningObserver {
     events_.Publish(event);
   }
 
+  // The item back in the queue as far as it was stored, to resume from
+  // its stored trials.
+  v1::JobItemProgress Requeued(const db::JobItemClaim& claim) const {
+    v1::JobItemProgress progress = last_stored_;
+    progress.set_index(claim.item_index);
+    *progress.mutable_key() = claim.key;
+    progress.set_state(v1::JOB_QUEUED);
+    return progress;
+  }
+
  private:
   db::TuningStore& store_;
   JobEventHub& events_;
@@ -110,6 +121,7 @@ class StoringObserver final : public tuner::TuningObserver {
   const std::atomic<bool>& interrupted_;
   std::function<void(bool)> on_worker_fate_;
   std::set<std::string> stored_kernels_;
+  v1::JobItemProgress last_stored_;
 };
 
 }  // namespace
@@ -132,6 +144,7 @@ JobScheduler::~JobScheduler() {
 }
 
 void JobScheduler::Start() {
+  FinishSettledJobs();
   for (const auto& device : devices_.devices()) {
     threads_.emplace_back([this, d = device.get()] { DeviceLoop(*d); });
   }
@@ -142,6 +155,9 @@ void JobScheduler::FlushMissCounts() {
   // Kept in memory while the database is away, saved once it is back.
   try {
     database_.Attempt([this] { store_.SetMissCounts(misses_.TakeChangedJobCounts()); });
+  } catch (const db::StoreUnwritable&) {
+    // Logged once by database_; the counts only order the queue, and the
+    // next misses count again.
   } catch (const db::StoreError& e) {
     spdlog::error("cannot save lookup miss counts: {}", e.what());
   }
@@ -201,6 +217,8 @@ void JobScheduler::DeviceLoop(ManagedDevice& device) {
       database_.Reachable();
     } catch (const db::StoreUnreachable& e) {
       database_.Unreachable(e.what());
+    } catch (const db::StoreUnwritable&) {
+      // Told to database_ by the store, and logged there once.
     } catch (const db::StoreError& e) {
       spdlog::error("device {}: cannot claim work: {}", device.info.id, e.what());
     }
@@ -255,6 +273,9 @@ void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker
                            failure_key, interrupted, on_worker_fate);
   std::jthread heartbeat;
   if (claim.lease != db::kUnleased) heartbeat = RenewLeaseWhileRunning(claim, stop);
+  const std::string item_name = "job=" + claim.job_id + " item=" + std::to_string(claim.item_index);
+  // Set when the run stopped because its progress could not be stored.
+  bool requeue = false;
   try {
     if (space.empty()) {
       v1::JobItemProgress failed;
@@ -277,17 +298,39 @@ void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker
           session.Run(item, store_.TrialsForItem(claim.job_id, claim.item_index), observer, *stop);
       // Before the job can be reported finished, so watchers see the count.
       device.worker_restarts.store(worker.restarts());
-      if (outcome.record && !interrupted.load()) {
-        store_.PutRecord(canonical, *outcome.record);
+      // The item is stored finished: its record must land too, or the
+      // tuning is lost.
+      if (outcome.record && !interrupted.load() && StoreUntilItLands(item_name + ": record", [&] {
+            store_.PutRecord(canonical, *outcome.record);
+          })) {
         cache_.Put(outcome.record->device_class(), canonical,
                    std::make_shared<const v1::Record>(*outcome.record));
       }
     }
     heartbeat = {};
-    if (!interrupted.load()) FinishJobIfDone(claim.job_id);
+    if (!interrupted.load()) {
+      StoreUntilItLands("job=" + claim.job_id + ": state", [&] { FinishJobIfDone(claim.job_id); });
+    }
+  } catch (const db::LeaseLost& e) {
+    spdlog::warn("{}: {}", item_name, e.what());
+  } catch (const db::StoreError& e) {
+    spdlog::error("{}: stopped, its progress could not be stored: {}", item_name, e.what());
+    requeue = !interrupted.load();
   } catch (const std::exception& e) {
-    spdlog::error("job={} item={}: {}", claim.job_id, claim.item_index, e.what());
+    spdlog::error("{}: {}", item_name, e.what());
   }
+  // Back in the queue (a cancelled item stays cancelled), not left RUNNING
+  // until a restart: it resumes from its stored trials once writes land.
+  if (requeue) {
+    try {
+      StoreUntilItLands(item_name + ": return to the queue", [&] {
+        store_.UpdateItem(claim.job_id, observer.Requeued(claim), claim.lease);
+      });
+    } catch (const std::exception& e) {
+      spdlog::error("{}: cannot return it to the queue: {}", item_name, e.what());
+    }
+  }
+  heartbeat = {};
   device.set_running_job("");
   if (device.state.load() != v1::Device::STATE_QUARANTINED) {
     device.state.store(v1::Device::STATE_IDLE);
@@ -323,6 +366,41 @@ std::jthread JobScheduler::RenewLeaseWhileRunning(const db::JobItemClaim& claim,
       return;
     }
   });
+}
+
+bool JobScheduler::StoreUntilItLands(const std::string& what, const std::function<void()>& write) {
+  const auto retry =
+      std::chrono::milliseconds(static_cast<int64_t>(config_.db_write_retry_seconds * 1000));
+  for (bool told = false;; told = true) {
+    try {
+      write();
+      if (told) spdlog::info("{}: stored", what);
+      return true;
+    } catch (const db::LeaseLost& e) {
+      spdlog::warn("{}: {}", what, e.what());
+      return false;
+    } catch (const db::StoreError& e) {
+      if (!told) {
+        spdlog::warn("{}: not stored, trying again every {} s: {}", what,
+                     config_.db_write_retry_seconds, e.what());
+      }
+    }
+    std::unique_lock lock(mu_);
+    if (cv_.wait_for(lock, retry, [this] { return draining_; })) return false;
+  }
+}
+
+void JobScheduler::FinishSettledJobs() {
+  try {
+    std::string token;
+    do {
+      const db::JobPage page = store_.ListJobs({v1::JOB_RUNNING}, 100, token);
+      for (const auto& job : page.jobs) FinishJobIfDone(job.id());
+      token = page.next_page_token;
+    } while (!token.empty());
+  } catch (const db::StoreError& e) {
+    spdlog::error("cannot finish the jobs whose items all finished: {}", e.what());
+  }
 }
 
 void JobScheduler::FinishJobIfDone(const std::string& job_id) {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -61,6 +62,15 @@ class JobScheduler {
   std::jthread RenewLeaseWhileRunning(const db::JobItemClaim& claim,
                                       std::shared_ptr<std::atomic<bool>> stop);
   void FinishJobIfDone(const std::string& job_id);
+  // At start: a RUNNING job whose items have all finished is finished, as
+  // its last item's daemon could not store (a refused write, a kill
+  // between the item's write and the job's).
+  void FinishSettledJobs();
+  // Runs `write` until it lands: while the database refuses it (or cannot
+  // be reached), again every db_write_retry_seconds, so that a finished
+  // item or job is not left RUNNING. False when it did not land: the
+  // scheduler drains (a restart resumes the item) or the lease was lost.
+  bool StoreUntilItLands(const std::string& what, const std::function<void()>& write);
 
   db::TuningStore& store_;
   DeviceRegistry& devices_;

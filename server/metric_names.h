@@ -40,6 +40,10 @@ inline constexpr MetricFamily kDatabaseReachableMetric{
     "tiletune_database_reachable", MetricType::kGauge,
     "1 while the tuning database answers; 0 while lookups are served from the cache alone and "
     "mutating calls are refused"};
+inline constexpr MetricFamily kDatabaseWritableMetric{
+    "tiletune_database_writable", MetricType::kGauge,
+    "0 from a write the tuning database refused (full disk, I/O error, read-only) until one lands "
+    "again; lookups go on meanwhile"};
 inline constexpr MetricFamily kDeviceBusyMetric{"tiletune_device_busy", MetricType::kGauge,
                                                 "1 while a device runs a job"};
 inline constexpr MetricFamily kDeviceQuarantinedMetric{
@@ -67,6 +71,7 @@ inline constexpr MetricFamily kMetricFamilies[] = {kLookupsMetric,
                                                    kTrialsMetric,
                                                    kJobsMetric,
                                                    kDatabaseReachableMetric,
+                                                   kDatabaseWritableMetric,
                                                    kDeviceBusyMetric,
                                                    kDeviceQuarantinedMetric,
                                                    kWorkerRestartsMetric,

@@ -28,22 +28,24 @@ std::size_t EntryBytes(std::initializer_list<google::protobuf::Message*> message
 
 }  // namespace
 
+std::size_t CutToFit(const DaemonConfig& config,
+                     std::initializer_list<google::protobuf::Message*> messages) {
+  const std::size_t bytes = EntryBytes(messages);
+  if (bytes <= Room(config.max_message_bytes)) return bytes;
+  for (auto* m : messages) TruncateLongText(*m, static_cast<std::size_t>(config.max_text_bytes));
+  return EntryBytes(messages);
+}
+
 PageFiller::PageFiller(const DaemonConfig& config, const std::vector<std::string>& tokens_after,
                        const std::string& next_page_token)
-    : room_(Room(config.max_message_bytes)),
-      max_text_bytes_(static_cast<std::size_t>(config.max_text_bytes)),
+    : config_(config),
+      room_(Room(config.max_message_bytes)),
       tokens_after_(tokens_after),
       next_page_token_(&next_page_token) {}
 
 bool PageFiller::Fits(std::size_t index,
                       std::initializer_list<google::protobuf::Message*> messages) {
-  std::size_t bytes = EntryBytes(messages);
-  if (bytes > room_) {
-    // Stored before the limits on text, or by another daemon: answered
-    // shortened rather than failing every page it is on.
-    for (auto* m : messages) TruncateLongText(*m, max_text_bytes_);
-    bytes = EntryBytes(messages);
-  }
+  const std::size_t bytes = CutToFit(config_, messages);
   if (index > 0 && used_ + bytes > room_) {
     next_page_token_ = &tokens_after_[index - 1];
     return false;

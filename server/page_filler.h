@@ -1,6 +1,7 @@
-// List answers (ListJobs, ListRecords) filled from a store page up to what
-// one gRPC message may carry, so that nothing stored, however big, makes a
-// list call fail.
+// Answers filled from the store up to what one gRPC message may carry, so
+// that nothing stored, however big, makes a call fail: list pages
+// (ListJobs, ListRecords) by PageFiller, single answers and stream messages
+// (GetJob, WatchJob, ExportRecords) by CutToFit.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +14,14 @@
 #include "server/daemon_config.h"
 
 namespace tiletune::server {
+
+// Cuts the long free text of `messages`, which go in one answer together,
+// to max_text_bytes when they would take it past max_message_bytes (less a
+// margin for the rest of it): what was stored before the limits on text,
+// or by another daemon, is answered shortened rather than failing every
+// call that reads it. Returns the bytes they then add to the answer.
+std::size_t CutToFit(const DaemonConfig& config,
+                     std::initializer_list<google::protobuf::Message*> messages);
 
 class PageFiller {
  public:
@@ -33,8 +42,8 @@ class PageFiller {
   const std::string& next_page_token() const { return *next_page_token_; }
 
  private:
+  const DaemonConfig& config_;
   const std::size_t room_;
-  const std::size_t max_text_bytes_;
   const std::vector<std::string>& tokens_after_;
   const std::string* next_page_token_;
   std::size_t used_ = 0;

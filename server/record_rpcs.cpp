@@ -69,7 +69,9 @@ grpc::Status TuningServiceImpl::ExportRecords(grpc::ServerContext* ctx,
         stopped = true;
         return;
       }
-      if (!writer->Write(ToExportLine(r))) stopped = true;
+      v1::ExportLine line = ToExportLine(r);
+      CutToFit(ctx_.config, {&line});
+      if (!writer->Write(line)) stopped = true;
     });
     if (ctx->IsCancelled()) return {grpc::StatusCode::CANCELLED, "export cancelled"};
     // A cut-off export must not end OK: the client would take it for whole.

@@ -27,6 +27,7 @@
 
 #include "db/tuning_store.h"
 #include "runtime/backend_registry.h"
+#include "runtime/subprocess.h"
 #include "server/artifact_signer.h"
 #include "server/call_authorizer.h"
 #include "server/daemon_config.h"
@@ -52,8 +53,8 @@ namespace {
 constexpr char kServiceName[] = "tiletune.v1.TuningService";
 constexpr char kLivenessService[] = "liveness";
 // SERVING while calls that change the database (SubmitJob, CancelJob,
-// ImportRecords) can work: NOT_SERVING while the database is unreachable,
-// when "" and kServiceName stay SERVING for lookups from the cache.
+// ImportRecords) can work: NOT_SERVING while the database is unreachable or
+// refuses writes, when "" and kServiceName stay SERVING for lookups.
 constexpr char kMutationsService[] = "tiletune.v1.TuningService.mutations";
 
 // A program installed beside tiletuned.
@@ -131,6 +132,9 @@ void AddScrapedMetrics(server::MetricsRegistry& registry, db::TuningStore& store
   registry.AddReader(server::kDatabaseReachableMetric, [&database] {
     return std::vector<std::pair<server::Labels, double>>{{{}, database.reachable() ? 1.0 : 0.0}};
   });
+  registry.AddReader(server::kDatabaseWritableMetric, [&database] {
+    return std::vector<std::pair<server::Labels, double>>{{{}, database.writable() ? 1.0 : 0.0}};
+  });
   // One series per device, read from its state at scrape time.
   auto per_device = [&registry, &devices](const server::MetricFamily& family,
                                           double (*value)(const server::ManagedDevice&)) {
@@ -166,6 +170,13 @@ int Run(server::DaemonConfig config) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // Compilers and workers must not outlive the daemon, also after kill -9.
+  try {
+    runtime::KillChildGroupsOnExit();
+  } catch (const std::system_error& e) {
+    spdlog::critical("{}", e.what());
+    return 1;
+  }
 
   // Before any thread starts, so that every one and every child inherits it.
   if (config.host_cpus > 0) {
@@ -246,8 +257,8 @@ int Run(server::DaemonConfig config) {
   // Set once the gRPC server is built; the database is opened after that.
   grpc::HealthCheckServiceInterface* health = nullptr;
   std::atomic<bool> serving{false};
-  server::DatabaseHealth database([&health, &serving](bool reachable) {
-    health->SetServingStatus(kMutationsService, serving.load() && reachable);
+  server::DatabaseHealth database([&health, &serving](bool usable) {
+    health->SetServingStatus(kMutationsService, serving.load() && usable);
   });
   server::ServiceContext context{config, *devices, cache, events, metrics, database};
   context.started_at = google::protobuf::util::TimeUtil::GetCurrentTime();
@@ -353,6 +364,8 @@ int Run(server::DaemonConfig config) {
     }
   }
   database.Reachable();
+  store->ReportWrites(
+      [&database](const db::StoreUnwritable* refused) { database.WriteOutcome(refused); });
   // Other daemons on a shared database write records too: drop what the
   // cache holds for them as their commits are announced (for any class:
   // lookups may name a class only other daemons of the fleet have).
@@ -372,7 +385,8 @@ int Run(server::DaemonConfig config) {
   self.set_version(TILETUNE_VERSION);
   *self.mutable_started_at() = context.started_at;
   std::optional<server::FleetHeartbeat> heartbeat;
-  heartbeat.emplace(*store, *devices, database, std::move(self), config.fleet_heartbeat_seconds);
+  heartbeat.emplace(*store, *devices, database, std::move(self), config.fleet_heartbeat_seconds,
+                    config.db_write_retry_seconds);
 
   server::JobScheduler scheduler(*store, *devices, events, cache, metrics, context.misses, database,
                                  config);

@@ -155,6 +155,49 @@ v1::Job Job(const std::string& id, int items) {
   return job;
 }
 
+TEST_F(PostgresOpen, WritesAReadOnlyServerRefusesAreUnwritableAndToldUntilOneLands) {
+  auto store = Open(1);
+  std::vector<std::string> told;
+  store->ReportWrites(
+      [&told](const StoreUnwritable* refused) { told.push_back(refused ? "refused" : "stored"); });
+  store->PutRecord("gemm:1", Record(3));
+  store->FindRecord("gemm:1", "cls-a");
+  EXPECT_EQ(told, std::vector<std::string>{"stored"});
+  // The database turns read-only for every new session; the store's
+  // connection is dropped so that it opens one of those.
+  const auto set_read_only = [&](bool on) {
+    testing::QueryPostgres(*testing::PostgresAdminUrl(),
+                           "ALTER DATABASE \"" + database_->name() + "\" SET " +
+                               "default_transaction_read_only = " + (on ? "on" : "off"));
+    Query(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+        " WHERE datname = current_database() AND pid <> pg_backend_pid()");
+  };
+  // The first call after may find its connection closed (StoreUnreachable).
+  const auto put = [&](const std::string& key) {
+    for (int attempt = 0;; ++attempt) {
+      try {
+        store->PutRecord(key, Record(4));
+        return;
+      } catch (const StoreUnreachable&) {
+        if (attempt > 0) throw;
+      }
+    }
+  };
+  set_read_only(true);
+  EXPECT_THROW(put("gemm:2"), StoreUnwritable);
+  EXPECT_EQ(told.back(), "refused");
+  // A transaction's write, refused the same way.
+  EXPECT_THROW(store->CreateJob(Job("j1", 1), {"j1/0"}), StoreUnwritable);
+  EXPECT_TRUE(store->FindRecord("gemm:1", "cls-a"));  // reads go on
+  set_read_only(false);
+  put("gemm:2");
+  EXPECT_EQ(told.back(), "stored");
+  store->CreateJob(Job("j1", 1), {"j1/0"});
+  EXPECT_EQ(told.back(), "stored");
+  EXPECT_TRUE(store->FindRecord("gemm:2", "cls-a"));
+}
+
 TEST_F(PostgresOpen, DaemonsClaimingAtOnceNeverShareAnItem) {
   // Two stores stand for two daemons; each claims from four threads.
   std::vector<std::unique_ptr<TuningStore>> stores;

@@ -4,8 +4,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <optional>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "db/tuning_store.h"
@@ -129,6 +134,106 @@ TEST(CrashRecovery, RandomKillNineRoundsLoseNothingAcknowledged) {
   EXPECT_EQ(ack.records.size(), 2 * ack.jobs.size());
   EXPECT_EQ(daemon.Stop(SIGTERM), 0);
   ExpectDurable(daemon.db_path(), ack, kRounds);
+}
+
+// A process as /proc shows it.
+struct ProcessStat {
+  std::string name;  // comm
+  char state = '?';
+  pid_t parent = 0;
+  uint64_t started = 0;  // tells it from a later process with the same pid
+};
+
+std::optional<ProcessStat> ReadStat(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(in, text)) return std::nullopt;
+  // The name may hold spaces and parentheses: fields go on after the last ')'.
+  const auto open = text.find('('), close = text.rfind(')');
+  if (open == std::string::npos || close == std::string::npos) return std::nullopt;
+  ProcessStat stat;
+  stat.name = text.substr(open + 1, close - open - 1);
+  std::istringstream fields(text.substr(close + 1));
+  fields >> stat.state >> stat.parent;
+  std::string skip;
+  for (int field = 5; field < 22; ++field) fields >> skip;
+  fields >> stat.started;
+  return stat;
+}
+
+// Every live descendant of `root`, by pid.
+std::map<pid_t, ProcessStat> Descendants(pid_t root) {
+  std::map<pid_t, ProcessStat> all;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = std::stoi(name);
+    if (auto stat = ReadStat(pid); stat && stat->state != 'Z') all[pid] = *stat;
+  }
+  std::map<pid_t, ProcessStat> found;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& [pid, stat] : all) {
+      if ((stat.parent == root || found.contains(stat.parent)) && !found.contains(pid)) {
+        found[pid] = stat;
+        grew = true;
+      }
+    }
+  }
+  return found;
+}
+
+bool StillAlive(pid_t pid, const ProcessStat& seen) {
+  const auto now = ReadStat(pid);
+  return now && now->state != 'Z' && now->started == seen.started;
+}
+
+TEST(CrashRecovery, ChildrenAndTheirChildrenDieWithTheDaemonOnKillNine) {
+  TempDir dir;
+  // A compiler that never finishes: it starts a child of its own and waits.
+  const auto compiler = dir.path() / "slow-cc";
+  std::ofstream(compiler) << "#!/bin/sh\n"
+                             "if [ \"$1\" = --version ]; then echo 'slow-cc 1.0'; exit 0; fi\n"
+                             "sleep 600 &\n"
+                             "wait\n";
+  std::filesystem::permissions(compiler, std::filesystem::perms::owner_all);
+  std::filesystem::create_directories(dir.path() / "data");  // for the daemon's log
+  TiletunedProcess daemon(dir.path() / "data",
+                          {"--backends", "host", "--host-compiler", compiler.string()});
+  daemon.Start();
+  {
+    grpc::ClientContext ctx;
+    v1::SubmitJobRequest request;
+    *request.mutable_spec() = SmallJob(1);
+    v1::SubmitJobResponse response;
+    ASSERT_TRUE(daemon.Stub()->SubmitJob(&ctx, request, &response).ok());
+  }
+  std::map<pid_t, ProcessStat> descendants;
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  auto compiling = [&] {
+    descendants = Descendants(daemon.pid());
+    return std::any_of(descendants.begin(), descendants.end(),
+                       [](const auto& d) { return d.second.name == "sleep"; });
+  };
+  while (!compiling() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(compiling()) << daemon.log();
+
+  ASSERT_EQ(daemon.Stop(SIGKILL), 128 + SIGKILL);
+  std::vector<std::string> alive;
+  const auto gone_by = std::chrono::steady_clock::now() + 60s;
+  do {
+    alive.clear();
+    for (const auto& [pid, stat] : descendants) {
+      if (StillAlive(pid, stat)) alive.push_back(stat.name + " " + std::to_string(pid));
+    }
+    if (!alive.empty()) std::this_thread::sleep_for(50ms);
+  } while (!alive.empty() && std::chrono::steady_clock::now() < gone_by);
+  EXPECT_TRUE(alive.empty()) << ::testing::PrintToString(alive);
+  for (const auto& [pid, stat] : descendants) {
+    if (StillAlive(pid, stat)) ::kill(pid, SIGKILL);  // what the daemon failed to take along
+  }
 }
 
 }  // namespace

@@ -46,5 +46,24 @@ TEST(DatabaseHealth, AttemptSkipsCallsWhileUnreachableAndMarksWhatFindsItSo) {
   EXPECT_TRUE(health.reachable());
 }
 
+TEST(DatabaseHealth, ARefusedWriteMarksItUnusableUntilAWriteLands) {
+  std::vector<bool> seen;
+  DatabaseHealth health([&seen](bool usable) { seen.push_back(usable); });
+  const db::StoreUnwritable full("database or disk is full");
+  health.WriteOutcome(&full);
+  health.WriteOutcome(&full);
+  EXPECT_FALSE(health.writable());
+  EXPECT_TRUE(health.reachable());
+  EXPECT_EQ(seen, std::vector<bool>{false});
+  // Unreachable meanwhile and back: still refusing writes.
+  health.Unreachable("connection lost");
+  health.Reachable();
+  EXPECT_EQ(seen, (std::vector<bool>{false, false, false}));
+  health.WriteOutcome(nullptr);
+  health.WriteOutcome(nullptr);
+  EXPECT_TRUE(health.writable());
+  EXPECT_EQ(seen, (std::vector<bool>{false, false, false, true}));
+}
+
 }  // namespace
 }  // namespace tiletune::server

@@ -208,6 +208,63 @@ TEST(RequestLimits, JobsStoredWithHugeNamesDoNotBreakListJobs) {
   EXPECT_EQ(daemon.Stop(SIGTERM), 0);
 }
 
+TEST(RequestLimits, AJobOrRecordTooBigForOneMessageIsAnsweredCut) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path());
+  const std::string cut = std::string(4096, 'x') + "…";
+  {
+    auto store = db::OpenSqliteStore({daemon.db_path().string()});
+    store->CreateJob(StoredJob("huge", std::string(20 << 20, 'x'), 100), {"softmax-huge"});
+    store->CancelJob("huge");
+    v1::Record record;
+    *record.mutable_key() = RowKey("softmax", 8, 100);
+    record.set_device_class("some-class");
+    record.set_winner(v1::WINNER_VENDOR);
+    record.mutable_decision()->set_reason(std::string(20 << 20, 'x'));
+    store->PutRecord("softmax|huge", record);
+  }
+  daemon.Start();
+  auto stub = v1::TuningService::NewStub(client::MakeChannel(daemon.address()));
+  {
+    grpc::ClientContext ctx;
+    v1::GetJobRequest request;
+    request.set_job_id("huge");
+    v1::Job job;
+    const auto status = stub->GetJob(&ctx, request, &job);
+    ASSERT_TRUE(status.ok()) << status.error_code() << " " << status.error_message().substr(0, 200);
+    EXPECT_EQ(job.spec().name(), cut);
+  }
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + 60s);
+    v1::WatchJobRequest request;
+    request.set_job_id("huge");
+    auto reader = stub->WatchJob(&ctx, request);
+    std::vector<v1::JobEvent::Kind> kinds;
+    v1::JobEvent event;
+    while (reader->Read(&event)) {
+      kinds.push_back(event.kind());
+      EXPECT_EQ(event.job().spec().name(), cut);
+    }
+    const auto status = reader->Finish();
+    ASSERT_TRUE(status.ok()) << status.error_code() << " " << status.error_message().substr(0, 200);
+    EXPECT_EQ(kinds, (std::vector<v1::JobEvent::Kind>{v1::JobEvent::KIND_SNAPSHOT,
+                                                      v1::JobEvent::KIND_JOB_FINISHED}));
+  }
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + 60s);
+    auto reader = stub->ExportRecords(&ctx, {});
+    std::vector<std::string> reasons;
+    v1::ExportLine line;
+    while (reader->Read(&line)) reasons.push_back(line.record().decision().reason());
+    const auto status = reader->Finish();
+    ASSERT_TRUE(status.ok()) << status.error_code() << " " << status.error_message().substr(0, 200);
+    EXPECT_EQ(reasons, std::vector<std::string>{cut});
+  }
+  EXPECT_EQ(daemon.Stop(SIGTERM), 0);
+}
+
 TEST(RequestLimits, RecordsStoredWithHugeTextDoNotBreakListRecords) {
   TempDir dir;
   TiletunedProcess daemon(dir.path());
