@@ -29,6 +29,9 @@ class TiletunedProcess {
   // Sends `signal` and waits for the process; returns its exit code, or
   // 128+signal when it died from one.
   int Stop(int signal, std::chrono::seconds timeout = std::chrono::seconds(60));
+  // SIGKILL to the daemon and then to its child processes, which would
+  // outlive it (a worker spinning in a planted hang); returns Stop's code.
+  int KillWithChildren();
   bool running() const { return pid_ > 0; }
 
   const std::string& address() const { return address_; }
