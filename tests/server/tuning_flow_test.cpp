@@ -555,6 +555,29 @@ TEST(TuningFlow, TuneOnMissFloodMakesOneJobAndNeverWaits) {
   EXPECT_EQ(Get(*stub, *job_ids.begin()).miss_count(), 100);
 }
 
+// Submits a long job (exhaustive over a large GEMM space, an hour's budget)
+// and waits until it runs, so that later jobs stay queued until it is
+// cancelled.
+std::string OccupyDevice(v1::TuningService::Stub& stub) {
+  v1::JobSpec spec;
+  spec.set_name("occupy");
+  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
+  spec.mutable_budget()->set_max_variants(200);
+  spec.mutable_budget()->set_max_seconds(3600);
+  *spec.add_kernels() = GemmKey(512, 512, 512);
+  const std::string id = Submit(stub, spec);
+  PollUntil([&] { return Get(stub, id).state() == v1::JOB_RUNNING; });
+  return id;
+}
+
+void CancelJob(v1::TuningService::Stub& stub, const std::string& id) {
+  grpc::ClientContext ctx;
+  v1::CancelJobRequest req;
+  req.set_job_id(id);
+  v1::Job cancelled;
+  ASSERT_TRUE(stub.CancelJob(&ctx, req, &cancelled).ok());
+}
+
 TEST(TuningFlow, QueuedJobsRunInPriorityOrder) {
   TempDir dir;
   TiletunedProcess daemon(dir.path());
@@ -567,14 +590,14 @@ TEST(TuningFlow, QueuedJobsRunInPriorityOrder) {
     *spec.add_kernels() = RowKey("softmax", 16, cols);
     return spec;
   };
-  // The first job occupies the device before the others arrive: queued
-  // together, `low` would outrank it and could be claimed before `high`
-  // exists.
-  const std::string first = Submit(*stub, spec_for(0, 100));
-  ASSERT_TRUE(PollUntil([&] { return Get(*stub, first).state() == v1::JOB_RUNNING; }));
+  // The device is occupied until both have arrived: free, it could claim
+  // `low` before `high` exists.
+  const std::string first = OccupyDevice(*stub);
+  ASSERT_EQ(Get(*stub, first).state(), v1::JOB_RUNNING);
   const std::string low = Submit(*stub, spec_for(1, 101));
   const std::string high = Submit(*stub, spec_for(5, 102));
-  for (const auto& id : {first, low, high}) WatchToEnd(*stub, id);
+  CancelJob(*stub, first);
+  for (const auto& id : {low, high}) WatchToEnd(*stub, id);
   const auto low_job = Get(*stub, low);
   const auto high_job = Get(*stub, high);
   EXPECT_LT(high_job.started_at().seconds() * 1000000000LL + high_job.started_at().nanos(),
@@ -735,29 +758,6 @@ TEST(TuningFlow, NonFiniteNumbersInRequestsAreRefusedNamingTheField) {
   auto gemm = GemmKey(8, 8, 8, {"scale"});
   gemm.mutable_chain(0)->set_scalar(0.5);
   EXPECT_TRUE(submit(gemm, 30).ok());
-}
-
-// Submits a long job (exhaustive over a large GEMM space, an hour's budget)
-// and waits until it runs, so that later jobs stay queued until it is
-// cancelled.
-std::string OccupyDevice(v1::TuningService::Stub& stub) {
-  v1::JobSpec spec;
-  spec.set_name("occupy");
-  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
-  spec.mutable_budget()->set_max_variants(200);
-  spec.mutable_budget()->set_max_seconds(3600);
-  *spec.add_kernels() = GemmKey(512, 512, 512);
-  const std::string id = Submit(stub, spec);
-  PollUntil([&] { return Get(stub, id).state() == v1::JOB_RUNNING; });
-  return id;
-}
-
-void CancelJob(v1::TuningService::Stub& stub, const std::string& id) {
-  grpc::ClientContext ctx;
-  v1::CancelJobRequest req;
-  req.set_job_id(id);
-  v1::Job cancelled;
-  ASSERT_TRUE(stub.CancelJob(&ctx, req, &cancelled).ok());
 }
 
 int64_t Nanos(const google::protobuf::Timestamp& t) {
