@@ -178,6 +178,7 @@ TEST(TuningFlow, TheSearchSpansEveryTemplateServingTheKey) {
   v1::JobSpec spec;
   spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
   spec.mutable_budget()->set_max_variants(static_cast<int>(space.ValidVariants().size()));
+  spec.mutable_budget()->set_max_seconds(3600);  // every variant runs, however slow
   *spec.add_kernels() = key;
   const std::string id = Submit(*stub, spec);
   WatchToEnd(*stub, id);
@@ -395,6 +396,7 @@ TEST(TuningFlow, PlantedHangCrashAndWrongVariantsAreIsolated) {
   auto stub = daemon.Stub();
   v1::JobSpec spec;
   spec.mutable_budget()->set_max_variants(2);
+  spec.mutable_budget()->set_max_seconds(3600);  // every variant runs, however slow
   *spec.add_kernels() = RowKey("softmax", 128, 257);
   const std::string id = Submit(*stub, spec);
   WatchToEnd(*stub, id);
@@ -469,6 +471,7 @@ TEST(TuningFlow, TuningTheSameSpaceAgainCompilesNothing) {
   v1::JobSpec spec;
   spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
   spec.mutable_budget()->set_max_variants(3);
+  spec.mutable_budget()->set_max_seconds(3600);  // every variant runs, however slow
   *spec.add_kernels() = RowKey("layernorm", 24, 200);
   const std::string first = Submit(*stub, spec);
   WatchToEnd(*stub, first);
@@ -905,6 +908,7 @@ TEST(TrustedTuning, VariantsThatFailedAreSkippedInLaterJobs) {
   auto stub = daemon.Stub();
   v1::JobSpec spec;
   spec.mutable_budget()->set_max_variants(1);
+  spec.mutable_budget()->set_max_seconds(3600);  // every variant runs, however slow
   *spec.add_kernels() = RowKey("softmax", 32, 129);
   const std::string first = Submit(*stub, spec);
   WatchToEnd(*stub, first);

@@ -129,9 +129,16 @@ void TiletunedProcess::Start() {
                                    "--metrics-listen",      "127.0.0.1:0", "--ready-file",
                                    ready.string(),          "--log-level", "debug"};
   // tiletuned refuses a flag given twice.
-  if (std::find(extra_args_.begin(), extra_args_.end(), "--listen") == extra_args_.end()) {
-    argv.insert(argv.end(), {"--listen", "127.0.0.1:0"});
-  }
+  auto unless_given = [&](const std::string& flag, const std::string& value) {
+    if (std::find(extra_args_.begin(), extra_args_.end(), flag) == extra_args_.end()) {
+      argv.insert(argv.end(), {flag, value});
+    }
+  };
+  unless_given("--listen", "127.0.0.1:0");
+  // At the default niceness (10) the machine's other work starves the
+  // compilers (a few % of a core each under a load of 15): a test's pace
+  // would be the machine's load.
+  unless_given("--compile-niceness", "0");
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   pid_ = Spawn(argv, data_dir_ / "tiletuned.out", log_path());
   const auto deadline = In(kEventCeiling);
