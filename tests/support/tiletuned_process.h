@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/poll_until.h"
 #include "tiletune/v1/tiletune.grpc.pb.h"
 
 namespace tiletune::testing {
@@ -61,7 +62,7 @@ struct CommandResult {
   std::string err;
 };
 CommandResult RunCommand(const std::vector<std::string>& argv,
-                         std::chrono::seconds timeout = std::chrono::seconds(120));
+                         std::chrono::seconds timeout = kEventCeiling);
 
 // A fresh temporary folder removed at destruction.
 class TempDir {
