@@ -33,10 +33,11 @@ void ExpectFallback(const LookupAnswer& answer, const std::string& address) {
 
 TEST(TiletuneClientTest, RefusedConnectionAnswersFallbackAtOnce) {
   LoopbackPort port(LoopbackPort::Mode::kRefusing);
-  TiletuneClient client(port.address());
-  auto started = std::chrono::steady_clock::now();
+  // A deadline far off: UNAVAILABLE, not DEADLINE_EXCEEDED, says the answer
+  // did not wait for it.
+  TiletuneClient client(port.address(), {.deadline = std::chrono::minutes(5)});
   LookupAnswer answer = client.Lookup(GemmKey());
-  EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(500));
+  EXPECT_EQ(answer.status.error_code(), grpc::StatusCode::UNAVAILABLE);
   ExpectFallback(answer, port.address());
   EXPECT_EQ(answer.status.error_code(), grpc::StatusCode::UNAVAILABLE);
 }
@@ -50,7 +51,9 @@ TEST(TiletuneClientTest, SilentDaemonAnswersFallbackWhenTheDeadlinePasses) {
   LookupAnswer answer = client.Lookup(GemmKey());
   auto elapsed = std::chrono::steady_clock::now() - started;
   EXPECT_GE(elapsed, milliseconds(90));
-  EXPECT_LT(elapsed, milliseconds(600));
+  // DEADLINE_EXCEEDED says the deadline ended the call; the bound only
+  // catches a call that hangs on past it.
+  EXPECT_LT(elapsed, std::chrono::seconds(60));
   ExpectFallback(answer, port.address());
   EXPECT_EQ(answer.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
 

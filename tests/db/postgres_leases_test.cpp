@@ -9,6 +9,7 @@
 
 #include "db/tuning_store.h"
 #include "store_test.h"
+#include "tests/support/poll_until.h"
 
 namespace tiletune::db {
 namespace {
@@ -50,25 +51,26 @@ v1::JobItemProgress Finished(int index, int compiled) {
 }
 
 TEST_F(PostgresLeases, AnItemWhoseLeaseRanOutIsTakenOverAndTheOldHolderIsFenced) {
-  auto a = Daemon("daemon-a", 1);
-  auto b = Daemon("daemon-b", 1);
+  // Between a beat and b's claim right after it there is far less than a
+  // lease, even on a loaded machine.
+  auto a = Daemon("daemon-a", 3);
+  auto b = Daemon("daemon-b", 3);
   CreateJob(*a, "j1", 1);
   auto held = a->ClaimNextItem("cls-a");
   ASSERT_TRUE(held);
   EXPECT_NE(held->lease, kUnleased);
   EXPECT_EQ(Query("SELECT owner FROM job_items"), "daemon-a");
 
-  // While a renews, b finds nothing; once a stops, the lease runs out.
+  // While a renews, past its first lease, b finds nothing; once a stops,
+  // the lease runs out.
   for (int beat = 0; beat < 4; ++beat) {
     EXPECT_TRUE(a->RenewLease("j1", 0, held->lease));
     EXPECT_FALSE(b->ClaimNextItem("cls-a")) << "beat " << beat;
-    std::this_thread::sleep_for(400ms);
+    std::this_thread::sleep_for(1s);
   }
   std::optional<JobItemClaim> taken;
-  for (int wait = 0; wait < 30 && !taken; ++wait) {
-    std::this_thread::sleep_for(100ms);
-    taken = b->ClaimNextItem("cls-a");
-  }
+  testing::PollUntil([&] { return (taken = b->ClaimNextItem("cls-a")).has_value(); },
+                     testing::In(testing::kEventCeiling), 100ms);
   ASSERT_TRUE(taken) << "the lease never ran out";
   EXPECT_EQ(taken->job_id, "j1");
   EXPECT_NE(taken->lease, held->lease);

@@ -70,7 +70,7 @@ mkdir "$data"
   --metrics-listen 127.0.0.1:0 --ready-file "$data/ready" --host-cpus 1 \
   >"$work/tiletuned.log" 2>&1 &
 daemon=$!
-for _ in $(seq 300); do
+for _ in $(seq 3000); do  # 300 s: only a hang takes this long, even on a loaded machine
   [[ -f "$data/ready" ]] && break
   kill -0 "$daemon" 2>/dev/null || break
   sleep 0.1

@@ -133,7 +133,8 @@ TEST(HostBackend, KillsACompilerPastItsTimeout) {
   ASSERT_TRUE(backend);
   const auto start = std::chrono::steady_clock::now();
   const CompileResult r = backend->Compile(SmallSource(0), backend->Devices()[0], {0.3});
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  // Killed, not ended on its own after 100 s; only a hang comes near this.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
   EXPECT_FALSE(r.ok);
   EXPECT_TRUE(r.timed_out);
   EXPECT_NE(r.log.find("compile timeout"), std::string::npos) << r.log;

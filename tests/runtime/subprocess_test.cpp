@@ -41,7 +41,8 @@ TEST(Subprocess, TimeoutKillsTheCommandWithinTheDeadline) {
   EXPECT_TRUE(r.timed_out);
   EXPECT_EQ(r.status.signal, SIGKILL);
   EXPECT_GE(elapsed, 300ms);
-  EXPECT_LT(elapsed, 2s);
+  // Killed, not ended on its own after 100 s; only a hang comes near this.
+  EXPECT_LT(elapsed, 60s);
 }
 
 // A process that no longer runs: gone, or a zombie waiting for its reaper.
@@ -56,7 +57,8 @@ TEST(Subprocess, TimeoutKillsTheWholeProcessGroup) {
   const CommandResult r = RunCommand({"sh", "-c", "sleep 100 & echo $!; wait"}, 500ms);
   ASSERT_TRUE(r.timed_out);
   const pid_t grandchild = std::stoi(r.out);
-  const auto deadline = std::chrono::steady_clock::now() + 2s;
+  // Well before the sleep's own 100 s; only a hang comes near this.
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
   while (!Ended(grandchild) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(10ms);
   }

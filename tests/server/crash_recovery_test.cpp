@@ -15,6 +15,7 @@
 
 #include "db/tuning_store.h"
 #include "kernels/core/kernel_key.h"
+#include "tests/support/poll_until.h"
 #include "tests/support/tiletuned_process.h"
 
 namespace tiletune::testing {
@@ -48,7 +49,7 @@ struct Acknowledged {
 
 void ReadBack(v1::TuningService::Stub& stub, Acknowledged& ack) {
   grpc::ClientContext records_ctx;
-  records_ctx.set_deadline(std::chrono::system_clock::now() + 2s);
+  records_ctx.set_deadline(std::chrono::system_clock::now() + kEventCeiling);
   v1::ListRecordsResponse records;
   if (stub.ListRecords(&records_ctx, {}, &records).ok()) {
     for (const auto& r : records.records()) {
@@ -57,7 +58,7 @@ void ReadBack(v1::TuningService::Stub& stub, Acknowledged& ack) {
   }
   for (const auto& id : ack.jobs) {
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + 2s);
+    ctx.set_deadline(std::chrono::system_clock::now() + kEventCeiling);
     v1::GetJobRequest request;
     request.set_job_id(id);
     v1::Job job;
@@ -117,17 +118,18 @@ TEST(CrashRecovery, RandomKillNineRoundsLoseNothingAcknowledged) {
 
   daemon.Start();
   auto stub = daemon.Stub();
-  const auto deadline = std::chrono::steady_clock::now() + 180s;
   for (const auto& id : ack.jobs) {
     v1::Job job;
-    do {
-      std::this_thread::sleep_for(100ms);
-      grpc::ClientContext ctx;
-      v1::GetJobRequest request;
-      request.set_job_id(id);
-      ASSERT_TRUE(stub->GetJob(&ctx, request, &job).ok());
-    } while ((job.state() == v1::JOB_QUEUED || job.state() == v1::JOB_RUNNING) &&
-             std::chrono::steady_clock::now() < deadline);
+    PollUntil(
+        [&] {
+          grpc::ClientContext ctx;
+          v1::GetJobRequest request;
+          request.set_job_id(id);
+          const auto status = stub->GetJob(&ctx, request, &job);
+          EXPECT_TRUE(status.ok()) << status.error_message();
+          return !status.ok() || (job.state() != v1::JOB_QUEUED && job.state() != v1::JOB_RUNNING);
+        },
+        In(kEventCeiling), 100ms);
     EXPECT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
   }
   ReadBack(*stub, ack);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "db/tuning_store.h"
+#include "tests/support/poll_until.h"
 #include "tests/support/tiletuned_process.h"
 
 namespace tiletune::testing {
@@ -16,7 +17,7 @@ using namespace std::chrono_literals;
 
 v1::Job WaitForJob(v1::TuningService::Stub& stub, const std::string& id,
                    const std::function<bool(const v1::Job&)>& done,
-                   std::chrono::seconds timeout = 120s) {
+                   std::chrono::seconds timeout = kEventCeiling) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   v1::Job job;
   while (std::chrono::steady_clock::now() < deadline) {

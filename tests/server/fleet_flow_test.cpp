@@ -6,12 +6,15 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <fstream>
 #include <future>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "runtime/host/cpu_fingerprint.h"
+#include "tests/support/poll_until.h"
 #include "tests/support/postgres_test_database.h"
 #include "tests/support/tiletuned_process.h"
 
@@ -50,7 +53,7 @@ v1::Job Get(const TiletunedProcess& daemon, const std::string& id) {
 // The last event of a WatchJob stream.
 v1::JobEvent LastEventOfWatch(const TiletunedProcess& daemon, const std::string& id) {
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + 120s);
+  ctx.set_deadline(std::chrono::system_clock::now() + kEventCeiling);
   v1::WatchJobRequest request;
   request.set_job_id(id);
   auto reader = daemon.Stub()->WatchJob(&ctx, request);
@@ -73,20 +76,15 @@ v1::LookupResponse Lookup(const TiletunedProcess& daemon, const v1::KernelKey& k
 
 // `tiletune health --service SERVICE` against `daemon`: its exit code.
 int HealthOf(const TiletunedProcess& daemon, const std::string& service) {
-  return RunCommand({BinaryPath("tiletune"), "--server", daemon.address(), "--timeout", "5",
+  return RunCommand({BinaryPath("tiletune"), "--server", daemon.address(), "--timeout", "60",
                      "health", "--service", service})
       .exit_code;
 }
 
-// Polls `health` until it answers `exit_code` or `limit` passes.
-bool HealthBecomes(const TiletunedProcess& daemon, const std::string& service, int exit_code,
-                   std::chrono::seconds limit) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (HealthOf(daemon, service) == exit_code) return true;
-    std::this_thread::sleep_for(100ms);
-  }
-  return false;
+// Polls `health` until it answers `exit_code`.
+bool HealthBecomes(const TiletunedProcess& daemon, const std::string& service, int exit_code) {
+  return PollUntil([&] { return HealthOf(daemon, service) == exit_code; }, In(kEventCeiling),
+                   100ms);
 }
 
 constexpr const char* kMutations = "tiletune.v1.TuningService.mutations";
@@ -164,12 +162,12 @@ TEST_F(FleetFlow, JobsRunOnceOnADaemonOfTheirClassAndEveryDaemonListsTheFleet) {
 
   for (const auto& [job_id, device_class] : class_of_job) {
     v1::Job job;
-    const auto until = std::chrono::steady_clock::now() + 120s;
-    do {
-      std::this_thread::sleep_for(100ms);
-      job = Get(a, job_id);
-    } while ((job.state() == v1::JOB_QUEUED || job.state() == v1::JOB_RUNNING) &&
-             std::chrono::steady_clock::now() < until);
+    PollUntil(
+        [&] {
+          job = Get(a, job_id);
+          return job.state() != v1::JOB_QUEUED && job.state() != v1::JOB_RUNNING;
+        },
+        In(kEventCeiling), 100ms);
     ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
     EXPECT_EQ(job.device(), device_class);
   }
@@ -219,9 +217,13 @@ TEST_F(FleetFlow, AStoppedDaemonIsShownGoneAndItsClassNoLongerServed) {
   auto& c = AddDaemon("c", 2);
   const std::string other = ClassOf(c);
   EXPECT_EQ(c.Stop(SIGTERM), 0);
-  std::this_thread::sleep_for(3500ms);
-
-  const auto response = ListDevices(a);
+  v1::ListDevicesResponse response;
+  PollUntil(
+      [&] {
+        response = ListDevices(a);
+        return response.fleet_size() == 2 && response.fleet(1).gone();
+      },
+      In(kEventCeiling), 100ms);
   ASSERT_EQ(response.fleet_size(), 2);
   EXPECT_FALSE(response.fleet(0).gone());
   EXPECT_TRUE(response.fleet(1).gone());
@@ -262,14 +264,16 @@ TEST_F(FleetFlow, TuneOnMissForAClassOnlyAnotherDaemonHasRunsThere) {
   EXPECT_EQ(database_->Query("SELECT owner FROM job_items WHERE job_id = '" + miss.job_id() + "'"),
             "c");
   // The miss a cached is dropped by c's commit: a serves the record.
-  const auto until = std::chrono::steady_clock::now() + 5s;
+  request.set_tune_on_miss(false);
   v1::LookupResponse answer;
-  do {
-    grpc::ClientContext again;
-    request.set_tune_on_miss(false);
-    ASSERT_TRUE(a.Stub()->Lookup(&again, request, &answer).ok());
-    if (!answer.has_record()) std::this_thread::sleep_for(50ms);
-  } while (!answer.has_record() && std::chrono::steady_clock::now() < until);
+  PollUntil(
+      [&] {
+        grpc::ClientContext again;
+        const auto status = a.Stub()->Lookup(&again, request, &answer);
+        EXPECT_TRUE(status.ok()) << status.error_message();
+        return !status.ok() || answer.has_record();
+      },
+      In(kEventCeiling), 50ms);
   EXPECT_TRUE(answer.has_record());
   EXPECT_EQ(answer.record().device_class(), other);
 }
@@ -297,7 +301,7 @@ TEST_F(FleetFlow, ALostDatabaseLeavesLookupsOnTheCacheAndRefusesOnlyWhatNeedsIt)
   QueryPostgres(admin,
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
                     name + "'");
-  ASSERT_TRUE(HealthBecomes(a, kMutations, 1, 10s)) << a.log();
+  ASSERT_TRUE(HealthBecomes(a, kMutations, 1)) << a.log();
 
   // The daemon as a whole still serves: lookups are its job.
   EXPECT_EQ(HealthOf(a, ""), 0);
@@ -329,7 +333,7 @@ TEST_F(FleetFlow, ALostDatabaseLeavesLookupsOnTheCacheAndRefusesOnlyWhatNeedsIt)
   EXPECT_NE(metrics->find("tiletune_database_reachable 0"), std::string::npos) << *metrics;
 
   QueryPostgres(admin, "ALTER DATABASE \"" + name + "\" ALLOW_CONNECTIONS true");
-  ASSERT_TRUE(HealthBecomes(a, kMutations, 0, 10s)) << a.log();
+  ASSERT_TRUE(HealthBecomes(a, kMutations, 0)) << a.log();
   ASSERT_TRUE(Submit(a, TinyJob("", {GemmKey(8, 8, 8)}), &id).ok());
   EXPECT_EQ(LastEventOfWatch(a, id).job().state(), v1::JOB_SUCCEEDED);
   const auto after = HttpGet(a.metrics_address(), "/metrics");
@@ -352,8 +356,17 @@ TEST_F(FleetFlow, ADaemonStartedBeforeItsDatabaseServesOnceItAnswers) {
   const auto admin = *PostgresAdminUrl();
   const std::string name = database_->name();
   QueryPostgres(admin, "ALTER DATABASE \"" + name + "\" ALLOW_CONNECTIONS false");
+  // Opened once the daemon has said that it waits for it.
   auto opened = std::async(std::launch::async, [&] {
-    std::this_thread::sleep_for(2500ms);
+    const auto log = dir_.path() / "a" / "tiletuned.log";
+    PollUntil(
+        [&] {
+          std::ifstream in(log);
+          std::stringstream text;
+          text << in.rdbuf();
+          return text.str().find("trying again in") != std::string::npos;
+        },
+        In(kEventCeiling), 50ms);
     QueryPostgres(admin, "ALTER DATABASE \"" + name + "\" ALLOW_CONNECTIONS true");
   });
   auto& a = AddDaemon("a", 1);

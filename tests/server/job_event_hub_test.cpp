@@ -42,8 +42,9 @@ TEST(JobEventHub, SlowSubscriberKeepsTheNewestAndCloseWakesWaiters) {
     hub.CloseAll();
   });
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_FALSE(sub->Next(5s));
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  // Woken by CloseAll, long before its own limit.
+  EXPECT_FALSE(sub->Next(120s));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 60s);
   EXPECT_TRUE(sub->closed());
   closer.join();
   hub.Unsubscribe("a", sub);

@@ -16,6 +16,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "runtime/content_hash.h"
+#include "tests/support/poll_until.h"
 #include "tests/support/tiletuned_process.h"
 
 namespace tiletune::testing {
@@ -62,7 +63,7 @@ void TuneToWinner(v1::TuningService::Stub& stub, const v1::KernelKey& key) {
     ASSERT_TRUE(stub.SubmitJob(&ctx, submit, &submitted).ok());
   }
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + 180s);
+  ctx.set_deadline(std::chrono::system_clock::now() + kEventCeiling);
   v1::WatchJobRequest watch;
   watch.set_job_id(submitted.job_id());
   auto reader = stub.WatchJob(&ctx, watch);

@@ -52,7 +52,7 @@ std::string SubmittedId(const CommandResult& submit) {
 CommandResult Cli(const TiletunedProcess& daemon, std::vector<std::string> flags,
                   std::vector<std::string> command) {
   std::vector<std::string> argv = {BinaryPath("tiletune"), "--server", daemon.address(),
-                                   "--timeout", "5"};
+                                   "--timeout", "60"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), command.begin(), command.end());
   return RunCommand(argv);

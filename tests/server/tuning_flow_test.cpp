@@ -6,7 +6,6 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -17,6 +16,7 @@
 #include "kernels/core/kernel_key.h"
 #include "kernels/core/key_space.h"
 #include "kernels/core/search_space.h"
+#include "tests/support/poll_until.h"
 #include "tests/support/postgres_test_database.h"
 #include "tests/support/tiletuned_process.h"
 
@@ -46,7 +46,7 @@ v1::Job Get(v1::TuningService::Stub& stub, const std::string& id) {
 
 std::vector<v1::JobEvent> WatchToEnd(v1::TuningService::Stub& stub, const std::string& id) {
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + 180s);
+  ctx.set_deadline(std::chrono::system_clock::now() + kEventCeiling);
   v1::WatchJobRequest req;
   req.set_job_id(id);
   auto reader = stub.WatchJob(&ctx, req);
@@ -56,21 +56,6 @@ std::vector<v1::JobEvent> WatchToEnd(v1::TuningService::Stub& stub, const std::s
   auto status = reader->Finish();
   EXPECT_TRUE(status.ok()) << status.error_message();
   return events;
-}
-
-// Asks `done` every `interval` until it holds or `until` passes; whether it
-// held.
-bool PollUntil(const std::function<bool()>& done, std::chrono::steady_clock::time_point until,
-               std::chrono::milliseconds interval = 20ms) {
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(interval);
-  }
-  return true;
-}
-
-std::chrono::steady_clock::time_point In(std::chrono::seconds seconds) {
-  return std::chrono::steady_clock::now() + seconds;
 }
 
 // The state of the daemon's first device.
@@ -153,7 +138,7 @@ TEST(TuningFlow, SubmitWatchThenLookupHits) {
   std::reverse(reordered.mutable_shape()->begin(), reordered.mutable_shape()->end());
   EXPECT_EQ(Lookup(*stub, reordered).result(), v1::LookupResponse::RESULT_HIT);
   // What an inference server links: daemon answer, then its local cache.
-  client::TiletuneClient lib(daemon.address(), {.deadline = std::chrono::milliseconds(2000)});
+  client::TiletuneClient lib(daemon.address(), {.deadline = kEventCeiling});
   auto first = lib.Lookup(key);
   EXPECT_EQ(first.source, client::AnswerSource::kDaemon);
   EXPECT_EQ(first.response.result(), v1::LookupResponse::RESULT_HIT);
@@ -193,6 +178,7 @@ TEST(TuningFlow, TheSearchSpansEveryTemplateServingTheKey) {
   v1::JobSpec spec;
   spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
   spec.mutable_budget()->set_max_variants(static_cast<int>(space.ValidVariants().size()));
+  spec.mutable_budget()->set_max_seconds(3600);  // every variant runs, however slow
   *spec.add_kernels() = key;
   const std::string id = Submit(*stub, spec);
   WatchToEnd(*stub, id);
@@ -232,10 +218,10 @@ TEST(TuningFlow, TheSearchSpansEveryTemplateServingTheKey) {
 }
 
 // With --db postgresql://..., the job queue and the records live in
-// PostgreSQL: the tuned record is served by this daemon, and within a second
-// of commit by a second daemon on the same database that never tuned it and
-// had cached a miss. Skipped without a test cluster
-// (tests/postgres-cluster.sh).
+// PostgreSQL: the tuned record is served by this daemon, and once committed
+// by a second daemon on the same database that never tuned it and had cached
+// a miss (a cached miss has no expiry: only the announced commit drops it).
+// Skipped without a test cluster (tests/postgres-cluster.sh).
 TEST(TuningFlow, OnPostgresTheTunedRecordIsServedByEveryDaemonOfTheDatabase) {
   auto admin = PostgresAdminUrl();
   if (!admin) GTEST_SKIP() << kNoPostgresCluster;
@@ -269,19 +255,18 @@ TEST(TuningFlow, OnPostgresTheTunedRecordIsServedByEveryDaemonOfTheDatabase) {
   ASSERT_EQ(job.items(0).winner(), v1::WINNER_TUNED)
       << job.ShortDebugString() << "\ndecision: " << WhyVendor(*stub, key);
   // The commit was announced: each daemon dropped its cached miss.
-  auto hit_within_a_second = [&](v1::TuningService::Stub& daemon_stub) {
+  auto hit_once_announced = [&](v1::TuningService::Stub& daemon_stub) {
     v1::LookupResponse response;
-    const auto finished = std::chrono::steady_clock::now();
-    do {
+    PollUntil([&] {
       response = Lookup(daemon_stub, key);
-    } while (response.result() != v1::LookupResponse::RESULT_HIT &&
-             std::chrono::steady_clock::now() - finished < 1s);
+      return response.result() == v1::LookupResponse::RESULT_HIT;
+    });
     return response;
   };
-  const auto hit = hit_within_a_second(*stub);
+  const auto hit = hit_once_announced(*stub);
   ASSERT_EQ(hit.result(), v1::LookupResponse::RESULT_HIT);
   EXPECT_EQ(hit.record().job_id(), id);
-  const auto served = hit_within_a_second(*other.Stub());
+  const auto served = hit_once_announced(*other.Stub());
   ASSERT_EQ(served.result(), v1::LookupResponse::RESULT_HIT);
   EXPECT_EQ(served.record().config().source_hash(), hit.record().config().source_hash());
 
@@ -303,40 +288,55 @@ TEST(TuningFlow, OnPostgresTheItemOfAKilledDaemonIsFinishedByAnother) {
   if (!admin) GTEST_SKIP() << kNoPostgresCluster;
   PostgresTestDatabase database(*admin);
   TempDir dir;
-  auto daemon_args = [&](const std::string& id) {
-    return std::vector<std::string>{"--db", database.url(),       "--daemon-id",
-                                    id,     "--db-lease-seconds", "2"};
+  constexpr int64_t kLeaseSeconds = 4;
+  auto daemon_args = [&](const std::string& id, std::vector<std::string> more) {
+    std::vector<std::string> args{"--db", database.url(),       "--daemon-id",
+                                  id,     "--db-lease-seconds", std::to_string(kLeaseSeconds)};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
   };
-  TiletunedProcess a(dir.path() / "a", daemon_args("daemon-a"));
-  TiletunedProcess b(dir.path() / "b", daemon_args("daemon-b"));
+  // a runs a planted hanging variant first and lets it run for 10 minutes:
+  // the item cannot finish on a before the test kills a, however fast the
+  // machine. b plants nothing.
+  TiletunedProcess a(dir.path() / "a",
+                     daemon_args("daemon-a", {"--plant-faults", "true", "--run-limit-min-seconds",
+                                              "600", "--run-limit-max-seconds", "600"}));
+  TiletunedProcess b(dir.path() / "b", daemon_args("daemon-b", {}));
   std::filesystem::create_directories(dir.path() / "a");
   std::filesystem::create_directories(dir.path() / "b");
   a.Start();
   v1::JobSpec spec;
-  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
-  spec.mutable_budget()->set_max_variants(200);
-  spec.mutable_budget()->set_max_seconds(8);
-  *spec.add_kernels() = GemmKey(512, 512, 512);
+  spec.mutable_budget()->set_max_variants(2);
+  *spec.add_kernels() = GemmKey(96, 80, 64);
   const std::string id = Submit(*a.Stub(), spec);
-  for (int i = 0; i < 600 && Get(*a.Stub(), id).items(0).compiled() == 0; ++i) {
-    std::this_thread::sleep_for(50ms);
-  }
+  // A variant counts as compiled when its run starts: a now runs the hang.
+  ASSERT_TRUE(PollUntil([&] { return Get(*a.Stub(), id).items(0).compiled() > 0; },
+                        In(kEventCeiling), 50ms))
+      << a.log();
   ASSERT_EQ(Get(*a.Stub(), id).state(), v1::JOB_RUNNING);
 
   b.Start();
-  // Longer than a lease: a's heartbeat keeps the item a's.
-  std::this_thread::sleep_for(3s);
+  // a's heartbeat keeps the item a's: a renewal made more than a lease after
+  // b started claiming (every 0.5 s) finds the item still a's.
+  auto expiry = [&] {
+    return std::stoll(database.Query("SELECT lease_expires_us FROM job_items"));
+  };
+  const int64_t first_expiry = expiry();
+  ASSERT_TRUE(PollUntil([&] { return expiry() >= first_expiry + 2 * kLeaseSeconds * 1000000; },
+                        In(kEventCeiling), 100ms));
   ASSERT_EQ(database.Query("SELECT owner || ' ' || state FROM job_items"),
             "daemon-a " + std::to_string(v1::JOB_RUNNING));
   const int64_t lease = std::stoll(database.Query("SELECT lease FROM job_items"));
 
-  EXPECT_EQ(a.Stop(SIGKILL), 128 + SIGKILL);
+  // With its worker, which would spin on in the hang.
+  EXPECT_EQ(a.KillWithChildren(), 128 + SIGKILL);
   v1::Job job;
-  for (int i = 0; i < 1200; ++i) {
-    job = Get(*b.Stub(), id);
-    if (job.state() != v1::JOB_RUNNING) break;
-    std::this_thread::sleep_for(100ms);
-  }
+  PollUntil(
+      [&] {
+        job = Get(*b.Stub(), id);
+        return job.state() != v1::JOB_QUEUED && job.state() != v1::JOB_RUNNING;
+      },
+      In(kEventCeiling), 100ms);
   ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
   EXPECT_EQ(database.Query("SELECT owner FROM job_items"), "daemon-b");
   EXPECT_GT(std::stoll(database.Query("SELECT lease FROM job_items")), lease);
@@ -396,6 +396,7 @@ TEST(TuningFlow, PlantedHangCrashAndWrongVariantsAreIsolated) {
   auto stub = daemon.Stub();
   v1::JobSpec spec;
   spec.mutable_budget()->set_max_variants(2);
+  spec.mutable_budget()->set_max_seconds(3600);  // every variant runs, however slow
   *spec.add_kernels() = RowKey("softmax", 128, 257);
   const std::string id = Submit(*stub, spec);
   WatchToEnd(*stub, id);
@@ -452,7 +453,7 @@ TEST(TuningFlow, RepeatedWorkerCrashesQuarantineTheDevice) {
   *spec.add_kernels() = RowKey("rmsnorm", 16, 64);
   const std::string id = Submit(*stub, spec);
   ASSERT_TRUE(PollUntil([&] { return DeviceState(*stub) == v1::Device::STATE_QUARANTINED; },
-                        In(15s), 50ms));
+                        In(kEventCeiling), 50ms));
   // The item is left to resume after a restart, not failed.
   EXPECT_EQ(Get(*stub, id).state(), v1::JOB_RUNNING);
   auto metrics = HttpGet(daemon.metrics_address(), "/metrics");
@@ -470,6 +471,7 @@ TEST(TuningFlow, TuningTheSameSpaceAgainCompilesNothing) {
   v1::JobSpec spec;
   spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
   spec.mutable_budget()->set_max_variants(3);
+  spec.mutable_budget()->set_max_seconds(3600);  // every variant runs, however slow
   *spec.add_kernels() = RowKey("layernorm", 24, 200);
   const std::string first = Submit(*stub, spec);
   WatchToEnd(*stub, first);
@@ -498,7 +500,8 @@ TEST(TuningFlow, CancelStopsARunningJobWithinASecond) {
   spec.mutable_budget()->set_max_variants(200);
   *spec.add_kernels() = GemmKey(512, 512, 512);
   const std::string id = Submit(*stub, spec);
-  PollUntil([&] { return Get(*stub, id).items(0).compiled() > 0; }, In(30s), 50ms);
+  ASSERT_TRUE(
+      PollUntil([&] { return Get(*stub, id).items(0).compiled() > 0; }, In(kEventCeiling), 50ms));
   ASSERT_EQ(Get(*stub, id).state(), v1::JOB_RUNNING);
 
   const auto started = std::chrono::steady_clock::now();
@@ -548,10 +551,34 @@ TEST(TuningFlow, TuneOnMissFloodMakesOneJobAndNeverWaits) {
   v1::ListJobsResponse jobs;
   ASSERT_TRUE(stub->ListJobs(&ctx, {}, &jobs).ok());
   EXPECT_EQ(jobs.jobs_size(), 1);
-  // Every miss was counted; the count reaches the job's row within a flush
-  // interval (1 s) even while the device is busy tuning it.
-  PollUntil([&] { return Get(*stub, *job_ids.begin()).miss_count() >= 100; }, In(5s), 50ms);
+  // Every miss was counted; the count reaches the job's row at a flush (every
+  // second) even while the device is busy tuning it.
+  PollUntil([&] { return Get(*stub, *job_ids.begin()).miss_count() >= 100; }, In(kEventCeiling),
+            50ms);
   EXPECT_EQ(Get(*stub, *job_ids.begin()).miss_count(), 100);
+}
+
+// Submits a long job (exhaustive over a large GEMM space, an hour's budget)
+// and waits until it runs, so that later jobs stay queued until it is
+// cancelled.
+std::string OccupyDevice(v1::TuningService::Stub& stub) {
+  v1::JobSpec spec;
+  spec.set_name("occupy");
+  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
+  spec.mutable_budget()->set_max_variants(200);
+  spec.mutable_budget()->set_max_seconds(3600);
+  *spec.add_kernels() = GemmKey(512, 512, 512);
+  const std::string id = Submit(stub, spec);
+  PollUntil([&] { return Get(stub, id).state() == v1::JOB_RUNNING; });
+  return id;
+}
+
+void CancelJob(v1::TuningService::Stub& stub, const std::string& id) {
+  grpc::ClientContext ctx;
+  v1::CancelJobRequest req;
+  req.set_job_id(id);
+  v1::Job cancelled;
+  ASSERT_TRUE(stub.CancelJob(&ctx, req, &cancelled).ok());
 }
 
 TEST(TuningFlow, QueuedJobsRunInPriorityOrder) {
@@ -566,14 +593,14 @@ TEST(TuningFlow, QueuedJobsRunInPriorityOrder) {
     *spec.add_kernels() = RowKey("softmax", 16, cols);
     return spec;
   };
-  // The first job occupies the device before the others arrive: queued
-  // together, `low` would outrank it and could be claimed before `high`
-  // exists.
-  const std::string first = Submit(*stub, spec_for(0, 100));
-  ASSERT_TRUE(PollUntil([&] { return Get(*stub, first).state() == v1::JOB_RUNNING; }, In(30s)));
+  // The device is occupied until both have arrived: free, it could claim
+  // `low` before `high` exists.
+  const std::string first = OccupyDevice(*stub);
+  ASSERT_EQ(Get(*stub, first).state(), v1::JOB_RUNNING);
   const std::string low = Submit(*stub, spec_for(1, 101));
   const std::string high = Submit(*stub, spec_for(5, 102));
-  for (const auto& id : {first, low, high}) WatchToEnd(*stub, id);
+  CancelJob(*stub, first);
+  for (const auto& id : {low, high}) WatchToEnd(*stub, id);
   const auto low_job = Get(*stub, low);
   const auto high_job = Get(*stub, high);
   EXPECT_LT(high_job.started_at().seconds() * 1000000000LL + high_job.started_at().nanos(),
@@ -741,27 +768,6 @@ TEST(TuningFlow, NonFiniteNumbersInRequestsAreRefusedNamingTheField) {
   EXPECT_TRUE(submit(gemm, 30).ok());
 }
 
-// Submits a long job (exhaustive over a large GEMM space) and waits until it
-// runs, so that later jobs stay queued until it is cancelled.
-std::string OccupyDevice(v1::TuningService::Stub& stub) {
-  v1::JobSpec spec;
-  spec.set_name("occupy");
-  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
-  spec.mutable_budget()->set_max_variants(200);
-  *spec.add_kernels() = GemmKey(512, 512, 512);
-  const std::string id = Submit(stub, spec);
-  PollUntil([&] { return Get(stub, id).state() == v1::JOB_RUNNING; }, In(12s));
-  return id;
-}
-
-void CancelJob(v1::TuningService::Stub& stub, const std::string& id) {
-  grpc::ClientContext ctx;
-  v1::CancelJobRequest req;
-  req.set_job_id(id);
-  v1::Job cancelled;
-  ASSERT_TRUE(stub.CancelJob(&ctx, req, &cancelled).ok());
-}
-
 int64_t Nanos(const google::protobuf::Timestamp& t) {
   return t.seconds() * 1000000000LL + t.nanos();
 }
@@ -907,6 +913,7 @@ TEST(TrustedTuning, VariantsThatFailedAreSkippedInLaterJobs) {
   auto stub = daemon.Stub();
   v1::JobSpec spec;
   spec.mutable_budget()->set_max_variants(1);
+  spec.mutable_budget()->set_max_seconds(3600);  // every variant runs, however slow
   *spec.add_kernels() = RowKey("softmax", 32, 129);
   const std::string first = Submit(*stub, spec);
   WatchToEnd(*stub, first);
@@ -984,7 +991,9 @@ TEST(TrustedTuning, StaleRecordIsServedFlaggedAndRetunedOnce) {
 
 TEST(TrustedTuning, MissedKeysQueueByMissCountUnderACap) {
   TempDir dir;
-  TiletunedProcess daemon(dir.path(), {"--max-queued-tune-on-miss", "2"});
+  // Tune-on-miss jobs name no budget: one variant each keeps them short.
+  TiletunedProcess daemon(dir.path(),
+                          {"--max-queued-tune-on-miss", "2", "--default-max-variants", "1"});
   daemon.Start();
   auto stub = daemon.Stub();
   const std::string occupying = OccupyDevice(*stub);

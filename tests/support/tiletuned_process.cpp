@@ -1,5 +1,6 @@
 #include "tests/support/tiletuned_process.h"
 
+#include "tests/support/poll_until.h"
 #include "tests/support/test_key.h"
 
 #include <arpa/inet.h>
@@ -68,6 +69,24 @@ int WaitFor(pid_t pid, std::chrono::milliseconds timeout) {
   return -1;
 }
 
+// The processes whose parent is `parent` now.
+std::vector<pid_t> ChildProcesses(pid_t parent) {
+  std::vector<pid_t> children;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    // "pid (comm) state ppid ...": comm may hold spaces, so read after its ')'.
+    const std::string stat = ReadFile(entry.path() / "stat");
+    const auto comm_end = stat.rfind(')');
+    if (comm_end == std::string::npos) continue;
+    std::istringstream fields(stat.substr(comm_end + 1));
+    std::string state;
+    pid_t ppid = 0;
+    if (fields >> state >> ppid && ppid == parent) children.push_back(std::stoi(name));
+  }
+  return children;
+}
+
 }  // namespace
 
 std::string BinaryPath(const std::string& name) {
@@ -100,7 +119,7 @@ TiletunedProcess::TiletunedProcess(fs::path data_dir, std::vector<std::string> e
     : data_dir_(std::move(data_dir)), extra_args_(std::move(extra_args)) {}
 
 TiletunedProcess::~TiletunedProcess() {
-  if (running()) Stop(SIGKILL);
+  if (running()) KillWithChildren();
 }
 
 void TiletunedProcess::Start() {
@@ -110,12 +129,19 @@ void TiletunedProcess::Start() {
                                    "--metrics-listen",      "127.0.0.1:0", "--ready-file",
                                    ready.string(),          "--log-level", "debug"};
   // tiletuned refuses a flag given twice.
-  if (std::find(extra_args_.begin(), extra_args_.end(), "--listen") == extra_args_.end()) {
-    argv.insert(argv.end(), {"--listen", "127.0.0.1:0"});
-  }
+  auto unless_given = [&](const std::string& flag, const std::string& value) {
+    if (std::find(extra_args_.begin(), extra_args_.end(), flag) == extra_args_.end()) {
+      argv.insert(argv.end(), {flag, value});
+    }
+  };
+  unless_given("--listen", "127.0.0.1:0");
+  // At the default niceness (10) the machine's other work starves the
+  // compilers (a few % of a core each under a load of 15): a test's pace
+  // would be the machine's load.
+  unless_given("--compile-niceness", "0");
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   pid_ = Spawn(argv, data_dir_ / "tiletuned.out", log_path());
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  const auto deadline = In(kEventCeiling);
   while (!fs::exists(ready)) {
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -138,6 +164,14 @@ int TiletunedProcess::Stop(int signal, std::chrono::seconds timeout) {
   kill(pid_, signal);
   const int code = WaitFor(pid_, timeout);
   pid_ = -1;
+  return code;
+}
+
+int TiletunedProcess::KillWithChildren() {
+  if (!running()) return -1;
+  const std::vector<pid_t> children = ChildProcesses(pid_);
+  const int code = Stop(SIGKILL);
+  for (const pid_t child : children) kill(child, SIGKILL);
   return code;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/poll_until.h"
 #include "tiletune/v1/tiletune.grpc.pb.h"
 
 namespace tiletune::testing {
@@ -29,6 +30,9 @@ class TiletunedProcess {
   // Sends `signal` and waits for the process; returns its exit code, or
   // 128+signal when it died from one.
   int Stop(int signal, std::chrono::seconds timeout = std::chrono::seconds(60));
+  // SIGKILL to the daemon and then to its child processes, which would
+  // outlive it (a worker spinning in a planted hang); returns Stop's code.
+  int KillWithChildren();
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
 
@@ -59,7 +63,7 @@ struct CommandResult {
   std::string err;
 };
 CommandResult RunCommand(const std::vector<std::string>& argv,
-                         std::chrono::seconds timeout = std::chrono::seconds(120));
+                         std::chrono::seconds timeout = kEventCeiling);
 
 // A fresh temporary folder removed at destruction.
 class TempDir {
