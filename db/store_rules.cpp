@@ -138,7 +138,9 @@ std::optional<v1::ImportReject> CheckImportLine(const ImportedRecord& item, bool
     return reject;
   }
   if (!replace && record_exists(item.canonical_key, item.record.device_class())) {
-    reject.set_message("record already exists; use replace");
+    reject.set_message(
+        "record already exists; import with replace to overwrite it (`tiletune records import "
+        "--replace`)");
     return reject;
   }
   return std::nullopt;
