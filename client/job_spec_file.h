@@ -39,6 +39,10 @@ namespace tiletune::client {
 //         - {op: cast, inputs: [y], output: out, dtype: f16}
 //       outputs: [out]                # optional; default: the last op's output
 //
+// A file may also hold a JobSpec in the API's JSON form, as `tiletune --json
+// jobs show ID` prints it under "spec" (enum names such as STRATEGY_RANDOM,
+// shape as [{name, size}]): a job resubmits as it was stored.
+//
 // Unknown and repeated keys are errors: a typo must not silently do nothing.
 // Errors are InputError("<source>: <field path>: <problem> (line N)"), e.g.
 // "job.yaml: kernels[0].shape.m: expected an integer, got '12x' (line 9)".

@@ -100,7 +100,7 @@ JobAdmissionResult PostgresTuningStore::CreateJob(const v1::Job& job,
         "INSERT INTO job_items (job_id, item_index, canonical_key, state, progress)"
         " VALUES ($1, $2, $3, $4, $5)",
         PgParams(job.id(), i, canonical_keys[i], v1::JOB_QUEUED,
-                 Bytea{QueuedItem(i, spec.kernels(i)).SerializeAsString()}));
+                 Bytea{QueuedItem(job, i).SerializeAsString()}));
   }
   transaction.Commit();
   return {.job_id = job.id()};

@@ -95,7 +95,7 @@ JobAdmissionResult SqliteTuningStore::CreateJob(const v1::Job& job,
               Blob{spec.SerializeAsString()}, job.submitted_by())
         .Run();
     for (int i = 0; i < spec.kernels_size(); ++i) {
-      const v1::JobItemProgress progress = QueuedItem(i, spec.kernels(i));
+      const v1::JobItemProgress progress = QueuedItem(job, i);
       connection
           .Prepare(
               "INSERT INTO job_items (job_id, item_index, canonical_key, state, progress)"

@@ -92,11 +92,12 @@ bool IsFinished(v1::JobState state) {
   return state == v1::JOB_SUCCEEDED || state == v1::JOB_FAILED || state == v1::JOB_CANCELLED;
 }
 
-v1::JobItemProgress QueuedItem(int index, const v1::KernelKey& key) {
+v1::JobItemProgress QueuedItem(const v1::Job& job, int index) {
   v1::JobItemProgress progress;
   progress.set_index(index);
-  *progress.mutable_key() = key;
+  *progress.mutable_key() = job.spec().kernels(index);
   progress.set_state(v1::JOB_QUEUED);
+  if (index < job.items_size()) progress.set_variants_planned(job.items(index).variants_planned());
   return progress;
 }
 
@@ -137,7 +138,9 @@ std::optional<v1::ImportReject> CheckImportLine(const ImportedRecord& item, bool
     return reject;
   }
   if (!replace && record_exists(item.canonical_key, item.record.device_class())) {
-    reject.set_message("record already exists; use replace");
+    reject.set_message(
+        "record already exists; import with replace to overwrite it (`tiletune records import "
+        "--replace`)");
     return reject;
   }
   return std::nullopt;

@@ -39,8 +39,9 @@ struct ActiveJobs {
 std::optional<JobAdmissionResult> JudgeAdmission(const JobAdmission& admission,
                                                  const ActiveJobs& active);
 
-// The progress an item starts with when its job is created.
-v1::JobItemProgress QueuedItem(int index, const v1::KernelKey& key);
+// The progress item `index` of `job` starts with when the job is created:
+// QUEUED, its spec kernel, and the variants job.items(index) plans.
+v1::JobItemProgress QueuedItem(const v1::Job& job, int index);
 
 // The claim of item `item_index` of a job with `spec`. Throws StoreError,
 // naming `database`, when the stored spec has no such kernel.

@@ -185,8 +185,8 @@ class TuningStore {
 
   // Jobs. CreateJob stores the job (state QUEUED, `device` and
   // `submitted_by` as given) and one item per spec kernel, with its
-  // canonical key, unless `admission` refuses it or names a job to reuse;
-  // then nothing is written.
+  // canonical key and the variants job.items() plans for it, unless `admission` refuses it or names
+  // a job to reuse; then nothing is written.
   virtual JobAdmissionResult CreateJob(const v1::Job& job,
                                        const std::vector<std::string>& canonical_keys,
                                        const JobAdmission& admission) = 0;

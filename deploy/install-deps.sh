@@ -62,8 +62,17 @@ if ((${#missing[@]} == 0)); then
   exit 0
 fi
 
+# Root (a fresh container has no sudo) installs directly; anyone else
+# through sudo.
 SUDO=""
-if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
+if [[ $(id -u) -ne 0 ]]; then
+  if ! command -v sudo >/dev/null; then
+    echo "install-deps: ${#missing[@]} packages missing (${missing[*]}); run this as root" \
+      "or install sudo" >&2
+    exit 1
+  fi
+  SUDO=sudo
+fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -8,8 +8,11 @@
 #include <spdlog/spdlog.h>
 
 #include "kernels/core/kernel_key.h"
+#include "kernels/core/key_space.h"
 #include "server/job_scheduler.h"
 #include "server/planned_kernels.h"
+#include "tuner/device_description_of.h"
+#include "tuner/explore_step.h"
 
 namespace tiletune::server {
 namespace {
@@ -20,6 +23,22 @@ std::string NewJobId() {
   std::snprintf(id, sizeof(id), "j-%012llx",
                 static_cast<unsigned long long>(rng() & 0xffffffffffffULL));
   return id;
+}
+
+// A device here that claims from `queue`, or null (fleet mode: a class
+// only other daemons have).
+const ManagedDevice* DeviceOfQueue(const DeviceRegistry& devices, const std::string& queue) {
+  return devices.queues() == JobQueues::kPerDevice ? devices.Find(queue)
+                                                   : devices.FindByClass(queue);
+}
+
+// What the tuner will plan for `key` on `device` (the same space and
+// budget), so that a watcher knows the job's total before it starts.
+int PlannedVariants(const ManagedDevice& device, const v1::KernelKey& key, const v1::JobSpec& spec,
+                    const tuner::TuningLimits& limits) {
+  std::string why;
+  const auto space = kernels::KeySpace::Of(key, tuner::DeviceDescriptionOf(device.info), &why);
+  return tuner::PlannedVariants(spec.budget(), limits, space.ValidVariants().size());
 }
 
 }  // namespace
@@ -38,12 +57,15 @@ db::JobAdmissionResult CreateJob(ServiceContext& context, v1::JobSpec spec,
   std::vector<v1::KernelKey> planned = PlannedJobKernels(spec, context.config.key_limits);
   spec.clear_kernels();
   for (auto& key : planned) *spec.add_kernels() = std::move(key);
+  const ManagedDevice* device = DeviceOfQueue(context.devices, queue);
   for (auto& key : *spec.mutable_kernels()) {
     canonical.push_back(kernels::CanonicalKeyString(key));
     auto* item = job.add_items();
     item->set_index(job.items_size() - 1);
     *item->mutable_key() = key;
     item->set_state(v1::JOB_QUEUED);
+    if (device)
+      item->set_variants_planned(PlannedVariants(*device, key, spec, context.config.tuning));
   }
   *job.mutable_spec() = std::move(spec);
   auto result = context.store->CreateJob(job, canonical, admission);

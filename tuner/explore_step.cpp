@@ -54,6 +54,9 @@ v1::TrialStatus StatusOf(BenchmarkWorker::Outcome outcome) {
   return v1::TRIAL_CRASH;
 }
 
+// The hanging, the crashing and the wrong variant of plant_faults.
+constexpr int kPlantedFaults[] = {1, 2, 3};
+
 int MaxVariants(const v1::SearchBudget& budget, const TuningLimits& limits) {
   return std::min(budget.max_variants() > 0 ? budget.max_variants() : limits.default_max_variants,
                   limits.max_variants_cap);
@@ -64,6 +67,13 @@ double MaxSeconds(const v1::SearchBudget& budget, const TuningLimits& limits) {
 }
 
 }  // namespace
+
+int PlannedVariants(const v1::SearchBudget& budget, const TuningLimits& limits,
+                    size_t valid_variants) {
+  if (valid_variants == 0) return 0;
+  const int planted = limits.plant_faults ? static_cast<int>(std::size(kPlantedFaults)) : 0;
+  return static_cast<int>(std::min<size_t>(MaxVariants(budget, limits), valid_variants)) + planted;
+}
 
 VariantExploration::VariantExploration(TuningRun& run, const std::vector<v1::Trial>& previous)
     : run_(run),
@@ -89,15 +99,17 @@ VariantExploration::VariantExploration(TuningRun& run, const std::vector<v1::Tri
   // planted faults and the strategy.
   std::vector<kernels::Variant> valid = space.ValidVariants();
   if (run_.session.limits.plant_faults && !valid.empty()) {
-    for (int fault : {1, 2, 3}) {
+    for (int fault : kPlantedFaults) {
       kernels::Variant v = valid.front();
       v[std::string(kernels::kPlantedFault)] = fault;
       if (!run_.item.known_failures.contains(FailureKey(space, v))) ++planted_count_;
       if (!tried_.contains(kernels::VariantString(v))) planted_.push_back(std::move(v));
     }
   }
-  progress.set_variants_planned(std::min(max_variants_, static_cast<int>(valid.size())) +
-                                planted_count_);
+  // Planted faults remembered as failures are skipped, which counts them
+  // done: they stay in the plan.
+  progress.set_variants_planned(
+      PlannedVariants(run_.item.spec.budget(), run_.session.limits, valid.size()));
   strategy_ = MakeSearchStrategy(run_.item.spec.strategy(), space, std::move(valid), run_.seed);
 }
 
@@ -192,8 +204,13 @@ void VariantExploration::SkipKnownFailure(const Pending& pending) {
   *trial.mutable_finished_at() = TimeUtil::GetCurrentTime();
   run_.observer.OnTrial(trial);
   strategy_->Observe(pending.variant, {});
-  run_.progress.set_failed(run_.progress.failed() + 1);
-  run_.observer.OnProgress(run_.progress, v1::JobEvent::KIND_VARIANT_FAILED, &trial);
+  v1::JobItemProgress& progress = run_.progress;
+  progress.set_failed(progress.failed() + 1);
+  // A skip costs no budget, so the strategy draws another variant in its
+  // place: the plan grows by one once the skips outnumber what it left.
+  progress.set_variants_planned(
+      std::max(progress.variants_planned(), progress.benchmarked() + progress.failed()));
+  run_.observer.OnProgress(progress, v1::JobEvent::KIND_VARIANT_FAILED, &trial);
 }
 
 bool VariantExploration::Measure(const Pending& pending, const runtime::CompileResult& compiled,

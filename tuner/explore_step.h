@@ -16,6 +16,13 @@
 
 namespace tiletune::tuner {
 
+// The variants an item plans to try in a key space of `valid_variants`:
+// the budget's share of them, plus the planted faults (plant_faults). Its
+// job reports it from the job's creation on; the plan only grows later,
+// when variants remembered as failures are skipped in place of others.
+int PlannedVariants(const v1::SearchBudget& budget, const TuningLimits& limits,
+                    size_t valid_variants);
+
 // The search over the key space (every serving template) for one item: the job's strategy
 // picks variants, the compile pool works ahead of the worker, and the worker
 // validates and times them one at a time, within the budget (variants and

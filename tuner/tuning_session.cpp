@@ -19,6 +19,8 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
   // Planned (and resumed) before the baseline runs, so that an item whose
   // baseline fails still reports its plan.
   VariantExploration exploration(run, previous);
+  // Watchers see the item running with its plan before the baseline's time.
+  observer.OnProgress(run.progress, v1::JobEvent::KIND_ITEM_STARTED, nullptr);
   const std::optional<TimedBaseline> baseline = TimeBaseline(run);
   if (!baseline) return run.Stopped();
   std::optional<std::vector<v1::Trial>> timed = exploration.Explore(*baseline);

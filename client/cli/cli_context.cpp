@@ -1,9 +1,12 @@
 #include "client/cli/cli_context.h"
 
+#include <unistd.h>
+
 #include <chrono>
 
 #include "client/channel.h"
 #include "client/cli/rpc_error.h"
+#include "client/cli/text_table.h"
 
 namespace tiletune::cli {
 namespace {
@@ -25,6 +28,10 @@ CliContext::CliContext(GlobalOptions options)
       channel_(client::MakeChannel(options_.server, ChannelOptionsFor(options_))),
       tuning_(v1::TuningService::NewStub(channel_)),
       health_(grpc::health::v1::Health::NewStub(channel_)) {}
+
+std::optional<size_t> CliContext::table_width() const {
+  return options_.wide ? std::nullopt : OutputColumns(STDOUT_FILENO);
+}
 
 std::unique_ptr<grpc::ClientContext> CliContext::CallContext() const {
   auto context = std::make_unique<grpc::ClientContext>();

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <grpcpp/channel.h>
@@ -16,6 +18,7 @@ namespace tiletune::cli {
 struct GlobalOptions {
   std::string server = "127.0.0.1:7733";
   bool json = false;
+  bool wide = false;
   double timeout_seconds = 10;
   bool tls = false;
   std::string tls_ca_file;
@@ -31,6 +34,9 @@ class CliContext {
 
   const GlobalOptions& options() const { return options_; }
   bool json() const { return options_.json; }
+  // The width tables on stdout fit (TextTable::Print): nullopt with --wide
+  // or when stdout is not a terminal (OutputColumns).
+  std::optional<size_t> table_width() const;
 
   v1::TuningService::Stub& tuning() { return *tuning_; }
   grpc::health::v1::Health::Stub& health() { return *health_; }

@@ -1,4 +1,6 @@
+#include <cstddef>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -13,12 +15,15 @@ namespace {
 
 // Every daemon sharing the tuning database, one row per device; a daemon
 // whose heartbeat is too old shows as gone on each of its rows.
-void PrintFleet(const v1::ListDevicesResponse& response, std::ostream& out) {
+void PrintFleet(const v1::ListDevicesResponse& response, std::ostream& out,
+                std::optional<size_t> max_width) {
   if (!response.fleet_unknown().empty()) {
     out << "\nfleet: unknown (" << response.fleet_unknown() << ")\n";
   }
   if (response.fleet().empty()) return;
   TextTable fleet({"DAEMON", "ADDRESS", "DEVICE", "CLASS", "STATE", "JOB", "HEARTBEAT"});
+  fleet.CutToFit("CLASS", 12);
+  fleet.CutToFit("DAEMON", 12);
   for (const auto& daemon : response.fleet()) {
     const std::string heartbeat = fmt::format("{:.1f} s ago", daemon.heartbeat_age_seconds());
     auto state = [&](const v1::Device& d) {
@@ -35,20 +40,26 @@ void PrintFleet(const v1::ListDevicesResponse& response, std::ostream& out) {
     }
   }
   out << "\nfleet (daemons sharing the tuning database)\n";
-  fleet.Print(out);
+  fleet.Print(out, max_width);
 }
 
-void PrintDevices(const v1::ListDevicesResponse& response, std::ostream& out) {
+void PrintDevices(const v1::ListDevicesResponse& response, std::ostream& out,
+                  std::optional<size_t> max_width) {
   out << fmt::format("daemon {} (version {}, started {})\n", response.daemon(), response.version(),
                      FormatTimestamp(response.started_at()));
   TextTable backends({"BACKEND", "AVAILABLE", "REASON"});
+  backends.CutToFit("REASON", 24);
   for (const auto& b : response.backends()) {
     backends.AddRow({b.name(), b.available() ? "yes" : "no", OrDash(b.reason())});
   }
   out << '\n';
-  backends.Print(out);
+  backends.Print(out, max_width);
   TextTable devices({"DEVICE", "BACKEND", "VENDOR", "ARCH", "NAME", "UNITS", "MEMORY", "CLASS",
                      "STATE", "JOB", "RESTARTS"});
+  devices.CutToFit("NAME", 12);
+  devices.CutToFit("CLASS", 12);
+  devices.DropToFit("RESTARTS");
+  devices.DropToFit("VENDOR");
   for (const auto& d : response.devices()) {
     const auto& f = d.fingerprint();
     devices.AddRow({d.id(), d.backend(), f.vendor(), f.arch(), f.name(),
@@ -57,8 +68,8 @@ void PrintDevices(const v1::ListDevicesResponse& response, std::ostream& out) {
                     OrDash(d.running_job_id()), std::to_string(d.worker_restarts())});
   }
   out << '\n';
-  devices.Print(out);
-  PrintFleet(response, out);
+  devices.Print(out, max_width);
+  PrintFleet(response, out, max_width);
 }
 
 ExitCode Devices(CliContext& context) {
@@ -68,7 +79,7 @@ ExitCode Devices(CliContext& context) {
   if (context.json()) {
     PrintJson(response);
   } else {
-    PrintDevices(response, std::cout);
+    PrintDevices(response, std::cout, context.table_width());
   }
   return kOk;
 }

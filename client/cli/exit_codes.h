@@ -14,6 +14,7 @@ enum ExitCode : int {
   kJobUnsuccessful = 5,  // a watched job ended FAILED or CANCELLED
   kImportRejected = 6,   // `records import` rejected lines
   kDenied = 7,           // UNAUTHENTICATED or PERMISSION_DENIED: a credential is missing or wrong
+  kDetached = 130,       // Ctrl-C left a watch; the job goes on (128 + SIGINT, as shells report)
 };
 
 inline constexpr std::string_view kExitCodeHelp =
@@ -26,6 +27,7 @@ inline constexpr std::string_view kExitCodeHelp =
     "  5  watched job ended FAILED or CANCELLED\n"
     "  6  import had rejects (nothing imported)\n"
     "  7  not authenticated (--token-file, --tls-cert) or not allowed\n"
+    "  130  Ctrl-C detached from a watched job, which keeps running\n"
     "Data goes to stdout, messages to stderr; --json makes stdout machine-readable.";
 
 }  // namespace tiletune::cli

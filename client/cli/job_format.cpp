@@ -1,5 +1,7 @@
 #include "client/cli/job_format.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "client/cli/display_format.h"
@@ -40,6 +42,45 @@ const v1::JobItemProgress* FindItem(const v1::Job& job, int index) {
   return nullptr;
 }
 
+// Whether the event is about one item (item_index means something).
+bool IsItemEvent(v1::JobEvent::Kind kind) {
+  return kind != v1::JobEvent::KIND_SNAPSHOT && kind != v1::JobEvent::KIND_JOB_FINISHED &&
+         kind != v1::JobEvent::KIND_UNSPECIFIED;
+}
+
+// The job's variants done and planned, over every item.
+struct JobProgress {
+  int done = 0;
+  int planned = 0;
+  // An unfinished item's plan is unknown (a job queued for a device class
+  // only other daemons have).
+  bool unknown = false;
+};
+
+JobProgress ProgressOf(const v1::Job& job) {
+  JobProgress progress;
+  for (const auto& item : job.items()) {
+    progress.done += VariantsDone(item);
+    progress.planned += item.variants_planned();
+    progress.unknown =
+        progress.unknown || (item.variants_planned() == 0 && !IsFinished(item.state()));
+  }
+  return progress;
+}
+
+// "12/40 variants", "12/40+ variants" while a plan is unknown.
+std::string JobVariants(const v1::Job& job) {
+  const JobProgress progress = ProgressOf(job);
+  return fmt::format("{}/{}{} variants", progress.done, progress.planned,
+                     progress.unknown ? "+" : "");
+}
+
+int ItemsFinished(const v1::Job& job) {
+  int finished = 0;
+  for (const auto& item : job.items()) finished += IsFinished(item.state()) ? 1 : 0;
+  return finished;
+}
+
 }  // namespace
 
 std::string JobStateName(v1::JobState state) {
@@ -50,19 +91,23 @@ bool IsFinished(v1::JobState state) {
   return state == v1::JOB_SUCCEEDED || state == v1::JOB_FAILED || state == v1::JOB_CANCELLED;
 }
 
-void PrintJobsTable(const google::protobuf::RepeatedPtrField<v1::Job>& jobs, std::ostream& out) {
+void PrintJobsTable(const google::protobuf::RepeatedPtrField<v1::Job>& jobs, std::ostream& out,
+                    std::optional<size_t> max_width) {
   TextTable table({"ID", "STATE", "NAME", "ITEMS", "DEVICE", "SUBMITTED BY", "CREATED"});
+  table.CutToFit("NAME", 16);
+  table.CutToFit("SUBMITTED BY", 12);
+  table.CutToFit("DEVICE", 12);
+  table.DropToFit("SUBMITTED BY");
+  table.CutToFit("NAME", 8);
   for (const auto& job : jobs) {
-    int finished = 0;
-    for (const auto& item : job.items()) finished += IsFinished(item.state()) ? 1 : 0;
     table.AddRow({job.id(), JobStateName(job.state()), OrDash(job.spec().name()),
-                  fmt::format("{}/{}", finished, job.items_size()), OrDash(job.device()),
+                  fmt::format("{}/{}", ItemsFinished(job), job.items_size()), OrDash(job.device()),
                   OrDash(job.submitted_by()), FormatTimestamp(job.created_at())});
   }
-  table.Print(out);
+  table.Print(out, max_width);
 }
 
-void PrintJob(const v1::Job& job, std::ostream& out) {
+void PrintJob(const v1::Job& job, std::ostream& out, std::optional<size_t> max_width) {
   const auto& spec = job.spec();
   TextTable fields({"id", job.id()});
   fields.AddRow({"name", OrDash(spec.name())});
@@ -77,41 +122,47 @@ void PrintJob(const v1::Job& job, std::ostream& out) {
   fields.AddRow({"started", FormatTimestamp(job.started_at())});
   fields.AddRow({"finished", FormatTimestamp(job.finished_at())});
   if (!job.error().empty()) fields.AddRow({"error", job.error()});
+  fields.AddRow({"progress", JobVariants(job)});
   fields.Print(out);
   out << '\n';
-  PrintJobItems(job, out);
+  PrintJobItems(job, out, max_width);
 }
 
-void PrintJobItems(const v1::Job& job, std::ostream& out) {
-  TextTable table(
-      {"KEY", "STATE", "VARIANTS", "PARAMS", "TUNED µs", "BASELINE µs", "SPEEDUP", "WINNER"});
+void PrintJobItems(const v1::Job& job, std::ostream& out, std::optional<size_t> max_width) {
+  TextTable table({"ITEM", "KEY", "STATE", "VARIANTS", "PARAMS", "TUNED µs", "BASELINE µs",
+                   "SPEEDUP", "WINNER"});
+  // The winner's params are the longest and least needed at a glance.
+  table.CutToFit("PARAMS", 12);
+  table.DropToFit("BASELINE µs");
+  table.CutToFit("KEY", 24);
+  table.DropToFit("VARIANTS");
+  table.CutToFit("PARAMS", 6);
   for (const auto& item : job.items()) {
-    table.AddRow({client::KeyText(item.key()), JobStateName(item.state()), Variants(item),
-                  FormatParams(item.best_params()), FormatMicros(item.best_us()),
-                  FormatMicros(item.baseline_us()),
+    table.AddRow({std::to_string(item.index()), client::KeyText(item.key()),
+                  JobStateName(item.state()), Variants(item), FormatParams(item.best_params()),
+                  FormatMicros(item.best_us()), FormatMicros(item.baseline_us()),
                   FormatSpeedup(item.best_us(), item.baseline_us()), WinnerName(item.winner())});
   }
-  table.Print(out);
+  table.Print(out, max_width);
   for (const auto& item : job.items()) {
     if (!item.error().empty()) out << "item " << item.index() << ": " << item.error() << '\n';
   }
 }
 
-std::string ProgressLine(const v1::Job& job, int item_index) {
+std::string ProgressLine(const v1::Job& job, const v1::JobEvent& event) {
   constexpr int kBarWidth = 20;
-  int done = 0;
-  int planned = 0;
-  for (const auto& item : job.items()) {
-    done += VariantsDone(item);
-    planned += item.variants_planned();
-  }
-  int filled = planned > 0 ? kBarWidth * done / planned : 0;
+  const JobProgress progress = ProgressOf(job);
+  const int filled = progress.planned > 0
+                         ? kBarWidth * std::min(progress.done, progress.planned) / progress.planned
+                         : 0;
   std::string line =
-      fmt::format("job {} {} [{}{}] {}/{} variants", job.id(), JobStateName(job.state()),
-                  std::string(filled, '#'), std::string(kBarWidth - filled, '.'), done, planned);
-  if (const auto* item = FindItem(job, item_index)) {
+      fmt::format("job {} {} [{}{}] {}, {}/{} items done", job.id(), JobStateName(job.state()),
+                  std::string(filled, '#'), std::string(kBarWidth - filled, '.'), JobVariants(job),
+                  ItemsFinished(job), job.items_size());
+  const auto* item = IsItemEvent(event.kind()) ? FindItem(job, event.item_index()) : nullptr;
+  if (item != nullptr) {
     line += fmt::format(
-        " | item {}/{} {} {}", item_index + 1, job.items_size(), Variants(*item),
+        " | item {} {}: {} {}", item->index(), JobStateName(item->state()), Variants(*item),
         item->best_us() > 0 ? "best " + FormatMicros(item->best_us()) + " µs" : "no result yet");
   }
   return line;
@@ -123,8 +174,10 @@ std::string EventLine(const v1::JobEvent& event, const v1::Job& job) {
   std::string params = FormatParams(event.params());
   switch (event.kind()) {
     case v1::JobEvent::KIND_SNAPSHOT:
-      return fmt::format("job {} {}: {} items", event.job_id(), JobStateName(job.state()),
-                         job.items_size());
+      return fmt::format("job {} {}: {} items, {}", event.job_id(), JobStateName(job.state()),
+                         job.items_size(), JobVariants(job));
+    case v1::JobEvent::KIND_ITEM_STARTED:
+      return fmt::format("{}: started{}", Prefix(event), progress);
     case v1::JobEvent::KIND_VARIANT_COMPILED:
       return fmt::format("{}: compiled {}", Prefix(event),
                          event.params().empty() ? "a variant" : params);
@@ -148,8 +201,9 @@ std::string EventLine(const v1::JobEvent& event, const v1::Job& job) {
                       FormatSpeedup(item->best_us(), item->baseline_us())),
           item->error());
     case v1::JobEvent::KIND_JOB_FINISHED:
-      return WithMessage(fmt::format("job {} {}", event.job_id(), JobStateName(job.state())),
-                         job.error());
+      return WithMessage(
+          fmt::format("job {} {}: {}", event.job_id(), JobStateName(job.state()), JobVariants(job)),
+          job.error());
     default:
       return WithMessage(
           fmt::format("job {}: event {}", event.job_id(), static_cast<int>(event.kind())),

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -9,25 +11,30 @@
 
 namespace tiletune::cli {
 
-// How jobs, their items and their events look as text.
+// How jobs, their items and their events look as text. Items are named by
+// their index (Job.items[].index, from 0) everywhere, as the daemon's
+// messages name them. Tables fit `max_width` (TextTable::Print).
 
 // "queued", "running", "succeeded", ...
 std::string JobStateName(v1::JobState state);
 bool IsFinished(v1::JobState state);
 
-// One row per job: ID, STATE, NAME, ITEMS (finished/all), DEVICE, CREATED.
-void PrintJobsTable(const google::protobuf::RepeatedPtrField<v1::Job>& jobs, std::ostream& out);
+// One row per job: ID, STATE, NAME, ITEMS (finished/all), DEVICE,
+// SUBMITTED BY, CREATED.
+void PrintJobsTable(const google::protobuf::RepeatedPtrField<v1::Job>& jobs, std::ostream& out,
+                    std::optional<size_t> max_width);
 
 // `jobs show`: the job's fields, then PrintJobItems.
-void PrintJob(const v1::Job& job, std::ostream& out);
+void PrintJob(const v1::Job& job, std::ostream& out, std::optional<size_t> max_width);
 
-// One row per kernel: KEY, STATE, VARIANTS, PARAMS, TUNED µs, BASELINE µs,
-// SPEEDUP, WINNER; then the errors of items that have one.
-void PrintJobItems(const v1::Job& job, std::ostream& out);
+// One row per kernel: ITEM, KEY, STATE, VARIANTS, PARAMS, TUNED µs,
+// BASELINE µs, SPEEDUP, WINNER; then the errors of items that have one.
+void PrintJobItems(const v1::Job& job, std::ostream& out, std::optional<size_t> max_width);
 
-// The redrawn progress line: a bar over all variants, then the item the
-// event is about (variants done/planned, best so far).
-std::string ProgressLine(const v1::Job& job, int item_index);
+// The redrawn progress line: a bar over the variants of every item (the
+// job's whole plan, known from the start), items finished, then the item
+// `event` is about, if any (variants done/planned, best so far).
+std::string ProgressLine(const v1::Job& job, const v1::JobEvent& event);
 
 // One line per event when the output is not a terminal. `job` is the latest
 // state known (events normally carry it, but need not).

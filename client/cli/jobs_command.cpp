@@ -34,7 +34,7 @@ ExitCode List(CliContext& context, const JobsOptions& options) {
   if (context.json()) {
     PrintJson(all);
   } else {
-    PrintJobsTable(all.jobs(), std::cout);
+    PrintJobsTable(all.jobs(), std::cout, context.table_width());
   }
   return kOk;
 }
@@ -47,7 +47,7 @@ ExitCode Show(CliContext& context, const JobsOptions& options) {
   if (context.json()) {
     PrintJson(job);
   } else {
-    PrintJob(job, std::cout);
+    PrintJob(job, std::cout, context.table_width());
   }
   return kOk;
 }
@@ -81,7 +81,10 @@ void AddJobsCommand(CLI::App& app, CommandRun& run) {
   show->add_option("ID", options->job_id, "job id")->required();
   show->callback([options, &run] { run = [options](CliContext& c) { return Show(c, *options); }; });
 
-  auto* watch = jobs->add_subcommand("watch", "Follow a job until it ends, then print winners");
+  auto* watch = jobs->add_subcommand(
+      "watch",
+      "Follow a job until it ends, then print winners (--json: JSON Lines, one event a line; "
+      "Ctrl-C detaches, the job keeps running)");
   watch->add_option("ID", options->job_id, "job id")->required();
   watch->callback(
       [options, &run] { run = [options](CliContext& c) { return WatchJob(c, options->job_id); }; });

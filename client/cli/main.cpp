@@ -103,7 +103,12 @@ int main(int argc, char** argv) {
   app.add_option("--server", global.server, "daemon address host:port")
       ->envname("TILETUNE_SERVER")
       ->capture_default_str();
-  app.add_flag("--json", global.json, "machine-readable output on stdout");
+  app.add_flag("--json", global.json,
+               "machine-readable output on stdout (with --watch: JSON Lines, one event a line)");
+  app.add_flag("--wide", global.wide,
+               "tables with every column and every cell whole; by default they fit COLUMNS or "
+               "the terminal (long cells end in …, minor columns go), and output to a pipe or "
+               "file is cut only when COLUMNS is set");
   app.add_option("--timeout", global.timeout_seconds, "deadline of each call, in seconds")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {

@@ -139,9 +139,19 @@ void AddRecordFields(const v1::Record& record, TextTable& fields) {
 
 }  // namespace
 
-void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out) {
+void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out,
+                       std::optional<size_t> max_width) {
   TextTable table({"KEY", "DEVICE CLASS", "WINNER", "TUNED µs", "BASELINE µs", "SPEEDUP", "TFLOP/s",
                    "% OF ROOFLINE", "VALIDATED", "MEASURED", "STALE"});
+  // `records show`-like detail stays with --wide and lookup.
+  table.CutToFit("STALE", 12);
+  table.DropToFit("VALIDATED");
+  table.DropToFit("TFLOP/s");
+  table.DropToFit("% OF ROOFLINE");
+  table.DropToFit("BASELINE µs");
+  table.CutToFit("DEVICE CLASS", 12);
+  table.DropToFit("MEASURED");
+  table.CutToFit("KEY", 24);
   for (int i = 0; i < records.records_size(); ++i) {
     const auto& r = records.records(i);
     const bool stale = i < records.staleness_size() && records.staleness(i).stale();
@@ -152,7 +162,7 @@ void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out
                   ValidationShare(r.validation()), FormatTimestamp(r.measured_at()),
                   stale ? StaleText(records.staleness(i)) : "-"});
   }
-  table.Print(out);
+  table.Print(out, max_width);
 }
 
 void PrintLookup(const v1::KernelKey& asked, const v1::LookupResponse& response,

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <ostream>
 
 #include "tiletune/v1/tiletune.pb.h"
@@ -10,8 +12,10 @@ namespace tiletune::cli {
 
 // One row per record: KEY, DEVICE CLASS, WINNER, TUNED µs, BASELINE µs,
 // SPEEDUP, TFLOP/s, % OF ROOFLINE ("unknown" without the device's ceilings),
-// VALIDATED, MEASURED, STALE ("-", or "stale: <which versions differ>").
-void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out);
+// VALIDATED, MEASURED, STALE ("-", or "stale: <which versions differ>"),
+// fitting `max_width` (TextTable::Print).
+void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out,
+                       std::optional<size_t> max_width);
 
 // `lookup`: "HIT <key>" with the config, times, speedup and where and when
 // they were measured, or "MISS <key>" with the fallback (and the record, when

@@ -53,7 +53,7 @@ ExitCode List(CliContext& context, const RecordsOptions& options) {
   if (context.json()) {
     PrintJson(all);
   } else {
-    PrintRecordsTable(all, std::cout);
+    PrintRecordsTable(all, std::cout, context.table_width());
   }
   return kOk;
 }

@@ -50,7 +50,9 @@ void AddSubmitCommand(CLI::App& app, CommandRun& run) {
   auto* command = app.add_subcommand(
       "submit", "Queue a tuning job from a YAML or JSON job spec file; prints the job id");
   command->add_option("FILE", options->file, "job spec file (YAML or JSON)")->required();
-  command->add_flag("--watch", options->watch, "follow the job until it ends, then print winners");
+  command->add_flag("--watch", options->watch,
+                    "follow the job until it ends, then print winners (--json: JSON Lines, one "
+                    "event a line; Ctrl-C detaches, the job keeps running)");
   command->add_option("--priority", options->priority, "override the spec's priority");
   command->add_option("--strategy", options->strategy,
                       "override the spec's search strategy (exhaustive, random, annealing)");

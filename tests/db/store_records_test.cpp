@@ -171,7 +171,9 @@ TEST_P(StoreRecords, ImportIsAllOrNothingAndNamesTheLines) {
   EXPECT_EQ(rejects[0].message(), "duplicate of line 1");
   EXPECT_EQ(rejects[1].line(), 4);
   EXPECT_EQ(rejects[1].field(), "record.key");
-  EXPECT_EQ(rejects[1].message(), "record already exists; use replace");
+  EXPECT_EQ(rejects[1].message(),
+            "record already exists; import with replace to overwrite it (`tiletune records import "
+            "--replace`)");
   EXPECT_FALSE(store->FindRecord("gemm:new", "cls-a"));
   EXPECT_FALSE(store->FindRecord("gemm:other", "cls-a"));
   EXPECT_EQ(store->FindRecord("gemm:existing", "cls-a")->tuned().median_us(), 5);

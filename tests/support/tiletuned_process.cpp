@@ -7,12 +7,16 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -105,13 +109,77 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
+BackgroundCommand::BackgroundCommand(const std::vector<std::string>& argv)
+    : pid_(Spawn(argv, dir_.path() / "out", dir_.path() / "err")) {}
+
+BackgroundCommand::~BackgroundCommand() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+std::string BackgroundCommand::out() const {
+  return ReadFile(dir_.path() / "out");
+}
+
+std::string BackgroundCommand::err() const {
+  return ReadFile(dir_.path() / "err");
+}
+
+void BackgroundCommand::Signal(int signal) const {
+  if (pid_ > 0) kill(pid_, signal);
+}
+
+int BackgroundCommand::Wait(std::chrono::seconds timeout) {
+  const int code = WaitFor(pid_, timeout);
+  pid_ = -1;
+  return code;
+}
+
 CommandResult RunCommand(const std::vector<std::string>& argv, std::chrono::seconds timeout) {
-  TempDir dir;
-  const pid_t pid = Spawn(argv, dir.path() / "out", dir.path() / "err");
+  BackgroundCommand command(argv);
   CommandResult result;
-  result.exit_code = WaitFor(pid, timeout);
-  result.out = ReadFile(dir.path() / "out");
-  result.err = ReadFile(dir.path() / "err");
+  result.exit_code = command.Wait(timeout);
+  result.out = command.out();
+  result.err = command.err();
+  return result;
+}
+
+CommandResult RunOnTerminal(const std::vector<std::string>& argv, unsigned short columns,
+                            std::chrono::seconds timeout) {
+  winsize size{};
+  size.ws_row = 24;
+  size.ws_col = columns;
+  int terminal = -1;
+  const pid_t pid = forkpty(&terminal, nullptr, nullptr, &size);
+  if (pid == 0) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  CommandResult result;
+  if (pid < 0) {
+    ADD_FAILURE() << "forkpty: " << std::strerror(errno);
+    return result;
+  }
+  // Read until the child's side closes (EIO), so that nothing it wrote is
+  // lost.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  char buf[4096];
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd readable{.fd = terminal, .events = POLLIN, .revents = 0};
+    if (poll(&readable, 1, 100) <= 0) continue;
+    const ssize_t n = read(terminal, buf, sizeof(buf));
+    if (n <= 0) break;
+    result.out.append(buf, static_cast<size_t>(n));
+  }
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  result.exit_code = WaitFor(pid, std::max(left, std::chrono::milliseconds(10s)));
+  close(terminal);
   return result;
 }
 

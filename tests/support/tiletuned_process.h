@@ -65,6 +65,12 @@ struct CommandResult {
 CommandResult RunCommand(const std::vector<std::string>& argv,
                          std::chrono::seconds timeout = kEventCeiling);
 
+// Runs a program on a pseudo-terminal `columns` wide (its stdin, stdout and
+// stderr); `out` holds all it wrote, carriage returns and escape sequences
+// included.
+CommandResult RunOnTerminal(const std::vector<std::string>& argv, unsigned short columns,
+                            std::chrono::seconds timeout = std::chrono::seconds(120));
+
 // A fresh temporary folder removed at destruction.
 class TempDir {
  public:
@@ -74,6 +80,25 @@ class TempDir {
 
  private:
   std::filesystem::path path_;
+};
+
+// A program running in the background, its stdout and stderr going to files
+// that can be read while it runs; killed at destruction if still running.
+class BackgroundCommand {
+ public:
+  explicit BackgroundCommand(const std::vector<std::string>& argv);
+  ~BackgroundCommand();
+
+  std::string out() const;
+  std::string err() const;
+  void Signal(int signal) const;
+  // Its exit code, or 128+signal; after `timeout` it is killed and the test
+  // fails.
+  int Wait(std::chrono::seconds timeout = std::chrono::seconds(120));
+
+ private:
+  TempDir dir_;
+  pid_t pid_ = -1;
 };
 
 // Plain HTTP GET on loopback (for /metrics).
