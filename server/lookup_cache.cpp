@@ -2,22 +2,33 @@
 
 #include <functional>
 
+#include "tiletune/v1/tiletune.pb.h"
+
 namespace tiletune::server {
+
+CachedRecord::CachedRecord(std::shared_ptr<const v1::Record> r) : record(std::move(r)) {
+  // A LookupResponse holding only the record encodes as just its field.
+  v1::LookupResponse only_record;
+  *only_record.mutable_record() = *record;
+  only_record.SerializeToString(&response_field);
+}
 
 LookupCache::LookupCache(size_t max_entries)
     : max_per_shard_(std::max<size_t>(1, max_entries / kShards)) {}
 
-std::string LookupCache::FullKey(const std::string& device_class, const std::string& key) {
-  return device_class + '\n' + key;
+size_t LookupCache::KeyHash::operator()(KeyView key) const {
+  const size_t h = std::hash<std::string_view>{}(key.first);
+  return h ^
+         (std::hash<std::string_view>{}(key.second) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
 }
 
-LookupCache::Shard& LookupCache::ShardFor(const std::string& full_key) const {
-  return shards_[std::hash<std::string>{}(full_key) % kShards];
+LookupCache::Shard& LookupCache::ShardFor(KeyView key) const {
+  return shards_[KeyHash{}(key) % kShards];
 }
 
-std::optional<LookupCache::Entry> LookupCache::Find(const std::string& device_class,
-                                                    const std::string& key) const {
-  const std::string full = FullKey(device_class, key);
+std::optional<LookupCache::Entry> LookupCache::Find(std::string_view device_class,
+                                                    std::string_view key) const {
+  const KeyView full(device_class, key);
   Shard& shard = ShardFor(full);
   std::shared_lock lock(shard.mu);
   auto it = shard.entries.find(full);
@@ -25,39 +36,43 @@ std::optional<LookupCache::Entry> LookupCache::Find(const std::string& device_cl
   return it->second;
 }
 
-void LookupCache::PutLocked(Shard& shard, std::string full_key, Entry entry) {
-  if (shard.entries.size() >= max_per_shard_ && !shard.entries.contains(full_key)) {
-    shard.entries.clear();
+void LookupCache::PutLocked(Shard& shard, const std::string& device_class, const std::string& key,
+                            std::shared_ptr<const v1::Record> record) {
+  Entry entry = record ? std::make_shared<const CachedRecord>(std::move(record)) : nullptr;
+  auto it = shard.entries.find(KeyView(device_class, key));
+  if (it != shard.entries.end()) {
+    it->second = std::move(entry);
+    return;
   }
-  shard.entries[std::move(full_key)] = std::move(entry);
+  if (shard.entries.size() >= max_per_shard_) shard.entries.clear();
+  shard.entries.emplace(FullKey(device_class, key), std::move(entry));
 }
 
-void LookupCache::Put(const std::string& device_class, const std::string& key, Entry entry) {
-  std::string full = FullKey(device_class, key);
-  Shard& shard = ShardFor(full);
+void LookupCache::Put(const std::string& device_class, const std::string& key,
+                      std::shared_ptr<const v1::Record> record) {
+  Shard& shard = ShardFor(KeyView(device_class, key));
   std::unique_lock lock(shard.mu);
-  PutLocked(shard, std::move(full), std::move(entry));
+  PutLocked(shard, device_class, key, std::move(record));
 }
 
-uint64_t LookupCache::Erasures(const std::string& device_class, const std::string& key) const {
-  Shard& shard = ShardFor(FullKey(device_class, key));
+uint64_t LookupCache::Erasures(std::string_view device_class, std::string_view key) const {
+  Shard& shard = ShardFor(KeyView(device_class, key));
   std::shared_lock lock(shard.mu);
   return shard.erasures;
 }
 
 void LookupCache::PutUnlessErased(const std::string& device_class, const std::string& key,
-                                  Entry entry, uint64_t erasures) {
-  std::string full = FullKey(device_class, key);
-  Shard& shard = ShardFor(full);
+                                  std::shared_ptr<const v1::Record> record, uint64_t erasures) {
+  Shard& shard = ShardFor(KeyView(device_class, key));
   std::unique_lock lock(shard.mu);
-  if (shard.erasures == erasures) PutLocked(shard, std::move(full), std::move(entry));
+  if (shard.erasures == erasures) PutLocked(shard, device_class, key, std::move(record));
 }
 
-void LookupCache::Erase(const std::string& device_class, const std::string& key) {
-  const std::string full = FullKey(device_class, key);
+void LookupCache::Erase(std::string_view device_class, std::string_view key) {
+  const KeyView full(device_class, key);
   Shard& shard = ShardFor(full);
   std::unique_lock lock(shard.mu);
-  shard.entries.erase(full);
+  if (auto it = shard.entries.find(full); it != shard.entries.end()) shard.entries.erase(it);
   ++shard.erasures;
 }
 

@@ -83,7 +83,19 @@ std::optional<std::string> QueueTuning(ServiceContext& ctx, const v1::KernelKey&
 }
 
 std::optional<kernels::FieldError> Answer(ServiceContext& ctx, const v1::LookupRequest& request,
-                                          v1::LookupResponse& response, const std::string& prefix);
+                                          v1::LookupResponse& response, const std::string& prefix,
+                                          LookupCache::Entry& served);
+
+// Answer with the record served copied into `response`.
+std::optional<kernels::FieldError> AnswerWithRecord(ServiceContext& ctx,
+                                                    const v1::LookupRequest& request,
+                                                    v1::LookupResponse& response,
+                                                    const std::string& prefix) {
+  LookupCache::Entry served;
+  auto error = Answer(ctx, request, response, prefix, served);
+  if (served) *response.mutable_record() = *served->record;
+  return error;
+}
 
 // A lookup of an op graph: its fusion plan, one answer per kernel.
 std::optional<kernels::FieldError> AnswerGraph(ServiceContext& ctx,
@@ -97,8 +109,8 @@ std::optional<kernels::FieldError> AnswerGraph(ServiceContext& ctx,
     v1::LookupRequest kernel_request = request;
     *kernel_request.mutable_key() = response.plan().kernels(i).key();
     auto& answer = *response.add_kernel_results();
-    if (auto e = Answer(ctx, kernel_request, answer,
-                        prefix + "plan.kernels[" + std::to_string(i) + "].")) {
+    if (auto e = AnswerWithRecord(ctx, kernel_request, answer,
+                                  prefix + "plan.kernels[" + std::to_string(i) + "].")) {
       return e;
     }
     if (answer.result() != v1::LookupResponse::RESULT_HIT) {
@@ -119,12 +131,15 @@ std::optional<kernels::FieldError> AnswerGraph(ServiceContext& ctx,
   return std::nullopt;
 }
 
+// Fills `response` but its record: the record served (on a HIT, and on a
+// MISS whose record says VENDOR) is left in `served`. One validation of the
+// key and one canonical string, which the cache, the store and the miss
+// counter share.
 std::optional<kernels::FieldError> Answer(ServiceContext& ctx, const v1::LookupRequest& request,
-                                          v1::LookupResponse& response, const std::string& prefix) {
-  auto invalid = kernels::ValidateKernelKey(request.key(), ctx.config.key_limits, prefix + "key");
-  // A miss may queue a job that tunes with the key's scalars.
-  if (!invalid) invalid = ValidateKeyScalars(request.key(), prefix + "key");
-  if (invalid) {
+                                          v1::LookupResponse& response, const std::string& prefix,
+                                          LookupCache::Entry& served) {
+  if (auto invalid =
+          kernels::ValidateKernelKey(request.key(), ctx.config.key_limits, prefix + "key")) {
     ctx.metrics.lookups_invalid.Increment();
     return invalid;
   }
@@ -140,19 +155,21 @@ std::optional<kernels::FieldError> Answer(ServiceContext& ctx, const v1::LookupR
   response.set_device_class(device.device_class);
 
   auto cached = ctx.cache.Find(device.device_class, canonical);
-  LookupCache::Entry entry;
   bool unanswered = false;  // the database could not be asked
-  if (cached) {
-    entry = *cached;
-  } else {
+  if (!cached) {
     const uint64_t erasures = ctx.cache.Erasures(device.device_class, canonical);
     unanswered = !ctx.database.Attempt([&] {
+      std::shared_ptr<const v1::Record> found;
       if (auto record = ctx.store->FindRecord(canonical, device.device_class)) {
-        entry = std::make_shared<const v1::Record>(std::move(*record));
+        found = std::make_shared<const v1::Record>(std::move(*record));
       }
-      ctx.cache.PutUnlessErased(device.device_class, canonical, entry, erasures);
+      // Served from what the cache keeps, however the race with an Erase
+      // went.
+      cached = found ? std::make_shared<const CachedRecord>(found) : nullptr;
+      ctx.cache.PutUnlessErased(device.device_class, canonical, std::move(found), erasures);
     });
   }
+  const LookupCache::Entry entry = cached ? *cached : nullptr;
 
   const std::string library = FallbackLibraryFor(device.vendor);
   if (unanswered) {
@@ -166,11 +183,12 @@ std::optional<kernels::FieldError> Answer(ServiceContext& ctx, const v1::LookupR
     return std::nullopt;
   }
   if (entry) {
-    *response.mutable_staleness() = StalenessOf(*entry, device.device);
+    const v1::Record& record = *entry->record;
+    *response.mutable_staleness() = StalenessOf(record, device.device);
     // A stale record is still the best answer there is; it is tuned again
     // once, and the new record replaces it.
     if (response.staleness().stale() && ctx.misses.FirstRetuneOf(device.device->info.id, canonical,
-                                                                 entry->measured_at().seconds())) {
+                                                                 record.measured_at().seconds())) {
       std::string why;
       if (auto job = QueueTuning(ctx, request.key(), canonical, LocalTarget(*device.device),
                                  kStaleRetuneJob, &why)) {
@@ -180,9 +198,9 @@ std::optional<kernels::FieldError> Answer(ServiceContext& ctx, const v1::LookupR
       }
     }
   }
-  if (entry && entry->winner() == v1::WINNER_TUNED) {
+  served = entry;
+  if (entry && entry->record->winner() == v1::WINNER_TUNED) {
     response.set_result(v1::LookupResponse::RESULT_HIT);
-    *response.mutable_record() = *entry;
     ctx.metrics.lookups_hit.Increment();
     return std::nullopt;
   }
@@ -191,10 +209,10 @@ std::optional<kernels::FieldError> Answer(ServiceContext& ctx, const v1::LookupR
   auto* fallback = response.mutable_fallback();
   fallback->set_library(library);
   if (entry) {
-    *response.mutable_record() = *entry;
-    fallback->set_reason("tuning found nothing faster than " + entry->baseline_name() + " (" +
-                         std::to_string(entry->baseline().median_us()) +
-                         " us): " + entry->decision().reason());
+    const v1::Record& record = *entry->record;
+    fallback->set_reason("tuning found nothing faster than " + record.baseline_name() + " (" +
+                         std::to_string(record.baseline().median_us()) +
+                         " us): " + record.decision().reason());
     return std::nullopt;
   }
   fallback->set_reason("no tuning record for this key on device class " + device.device_class);
@@ -217,21 +235,30 @@ std::optional<kernels::FieldError> Answer(ServiceContext& ctx, const v1::LookupR
   return std::nullopt;
 }
 
+// Times a lookup whatever the outcome, a thrown storage error included.
+struct LookupTimer {
+  Histogram& seconds;
+  const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  ~LookupTimer() {
+    seconds.Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
+};
+
 }  // namespace
 
 std::optional<kernels::FieldError> LookupResolver::Resolve(const v1::LookupRequest& request,
                                                            v1::LookupResponse& response,
                                                            const std::string& prefix) {
-  // Timed whatever the outcome, a thrown storage error included.
-  struct Timer {
-    Histogram& seconds;
-    const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-    ~Timer() {
-      seconds.Observe(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-    }
-  } timer{ctx_.metrics.lookup_seconds};
-  return Answer(ctx_, request, response, prefix);
+  const LookupTimer timer{ctx_.metrics.lookup_seconds};
+  return AnswerWithRecord(ctx_, request, response, prefix);
+}
+
+std::optional<kernels::FieldError> LookupResolver::ResolveApart(const v1::LookupRequest& request,
+                                                                v1::LookupResponse& response,
+                                                                LookupCache::Entry& record) {
+  const LookupTimer timer{ctx_.metrics.lookup_seconds};
+  return Answer(ctx_, request, response, "", record);
 }
 
 v1::Staleness StalenessOf(const v1::Record& record, const ManagedDevice* device) {

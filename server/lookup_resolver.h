@@ -5,6 +5,7 @@
 
 #include "kernels/core/kernel_key.h"
 #include "server/device_registry.h"
+#include "server/lookup_cache.h"
 #include "server/service_context.h"
 #include "tiletune/v1/tiletune.pb.h"
 
@@ -28,6 +29,13 @@ class LookupResolver {
   std::optional<kernels::FieldError> Resolve(const v1::LookupRequest& request,
                                              v1::LookupResponse& response,
                                              const std::string& prefix = "");
+  // As Resolve, but the record served (on a HIT, and on a MISS whose record
+  // says VENDOR) is left out of `response` and handed back in `record`,
+  // with its encoding, for the reply to append without copying it; null
+  // when none is served. An op graph's kernel answers carry their records.
+  std::optional<kernels::FieldError> ResolveApart(const v1::LookupRequest& request,
+                                                  v1::LookupResponse& response,
+                                                  LookupCache::Entry& record);
 
  private:
   ServiceContext& ctx_;

@@ -2,8 +2,14 @@
 // LookupResolver's; these add the batch's size limit and deadline, the
 // attached kernel when asked, and turn the resolver's answer into a gRPC
 // status.
+#include <algorithm>
 #include <exception>
 #include <string>
+#include <string_view>
+
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/proto_buffer_reader.h>
+#include <grpcpp/support/slice.h>
 
 #include "server/served_artifact.h"
 #include "server/tuning_service.h"
@@ -49,15 +55,57 @@ grpc::Status AnswerLookup(const ServiceContext& ctx, LookupResolver& resolver,
   return grpc::Status::OK;
 }
 
+// One Lookup's reply encoded: `response`, then the served record's cached
+// encoding as its `record` field (a message's fields may come in any
+// order), in one slice.
+grpc::ByteBuffer Encoded(const v1::LookupResponse& response, const LookupCache::Entry& record) {
+  const size_t own = response.ByteSizeLong();
+  const std::string_view appended = record ? record->response_field : std::string_view();
+  grpc::Slice slice(grpc_slice_malloc(own + appended.size()), grpc::Slice::STEAL_REF);
+  auto* out = const_cast<uint8_t*>(slice.begin());
+  response.SerializeWithCachedSizesToArray(out);
+  std::copy(appended.begin(), appended.end(), out + own);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+// A Lookup from bytes to bytes: a HIT's record is appended from the cache,
+// not copied into the reply; with attach_artifact (which reads the record)
+// the reply is a whole message.
+grpc::Status AnswerEncodedLookup(const ServiceContext& ctx, LookupResolver& resolver,
+                                 const v1::LookupRequest& request, grpc::ByteBuffer& reply) {
+  v1::LookupResponse response;
+  if (request.attach_artifact()) {
+    auto status = AnswerLookup(ctx, resolver, request, response, "");
+    if (status.ok()) reply = Encoded(response, nullptr);
+    return status;
+  }
+  try {
+    LookupCache::Entry record;
+    if (auto e = resolver.ResolveApart(request, response, record)) return InvalidArgument(*e);
+    reply = Encoded(response, record);
+  } catch (const std::exception& e) {
+    return {grpc::StatusCode::INTERNAL, e.what()};
+  }
+  return grpc::Status::OK;
+}
+
 }  // namespace
 
 grpc::ServerUnaryReactor* TuningServiceImpl::Lookup(grpc::CallbackServerContext* ctx,
-                                                    const v1::LookupRequest* request,
-                                                    v1::LookupResponse* response) {
+                                                    const grpc::ByteBuffer* request_bytes,
+                                                    grpc::ByteBuffer* response_bytes) {
   constexpr CallPolicy kPolicy{.method = "Lookup"};
   auto* reactor = ctx->DefaultReactor();
+  // As gRPC answers a request it cannot parse, before the call is admitted.
+  v1::LookupRequest request;
+  grpc::ByteBuffer bytes(*request_bytes);
+  if (auto parsed = grpc::SerializationTraits<v1::LookupRequest>::Deserialize(&bytes, &request);
+      !parsed.ok()) {
+    reactor->Finish(parsed);
+    return reactor;
+  }
   reactor->Finish(admission_.Run(*ctx, kPolicy, [&](const AdmittedCall&) {
-    return AnswerLookup(ctx_, resolver_, *request, *response, "");
+    return AnswerEncodedLookup(ctx_, resolver_, request, *response_bytes);
   }));
   return reactor;
 }

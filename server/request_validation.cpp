@@ -18,33 +18,15 @@ std::optional<kernels::FieldError> NonFinite(double value, const std::string& fi
 
 }  // namespace
 
-std::optional<kernels::FieldError> ValidateKeyScalars(const v1::KernelKey& key,
-                                                      const std::string& prefix) {
-  for (int i = 0; i < key.chain_size(); ++i) {
-    const auto field = prefix + ".chain[" + std::to_string(i) + "].scalar";
-    if (auto e = NonFinite(key.chain(i).scalar(), field)) return e;
-  }
-  for (int i = 0; i < key.prologue_size(); ++i) {
-    const auto field = prefix + ".prologue[" + std::to_string(i) + "].scalar";
-    if (auto e = NonFinite(key.prologue(i).scalar(), field)) return e;
-  }
-  for (int i = 0; i < key.ops_size(); ++i) {
-    const auto field = prefix + ".ops[" + std::to_string(i) + "].scalar";
-    if (auto e = NonFinite(key.ops(i).scalar(), field)) return e;
-  }
-  return std::nullopt;
-}
-
 std::variant<ResolvedDevice, kernels::FieldError> ResolveDevice(const v1::DeviceSelector& selector,
                                                                 const DeviceRegistry& devices,
                                                                 const kernels::KeyLimits& limits,
                                                                 const std::string& prefix) {
   for (const auto& [value, field] : {std::pair{&selector.device(), ".device"},
                                      std::pair{&selector.device_class(), ".device_class"}}) {
-    if (auto e =
-            kernels::CheckLength(*value, limits.max_name_bytes, "max_name_bytes", prefix + field)) {
-      return *e;
-    }
+    // The field's path is spelled only for a name that is too long.
+    if (static_cast<int64_t>(value->size()) <= limits.max_name_bytes) continue;
+    return *kernels::CheckLength(*value, limits.max_name_bytes, "max_name_bytes", prefix + field);
   }
   ResolvedDevice out;
   if (!selector.device().empty()) {
@@ -100,7 +82,6 @@ std::optional<kernels::FieldError> ValidateJobSpec(const v1::JobSpec& spec,
   for (int i = 0; i < spec.kernels_size(); ++i) {
     const auto prefix = "spec.kernels[" + std::to_string(i) + "]";
     if (auto e = kernels::ValidateKernelKey(spec.kernels(i), config.key_limits, prefix)) return e;
-    if (auto e = ValidateKeyScalars(spec.kernels(i), prefix)) return e;
   }
   if (const auto planned = PlannedJobKernels(spec, config.key_limits).size();
       static_cast<int>(planned) > config.max_kernels_per_job) {

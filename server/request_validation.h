@@ -27,15 +27,9 @@ std::variant<ResolvedDevice, kernels::FieldError> ResolveDevice(const v1::Device
                                                                 const kernels::KeyLimits& limits,
                                                                 const std::string& prefix);
 
-// The runtime scalars of a key (chain, prologue and graph ops) must be
-// finite: a NaN or Infinity would poison every validation of a job tuning
-// it. Errors name `prefix`.chain[i].scalar and so on.
-std::optional<kernels::FieldError> ValidateKeyScalars(const v1::KernelKey& key,
-                                                      const std::string& prefix);
-
 // Field-level checks of a job spec against the daemon's limits (its name
-// within max_name_bytes); keys are checked with kernels::ValidateKernelKey
-// and ValidateKeyScalars, the budget must be finite and not negative. The
+// within max_name_bytes); keys are checked with kernels::ValidateKernelKey,
+// the budget must be finite and not negative. The
 // spec's device must be one of ours, or name a device class in
 // `fleet_classes`: those that live daemons of the fleet serve
 // (ServedDeviceClasses; empty on one node).

@@ -20,6 +20,7 @@
 #include <optional>
 #include <thread>
 
+#include <absl/synchronization/mutex.h>
 #include <fmt/format.h>
 #include <google/protobuf/util/time_util.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -469,6 +470,11 @@ int Run(server::DaemonConfig config) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Debian's abseil is built without NDEBUG, so every absl::Mutex that gRPC
+  // takes also records lock order under one process-wide lock (deadlock
+  // detection, a debugging aid): several percent of a lookup's CPU on each
+  // side, and a point where gRPC's threads serialize.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   auto parsed = server::ParseDaemonConfig(argc, argv);
   if (parsed.exit_code) return *parsed.exit_code;
   if (parsed.error) {

@@ -1,6 +1,7 @@
 #include "server/toolchain_identity.h"
 
 #include <array>
+#include <string_view>
 #include <utility>
 
 #include "runtime/content_hash.h"
@@ -8,8 +9,9 @@
 namespace tiletune::server {
 namespace {
 
-// The compared versions with the names messages use for them.
-std::array<std::pair<const char*, std::string>, 4> Versions(const v1::Toolchain& t) {
+// The compared versions with the names messages use for them; views, as
+// every lookup of a record compares them.
+std::array<std::pair<const char*, std::string_view>, 4> Versions(const v1::Toolchain& t) {
   return {{{"driver", t.driver_version()},
            {"runtime", t.runtime_version()},
            {"compiler", t.compiler_version()},
@@ -32,8 +34,9 @@ std::optional<std::string> ToolchainDifference(const v1::Toolchain& measured_wit
   for (size_t i = 0; i < then.size(); ++i) {
     if (then[i].second == now[i].second) continue;
     if (!text.empty()) text += "; ";
-    text += std::string(then[i].first) + " " + (then[i].second.empty() ? "-" : then[i].second) +
-            " != " + (now[i].second.empty() ? "-" : now[i].second);
+    text += std::string(then[i].first) + " " +
+            std::string(then[i].second.empty() ? "-" : then[i].second) +
+            " != " + std::string(now[i].second.empty() ? "-" : now[i].second);
   }
   if (text.empty()) return std::nullopt;
   return text;

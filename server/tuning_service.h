@@ -9,8 +9,9 @@ namespace tiletune::server {
 
 // Lookup and BatchLookup use the callback API: they answer from memory or a
 // read connection and never block on tuning, so they run inline on gRPC's
-// threads. Everything else is synchronous.
-using TuningServiceBase = v1::TuningService::WithCallbackMethod_Lookup<
+// threads. Lookup takes and gives bytes, so that its reply appends the
+// cached encoding of the record it serves. Everything else is synchronous.
+using TuningServiceBase = v1::TuningService::WithRawCallbackMethod_Lookup<
     v1::TuningService::WithCallbackMethod_BatchLookup<v1::TuningService::Service>>;
 
 // The gRPC face of the daemon. Every RPC passes the one CallAdmission gate,
@@ -23,8 +24,8 @@ class TuningServiceImpl final : public TuningServiceBase {
       : ctx_(context), admission_(context), resolver_(context) {}
 
   grpc::ServerUnaryReactor* Lookup(grpc::CallbackServerContext* ctx,
-                                   const v1::LookupRequest* request,
-                                   v1::LookupResponse* response) override;
+                                   const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* BatchLookup(grpc::CallbackServerContext* ctx,
                                         const v1::BatchLookupRequest* request,
                                         v1::BatchLookupResponse* response) override;

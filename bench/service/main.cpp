@@ -8,6 +8,7 @@
 #include <iostream>
 #include <thread>
 
+#include <absl/synchronization/mutex.h>
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -117,6 +118,9 @@ void CancelJob(tiletune::v1::TuningService::Stub& stub, const std::string& id) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As tiletuned does (tiletuned_main.cpp says why): the client's gRPC
+  // threads would serialize on abseil's deadlock detection.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   Flags flags;
   CLI::App app("Load a local tiletuned with concurrent lookups; report lookups/s and latency.",
                "tiletune-bench-lookup");

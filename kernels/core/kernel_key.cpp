@@ -1,7 +1,7 @@
 #include "kernels/core/kernel_key.h"
 
 #include <algorithm>
-#include <map>
+#include <cmath>
 #include <set>
 #include <stdexcept>
 
@@ -43,43 +43,69 @@ std::string At(const std::string& prefix, std::string_view field, int index = -1
 }
 
 // Every name the key carries, single-kernel or graph form, before anything
-// else looks at (or quotes) them.
+// else looks at (or quotes) them. A field's path is spelled only for the
+// name that is too long: valid keys, the lookup path's, build no strings.
 std::optional<FieldError> ValidateNameLengths(const v1::KernelKey& key, const KeyLimits& limits,
                                               const std::string& prefix) {
   std::optional<FieldError> error;
-  const auto check = [&](std::string_view name, const std::string& field) {
-    if (!error) error = CheckLength(name, limits.max_name_bytes, "max_name_bytes", field);
+  const auto check = [&](std::string_view name, const auto& field) {
+    if (error || static_cast<int64_t>(name.size()) <= limits.max_name_bytes) return;
+    error = CheckLength(name, limits.max_name_bytes, "max_name_bytes", field());
   };
-  check(key.op(), At(prefix, "op"));
+  check(key.op(), [&] { return At(prefix, "op"); });
   for (int i = 0; i < key.chain_size(); ++i) {
-    check(key.chain(i).op(), At(prefix, "chain", i) + ".op");
+    check(key.chain(i).op(), [&] { return At(prefix, "chain", i) + ".op"; });
   }
   for (int i = 0; i < key.prologue_size(); ++i) {
-    check(key.prologue(i).op(), At(prefix, "prologue", i) + ".op");
+    check(key.prologue(i).op(), [&] { return At(prefix, "prologue", i) + ".op"; });
   }
   for (int i = 0; i < key.layouts_size(); ++i) {
-    check(key.layouts(i).tensor(), At(prefix, "layouts", i) + ".tensor");
+    check(key.layouts(i).tensor(), [&] { return At(prefix, "layouts", i) + ".tensor"; });
   }
   for (int i = 0; i < key.shape_size(); ++i) {
-    check(key.shape(i).name(), At(prefix, "shape", i) + ".name");
+    check(key.shape(i).name(), [&] { return At(prefix, "shape", i) + ".name"; });
   }
   for (int i = 0; i < key.ops_size(); ++i) {
     const auto& op = key.ops(i);
-    check(op.op(), At(prefix, "ops", i) + ".op");
+    check(op.op(), [&] { return At(prefix, "ops", i) + ".op"; });
     for (int j = 0; j < op.inputs_size(); ++j) {
-      check(op.inputs(j), At(prefix, "ops", i) + ".inputs[" + std::to_string(j) + "]");
+      check(op.inputs(j),
+            [&] { return At(prefix, "ops", i) + ".inputs[" + std::to_string(j) + "]"; });
     }
-    check(op.output(), At(prefix, "ops", i) + ".output");
+    check(op.output(), [&] { return At(prefix, "ops", i) + ".output"; });
   }
   for (int i = 0; i < key.tensors_size(); ++i) {
     const auto& t = key.tensors(i);
-    check(t.name(), At(prefix, "tensors", i) + ".name");
+    check(t.name(), [&] { return At(prefix, "tensors", i) + ".name"; });
     for (int j = 0; j < t.dims_size(); ++j) {
-      check(t.dims(j), At(prefix, "tensors", i) + ".dims[" + std::to_string(j) + "]");
+      check(t.dims(j),
+            [&] { return At(prefix, "tensors", i) + ".dims[" + std::to_string(j) + "]"; });
     }
   }
-  for (int i = 0; i < key.outputs_size(); ++i) check(key.outputs(i), At(prefix, "outputs", i));
+  for (int i = 0; i < key.outputs_size(); ++i) {
+    check(key.outputs(i), [&] { return At(prefix, "outputs", i); });
+  }
   return error;
+}
+
+// The runtime scalars (chain, prologue and graph ops) must be finite: a NaN
+// or Infinity would poison every validation of a job tuning the key.
+std::optional<FieldError> ValidateScalars(const v1::KernelKey& key, const std::string& prefix) {
+  const auto finite = [&](double value, std::string_view field,
+                          int i) -> std::optional<FieldError> {
+    if (std::isfinite(value)) return std::nullopt;
+    return FieldError{At(prefix, field, i) + ".scalar", "must be a finite number"};
+  };
+  for (int i = 0; i < key.chain_size(); ++i) {
+    if (auto e = finite(key.chain(i).scalar(), "chain", i)) return e;
+  }
+  for (int i = 0; i < key.prologue_size(); ++i) {
+    if (auto e = finite(key.prologue(i).scalar(), "prologue", i)) return e;
+  }
+  for (int i = 0; i < key.ops_size(); ++i) {
+    if (auto e = finite(key.ops(i).scalar(), "ops", i)) return e;
+  }
+  return std::nullopt;
 }
 
 // Checks one list of element-wise ops (the epilogue chain or the prologue).
@@ -88,35 +114,36 @@ std::optional<FieldError> ValidateChainOps(
     std::string_view field) {
   for (int i = 0; i < ops.size(); ++i) {
     const auto& op = ops[i];
-    const std::string path = prefix + "." + std::string(field) + "[" + std::to_string(i) + "]";
+    const auto path = [&] { return At(prefix, field, i); };
     if (!IsKnownChainOp(op.op())) {
-      return FieldError{path + ".op", "unknown chain op " + Quoted(op.op()) +
-                                          " (known: bias, scale, relu, gelu_tanh, gelu_erf, "
-                                          "silu, residual_add, cast)"};
+      return FieldError{path() + ".op", "unknown chain op " + Quoted(op.op()) +
+                                            " (known: bias, scale, relu, gelu_tanh, gelu_erf, "
+                                            "silu, residual_add, cast)"};
     }
     if (op.op() == "cast" && field == "prologue") {
-      return FieldError{path + ".op", "a prologue cannot cast: the kernel reads its input type"};
+      return FieldError{path() + ".op", "a prologue cannot cast: the kernel reads its input type"};
     }
     if (op.op() == "cast" && op.dtype() == v1::DTYPE_UNSPECIFIED) {
-      return FieldError{path + ".dtype", "cast needs a target dtype"};
+      return FieldError{path() + ".dtype", "cast needs a target dtype"};
     }
     if (op.op() == "cast" && i + 1 != ops.size()) {
-      return FieldError{path, "cast must be the last op of a chain"};
+      return FieldError{path(), "cast must be the last op of a chain"};
     }
   }
   return std::nullopt;
 }
 
-// Names unique, sizes positive and within max_dim; `allowed` empty: any name.
+// Names unique, sizes positive and within max_dim; `spec` null: any name,
+// else the names of its dims.
 std::optional<FieldError> ValidateDims(const v1::KernelKey& key, const KeyLimits& limits,
-                                       const std::string& prefix,
-                                       const std::vector<std::string>& allowed) {
-  std::set<std::string> seen;
+                                       const std::string& prefix, const OpSpec* spec) {
+  std::set<std::string_view> seen;
   for (int i = 0; i < key.shape_size(); ++i) {
     const auto& d = key.shape(i);
-    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), d.name()) == allowed.end()) {
+    if (spec && std::none_of(spec->dims.begin(), spec->dims.end(),
+                             [&](const DimArg& a) { return a.name == d.name(); })) {
       std::string names;
-      for (const auto& n : allowed) names += (names.empty() ? "" : ", ") + n;
+      for (const DimArg& a : spec->dims) names += (names.empty() ? "" : ", ") + std::string(a.name);
       return FieldError{
           At(prefix, "shape", i) + ".name",
           Quoted(d.name()) + " is not a dimension of " + key.op() + " (" + names + ")"};
@@ -160,9 +187,69 @@ std::optional<FieldError> ValidateGraphKey(const v1::KernelKey& key, const KeyLi
     return FieldError{At(prefix, "write_prologue_output"),
                       "must be false in an op graph key: list the tensor in outputs"};
   }
-  if (auto e = ValidateDims(key, limits, prefix, {})) return e;
-  return fusion::ValidateOpGraph(key, limits, prefix);
+  if (auto e = ValidateDims(key, limits, prefix, nullptr)) return e;
+  if (auto e = fusion::ValidateOpGraph(key, limits, prefix)) return e;
+  return ValidateScalars(key, prefix);
 }
+
+// Entries of `entries` sorted by name, the last of each name kept: what a
+// std::map filled in order would hold, in one small vector.
+template <typename Value>
+void SortKeepingLast(std::vector<std::pair<std::string_view, Value>>& entries) {
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t kept = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (i + 1 < entries.size() && entries[i + 1].first == entries[i].first) continue;
+    entries[kept++] = entries[i];
+  }
+  entries.resize(kept);
+}
+
+// What normalizing a single-kernel key fills in and orders, viewed in place
+// (names point into the key and the op registry): defaulted dtypes, every
+// layout-bearing tensor's layout by name (row-major when the key does not
+// say), the dims by name without optional ones at their default size.
+struct NormalForm {
+  explicit NormalForm(const v1::KernelKey& key)
+      : input_dtype(key.input_dtype()),
+        output_dtype(key.output_dtype() == v1::DTYPE_UNSPECIFIED ? key.input_dtype()
+                                                                 : key.output_dtype()),
+        accumulate_dtype(key.accumulate_dtype() == v1::DTYPE_UNSPECIFIED ? v1::DTYPE_F32
+                                                                         : key.accumulate_dtype()) {
+    // A key not validated may name no known op: it normalizes as the
+    // element-wise op, as such keys always have.
+    const OpSpec* spec = FindOpSpec(key.op());
+    if (!spec) spec = &KernelOpFor(FusionKind::kElementwise);
+    for (const TensorArg& t : spec->tensors) {
+      if (t.layout != LayoutRule::kNone) layouts.emplace_back(t.name, v1::LAYOUT_ROW_MAJOR);
+    }
+    for (const auto& l : key.layouts()) layouts.emplace_back(l.tensor(), l.layout());
+    SortKeepingLast(layouts);
+    for (const auto& d : key.shape()) shape.emplace_back(d.name(), d.size());
+    SortKeepingLast(shape);
+    std::erase_if(shape, [&](const auto& dim) {
+      return std::any_of(spec->dims.begin(), spec->dims.end(), [&](const DimArg& d) {
+        return !d.required && d.name == dim.first && d.default_size == dim.second;
+      });
+    });
+  }
+
+  // An epilogue op's tensors default to the output type (a cast says its
+  // own); a prologue works on the input, so its tensors default to that.
+  v1::DType ChainDType(const v1::ChainOp& op) const {
+    return op.op() != "cast" && op.dtype() == v1::DTYPE_UNSPECIFIED ? output_dtype : op.dtype();
+  }
+  v1::DType PrologueDType(const v1::ChainOp& op) const {
+    return op.dtype() == v1::DTYPE_UNSPECIFIED ? input_dtype : op.dtype();
+  }
+
+  v1::DType input_dtype;
+  v1::DType output_dtype;
+  v1::DType accumulate_dtype;
+  std::vector<std::pair<std::string_view, v1::Layout>> layouts;
+  std::vector<std::pair<std::string_view, int64_t>> shape;
+};
 
 }  // namespace
 
@@ -307,9 +394,7 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
                           std::string(DTypeName(key.input_dtype())) + " inputs"};
   }
 
-  std::vector<std::string> dim_names;
-  for (const DimArg& d : spec->dims) dim_names.emplace_back(d.name);
-  if (auto e = ValidateDims(key, limits, prefix, dim_names)) return e;
+  if (auto e = ValidateDims(key, limits, prefix, spec)) return e;
   for (const DimArg& d : spec->dims) {
     if (d.required && !DimSize(key, d.name)) {
       return FieldError{At(prefix, "shape"),
@@ -326,20 +411,20 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
                                                std::to_string(limits.max_elements) + " elements"};
   }
 
-  std::string layout_names;
-  for (const TensorArg& t : spec->tensors) {
-    if (t.layout != LayoutRule::kNone) {
-      layout_names += (layout_names.empty() ? "" : ", ") + std::string(t.name);
+  const auto layout_names = [&] {
+    std::string names;
+    for (const TensorArg& t : spec->tensors) {
+      if (t.layout != LayoutRule::kNone) names += (names.empty() ? "" : ", ") + std::string(t.name);
     }
-  }
-  std::set<std::string> layout_tensors;
+    return names;
+  };
   for (int i = 0; i < key.layouts_size(); ++i) {
     const auto& l = key.layouts(i);
     const TensorArg* tensor = FindTensor(*spec, l.tensor());
     if (!tensor || tensor->layout == LayoutRule::kNone) {
       return FieldError{
           At(prefix, "layouts", i) + ".tensor",
-          Quoted(l.tensor()) + " is not a tensor of " + key.op() + " (" + layout_names + ")"};
+          Quoted(l.tensor()) + " is not a tensor of " + key.op() + " (" + layout_names() + ")"};
     }
     if (l.layout() == v1::LAYOUT_UNSPECIFIED || !v1::Layout_IsValid(l.layout())) {
       return FieldError{At(prefix, "layouts", i) + ".layout", "must be row or col"};
@@ -349,56 +434,43 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
           At(prefix, "layouts", i) + ".layout",
           key.op() + " reduces along rows: " + Quoted(l.tensor()) + " must be row-major"};
     }
-    if (!layout_tensors.insert(l.tensor()).second) {
-      return FieldError{At(prefix, "layouts", i) + ".tensor",
-                        "layout for " + Quoted(l.tensor()) + " repeats"};
+    // Every earlier entry names one of the op's few tensors, so this scan is
+    // short.
+    for (int j = 0; j < i; ++j) {
+      if (key.layouts(j).tensor() == l.tensor()) {
+        return FieldError{At(prefix, "layouts", i) + ".tensor",
+                          "layout for " + Quoted(l.tensor()) + " repeats"};
+      }
     }
   }
-  return std::nullopt;
+  return ValidateScalars(key, prefix);
 }
 
 v1::KernelKey NormalizeKernelKey(const v1::KernelKey& key) {
   v1::KernelKey out = key;
   if (IsGraphKey(key)) return out;
-  if (out.accumulate_dtype() == v1::DTYPE_UNSPECIFIED) out.set_accumulate_dtype(v1::DTYPE_F32);
-  if (out.output_dtype() == v1::DTYPE_UNSPECIFIED) out.set_output_dtype(out.input_dtype());
-  // A key not validated may name no known op: it normalizes as the
-  // element-wise op, as such keys always have.
-  const OpSpec* spec = FindOpSpec(out.op());
-  if (!spec) spec = &KernelOpFor(FusionKind::kElementwise);
-  std::map<std::string, v1::Layout> layouts;
-  for (const TensorArg& t : spec->tensors) {
-    if (t.layout != LayoutRule::kNone) layouts[std::string(t.name)] = v1::LAYOUT_ROW_MAJOR;
-  }
-  for (const auto& l : key.layouts()) layouts[l.tensor()] = l.layout();
+  const NormalForm form(key);
+  out.set_output_dtype(form.output_dtype);
+  out.set_accumulate_dtype(form.accumulate_dtype);
   out.clear_layouts();
-  for (const auto& [tensor, layout] : layouts) {
+  for (const auto& [tensor, layout] : form.layouts) {
     auto* l = out.add_layouts();
-    l->set_tensor(tensor);
+    l->set_tensor(std::string(tensor));
     l->set_layout(layout);
   }
-  std::map<std::string, int64_t> dims;
-  for (const auto& d : key.shape()) dims[d.name()] = d.size();
-  for (const DimArg& d : spec->dims) {
-    const auto it = dims.find(std::string(d.name));
-    if (!d.required && it != dims.end() && it->second == d.default_size) dims.erase(it);
-  }
   out.clear_shape();
-  for (const auto& [name, size] : dims) {
+  for (const auto& [name, size] : form.shape) {
     auto* d = out.add_shape();
-    d->set_name(name);
+    d->set_name(std::string(name));
     d->set_size(size);
   }
   for (auto& op : *out.mutable_chain()) {
     if (op.op() != "scale") op.set_scalar(0);
-    if (op.op() != "cast" && op.dtype() == v1::DTYPE_UNSPECIFIED) {
-      op.set_dtype(out.output_dtype());
-    }
+    op.set_dtype(form.ChainDType(op));
   }
-  // A prologue works on the input, so its tensors default to the input type.
   for (auto& op : *out.mutable_prologue()) {
     if (op.op() != "scale") op.set_scalar(0);
-    if (op.dtype() == v1::DTYPE_UNSPECIFIED) op.set_dtype(out.input_dtype());
+    op.set_dtype(form.PrologueDType(op));
   }
   return out;
 }
@@ -407,37 +479,54 @@ std::string CanonicalKeyString(const v1::KernelKey& key) {
   if (IsGraphKey(key)) {
     throw std::invalid_argument("an op graph key has no canonical string: plan it into kernels");
   }
-  const v1::KernelKey k = NormalizeKernelKey(key);
-  const auto ops_text = [](const google::protobuf::RepeatedPtrField<v1::ChainOp>& ops) {
-    std::string text;
+  // Spelled from the key's normal form in place: the lookup path asks for
+  // this once per call, and copying the key to normalize it cost more than
+  // the string.
+  const NormalForm form(key);
+  std::string s;
+  s.reserve(128);
+  const auto add_ops = [&](const google::protobuf::RepeatedPtrField<v1::ChainOp>& ops,
+                           auto dtype_of) {
     for (int i = 0; i < ops.size(); ++i) {
-      if (i) text += ",";
-      text += ops[i].op() + ":" + std::string(DTypeName(ops[i].dtype()));
+      if (i) s += ',';
+      s += ops[i].op();
+      s += ':';
+      s += DTypeName(dtype_of(ops[i]));
     }
-    return text;
   };
-  std::string s = k.op();
+  s += key.op();
   // Only keys with a prologue spell it, so the strings of older keys (and
   // their database records) stay as they were.
-  if (k.prologue_size() > 0) s += "|prologue=" + ops_text(k.prologue());
+  if (key.prologue_size() > 0) {
+    s += "|prologue=";
+    add_ops(key.prologue(), [&](const v1::ChainOp& op) { return form.PrologueDType(op); });
+  }
   // Likewise the second output, spelled only when written.
-  if (k.write_prologue_output()) s += "|prologue_out";
-  s += "|chain=" + ops_text(k.chain());
-  s += "|in=" + std::string(DTypeName(k.input_dtype()));
-  s += "|out=" + std::string(DTypeName(k.output_dtype()));
-  s += "|acc=" + std::string(DTypeName(k.accumulate_dtype()));
+  if (key.write_prologue_output()) s += "|prologue_out";
+  s += "|chain=";
+  add_ops(key.chain(), [&](const v1::ChainOp& op) { return form.ChainDType(op); });
+  s += "|in=";
+  s += DTypeName(key.input_dtype());
+  s += "|out=";
+  s += DTypeName(form.output_dtype);
+  s += "|acc=";
+  s += DTypeName(form.accumulate_dtype);
   s += "|layout=";
-  for (int i = 0; i < k.layouts_size(); ++i) {
-    if (i) s += ",";
-    s += k.layouts(i).tensor() + ":" + std::string(LayoutName(k.layouts(i).layout()));
+  for (size_t i = 0; i < form.layouts.size(); ++i) {
+    if (i) s += ',';
+    s += form.layouts[i].first;
+    s += ':';
+    s += LayoutName(form.layouts[i].second);
   }
   s += "|shape=";
-  for (int i = 0; i < k.shape_size(); ++i) {
-    if (i) s += ",";
-    s += k.shape(i).name() + "=" + std::to_string(k.shape(i).size());
+  for (size_t i = 0; i < form.shape.size(); ++i) {
+    if (i) s += ',';
+    s += form.shape[i].first;
+    s += '=';
+    s += std::to_string(form.shape[i].second);
   }
   // Only when set: keys stored before the field existed keep their strings.
-  if (k.allow_tf32()) s += "|tf32";
+  if (key.allow_tf32()) s += "|tf32";
   return s;
 }
 

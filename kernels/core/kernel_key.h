@@ -58,8 +58,11 @@ bool IsGraphKey(const v1::KernelKey& key);
 bool IsKnownChainOp(std::string_view op);
 
 // Checks the length of every name, then op, chain, dtypes, layouts and shape
-// against the op's rules and the limits. `prefix` is prepended to field
-// paths ("key", "spec.kernels[2]").
+// against the op's rules and the limits, then that the runtime scalars
+// (chain, prologue and graph ops) are finite: a NaN or Infinity would poison
+// every validation of a job tuning the key. One walk of the key that builds
+// no string unless it fails. `prefix` is prepended to field paths ("key",
+// "spec.kernels[2]").
 std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyLimits& limits,
                                             const std::string& prefix = "key");
 

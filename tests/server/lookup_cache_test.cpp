@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tiletune/v1/tiletune.pb.h"
+
 namespace tiletune::server {
 namespace {
 
@@ -16,7 +18,7 @@ TEST(LookupCache, RemembersRecordsAndKnownMisses) {
   record->set_speedup(2);
   cache.Put("c1", "k", record);
   ASSERT_TRUE(cache.Find("c1", "k"));
-  EXPECT_EQ((*cache.Find("c1", "k"))->speedup(), 2);
+  EXPECT_EQ((*cache.Find("c1", "k"))->record->speedup(), 2);
   EXPECT_FALSE(cache.Find("c2", "k")) << "device classes are separate";
 }
 
@@ -55,6 +57,30 @@ TEST(LookupCache, StaysWithinItsBound) {
   for (int i = 0; i < 10000; ++i) present += cache.Find("c", std::to_string(i)) ? 1 : 0;
   EXPECT_LE(present, 32);
   EXPECT_GT(present, 0);
+}
+
+TEST(LookupCache, ACachedRecordAppendedToAReplyReadsAsItsRecordField) {
+  auto record = std::make_shared<v1::Record>();
+  record->set_device_class("cpu-x86");
+  record->set_speedup(3.5);
+  record->set_winner(v1::WINNER_TUNED);
+  (*record->mutable_config()->mutable_params())["tile_m"] = 64;
+  record->mutable_key()->set_op("gemm");
+  LookupCache cache(100);
+  cache.Put("cpu-x86", "k", record);
+  const auto cached = cache.Find("cpu-x86", "k");
+  ASSERT_TRUE(cached && *cached);
+
+  v1::LookupResponse reply;
+  reply.set_result(v1::LookupResponse::RESULT_HIT);
+  reply.set_device_class("cpu-x86");
+  reply.mutable_staleness()->set_reason("");
+  v1::LookupResponse read;
+  ASSERT_TRUE(read.ParseFromString(reply.SerializeAsString() + (*cached)->response_field));
+  v1::LookupResponse expected = reply;
+  *expected.mutable_record() = *record;
+  EXPECT_EQ(read.SerializeAsString(), expected.SerializeAsString());
+  EXPECT_EQ(read.record().config().params().at("tile_m"), 64);
 }
 
 }  // namespace

@@ -106,6 +106,24 @@ TEST_F(LookupResolverTest, HitsFromTheCacheWithoutTheStore) {
   EXPECT_EQ(response.record().tuned().median_us(), 7);
 }
 
+TEST_F(LookupResolverTest, ResolveApartHandsBackTheRecordResolveCopiesIn) {
+  const auto key = GemmKey(48, 48, 48);
+  store_->PutRecord(kernels::CanonicalKeyString(key), TunedRecord(key, 9));
+  v1::LookupRequest request;
+  *request.mutable_key() = key;
+  for (int i = 0; i < 2; ++i) {  // filled from the store, then from the cache
+    SCOPED_TRACE(i);
+    v1::LookupResponse apart;
+    LookupCache::Entry record;
+    ASSERT_FALSE(resolver_.ResolveApart(request, apart, record));
+    ASSERT_TRUE(record);
+    EXPECT_FALSE(apart.has_record());
+    EXPECT_EQ(apart.result(), v1::LookupResponse::RESULT_HIT);
+    *apart.mutable_record() = *record->record;
+    EXPECT_EQ(apart.SerializeAsString(), Lookup(key).SerializeAsString());
+  }
+}
+
 TEST_F(LookupResolverTest, MissesWithTheFallbackAndQueuesNothingUnasked) {
   auto response = Lookup(GemmKey(64, 64, 64));
   EXPECT_EQ(response.result(), v1::LookupResponse::RESULT_MISS);
