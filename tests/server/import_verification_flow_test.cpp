@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <regex>
 #include <thread>
 
 #include <google/protobuf/util/json_util.h>
@@ -247,10 +248,26 @@ TEST_F(ImportVerificationFlow, TrustServesAtOnceAndSaysSo) {
   const auto listed = Cli(*daemon, {"records", "list"});
   EXPECT_NE(listed.out.find("trusted"), std::string::npos) << listed.out;
 
+  // Verify jobs are the daemon's own: a client cannot pass off a kernel as
+  // verified by submitting one.
+  v1::SubmitJobRequest forged;
+  *forged.mutable_spec()->add_kernels() = Key();
+  *forged.mutable_spec()->add_verify() = measured_->config();
+  v1::SubmitJobResponse submitted;
+  grpc::ClientContext submit_ctx;
+  const auto refused = stub->SubmitJob(&submit_ctx, forged, &submitted);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(refused.error_message().rfind("spec.verify:", 0), 0u) << refused.error_message();
+
   // Without --trust, the CLI says which job verifies them.
   const auto again = Cli(*daemon, {"records", "import", "--replace", file.string()});
   ASSERT_EQ(again.exit_code, 0) << again.err << again.out;
-  EXPECT_NE(again.out.find("unverified until verify job j-"), std::string::npos) << again.out;
+  std::smatch job;
+  ASSERT_TRUE(
+      std::regex_search(again.out, job, std::regex("unverified until verify job (j-[0-9a-f]+)")))
+      << again.out;
+  // Ended before the daemon stops: stopping is not what this test is about.
+  EXPECT_EQ(WaitForJob(*stub, job[1], Finished).state(), v1::JOB_SUCCEEDED);
   EXPECT_EQ(daemon->Stop(SIGTERM), 0);
 }
 

@@ -47,7 +47,8 @@ v1::Record GoodRecord(int64_t m) {
   EXPECT_FALSE(space.empty()) << why;
   const auto& first = space.templates().front();
   r.mutable_config()->set_kernel_name(std::string(first.kernel->name()));
-  for (const auto& [name, value] : first.space.ValidVariants().front()) {
+  const std::vector<kernels::Variant> variants = first.space.ValidVariants();
+  for (const auto& [name, value] : variants.front()) {
     (*r.mutable_config()->mutable_params())[name] = value;
   }
   r.mutable_tuned()->set_median_us(3);
