@@ -41,5 +41,7 @@ inline const EnumNaming kJobStateNaming{v1::JobState_descriptor(), "JOB_"};     
 inline const EnumNaming kWinnerNaming{v1::Winner_descriptor(), "WINNER_"};             // tuned
 inline const EnumNaming kTrialStatusNaming{v1::TrialStatus_descriptor(), "TRIAL_"};    // crash
 inline const EnumNaming kDeviceStateNaming{v1::Device::State_descriptor(), "STATE_"};  // busy
+// TRUST_MEASURED is 0: spell it with TrustName (client/cli/record_format.h).
+inline const EnumNaming kTrustNaming{v1::Trust_descriptor(), "TRUST_"};  // unverified
 
 }  // namespace tiletune::client

@@ -39,4 +39,12 @@ RooflineColumns RooflineColumnsOf(bool present, const v1::Roofline& roofline) {
           roofline.has_ceilings() ? std::optional(roofline.fraction_of_floor()) : std::nullopt};
 }
 
+ProvenanceColumns ProvenanceColumnsOf(const v1::Record& record) {
+  const v1::Provenance& provenance = record.provenance();
+  if (!provenance.has_imported_at()) return {.trust = provenance.trust()};
+  return {.trust = provenance.trust(),
+          .imported_at_us = MicrosOf(true, provenance.imported_at()),
+          .source_daemon = provenance.source_daemon()};
+}
+
 }  // namespace tiletune::db

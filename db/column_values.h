@@ -30,4 +30,14 @@ struct RooflineColumns {
 };
 RooflineColumns RooflineColumnsOf(bool present, const v1::Roofline& roofline);
 
+// A record's provenance as columns, for ad-hoc SQL: its trust (v1.Trust;
+// 0, measured, in rows stored before provenance was kept) and, for imported
+// records, when and from which daemon (NULL otherwise).
+struct ProvenanceColumns {
+  int trust = 0;
+  std::optional<int64_t> imported_at_us;
+  std::optional<std::string> source_daemon;
+};
+ProvenanceColumns ProvenanceColumnsOf(const v1::Record& record);
+
 }  // namespace tiletune::db

@@ -182,6 +182,16 @@ ALTER TABLE trials
   ADD COLUMN achieved_tbps DOUBLE PRECISION,
   ADD COLUMN roofline_fraction DOUBLE PRECISION;
 )sql"},
+    // Each record's provenance (the whole of it is in `record`): its trust
+    // (v1.Trust: 0 measured here, 1 imported and unverified, 2 trusted, 3
+    // verified, 4 verify failed) and, for imported records, when and from
+    // which daemon.
+    Migration{7, R"sql(
+ALTER TABLE records
+  ADD COLUMN trust INTEGER NOT NULL DEFAULT 0,
+  ADD COLUMN imported_at_us BIGINT,
+  ADD COLUMN source_daemon TEXT;
+)sql"},
 };
 
 // Any constant shared by every tiletuned: the key of the migration lock.

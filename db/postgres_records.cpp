@@ -13,21 +13,26 @@ namespace {
 void WriteRecord(PgConnection& connection, const std::string& canonical_key,
                  const v1::Record& record) {
   const RooflineColumns roofline = RooflineColumnsOf(record.has_roofline(), record.roofline());
+  const ProvenanceColumns provenance = ProvenanceColumnsOf(record);
   connection.Exec(
       "INSERT INTO records (canonical_key, device_class, op, winner, tuned_median_us,"
       " baseline_median_us, speedup, measured_at_us, achieved_tflops, achieved_tbps,"
-      " roofline_fraction, record)"
-      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+      " roofline_fraction, trust, imported_at_us, source_daemon, record)"
+      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
       " ON CONFLICT (canonical_key, device_class) DO UPDATE SET op = excluded.op,"
       " winner = excluded.winner, tuned_median_us = excluded.tuned_median_us,"
       " baseline_median_us = excluded.baseline_median_us, speedup = excluded.speedup,"
       " measured_at_us = excluded.measured_at_us, achieved_tflops = excluded.achieved_tflops,"
       " achieved_tbps = excluded.achieved_tbps,"
-      " roofline_fraction = excluded.roofline_fraction, record = excluded.record",
+      " roofline_fraction = excluded.roofline_fraction, trust = excluded.trust,"
+      " imported_at_us = excluded.imported_at_us, source_daemon = excluded.source_daemon,"
+      " record = excluded.record",
       PgParams(canonical_key, record.device_class(), record.key().op(), record.winner(),
                record.tuned().median_us(), record.baseline().median_us(), record.speedup(),
                MicrosOf(record.has_measured_at(), record.measured_at()), roofline.achieved_tflops,
-               roofline.achieved_tbps, roofline.fraction, Bytea{record.SerializeAsString()}));
+               roofline.achieved_tbps, roofline.fraction, provenance.trust,
+               provenance.imported_at_us, provenance.source_daemon,
+               Bytea{record.SerializeAsString()}));
 }
 
 bool RecordExists(PgConnection& connection, const std::string& canonical_key,

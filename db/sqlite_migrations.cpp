@@ -151,6 +151,15 @@ ALTER TABLE trials ADD COLUMN achieved_tflops REAL;
 ALTER TABLE trials ADD COLUMN achieved_tbps REAL;
 ALTER TABLE trials ADD COLUMN roofline_fraction REAL;
 )sql"},
+    // Each record's provenance (the whole of it is in `record`): its trust
+    // (v1.Trust: 0 measured here, 1 imported and unverified, 2 trusted, 3
+    // verified, 4 verify failed) and, for imported records, when and from
+    // which daemon.
+    Migration{6, R"sql(
+ALTER TABLE records ADD COLUMN trust INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE records ADD COLUMN imported_at_us INTEGER;
+ALTER TABLE records ADD COLUMN source_daemon TEXT;
+)sql"},
 };
 
 }  // namespace

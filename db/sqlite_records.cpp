@@ -14,22 +14,26 @@ namespace {
 void WriteRecord(Connection& connection, const std::string& canonical_key,
                  const v1::Record& record) {
   const RooflineColumns roofline = RooflineColumnsOf(record.has_roofline(), record.roofline());
+  const ProvenanceColumns provenance = ProvenanceColumnsOf(record);
   connection
       .Prepare(
           "INSERT INTO records (canonical_key, device_class, op, winner, tuned_median_us,"
           " baseline_median_us, speedup, measured_at_us, achieved_tflops, achieved_tbps,"
-          " roofline_fraction, record)"
-          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+          " roofline_fraction, trust, imported_at_us, source_daemon, record)"
+          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
           " ON CONFLICT (canonical_key, device_class) DO UPDATE SET op = excluded.op,"
           " winner = excluded.winner, tuned_median_us = excluded.tuned_median_us,"
           " baseline_median_us = excluded.baseline_median_us, speedup = excluded.speedup,"
           " measured_at_us = excluded.measured_at_us, achieved_tflops = excluded.achieved_tflops,"
           " achieved_tbps = excluded.achieved_tbps,"
-          " roofline_fraction = excluded.roofline_fraction, record = excluded.record")
+          " roofline_fraction = excluded.roofline_fraction, trust = excluded.trust,"
+          " imported_at_us = excluded.imported_at_us, source_daemon = excluded.source_daemon,"
+          " record = excluded.record")
       .Bind(canonical_key, record.device_class(), record.key().op(), record.winner(),
             record.tuned().median_us(), record.baseline().median_us(), record.speedup(),
             MicrosOf(record.has_measured_at(), record.measured_at()), roofline.achieved_tflops,
-            roofline.achieved_tbps, roofline.fraction, Blob{record.SerializeAsString()})
+            roofline.achieved_tbps, roofline.fraction, provenance.trust, provenance.imported_at_us,
+            provenance.source_daemon, Blob{record.SerializeAsString()})
       .Run();
 }
 

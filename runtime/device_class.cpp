@@ -14,4 +14,12 @@ std::string DeviceClassId(const v1::DeviceFingerprint& fingerprint) {
       .substr(0, 16);
 }
 
+std::optional<std::string_view> BackendOfVendor(std::string_view vendor) {
+  // As the fingerprints of runtime/host, runtime/cuda and runtime/hip set it.
+  if (vendor == "cpu") return "host";
+  if (vendor == "nvidia") return "cuda";
+  if (vendor == "amd") return "hip";
+  return std::nullopt;
+}
+
 }  // namespace tiletune::runtime

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "tiletune/v1/records.pb.h"
 
@@ -10,5 +12,9 @@ namespace tiletune::runtime {
 // name and compute units, the fields that decide whether a measurement
 // carries over from one device to another.
 std::string DeviceClassId(const v1::DeviceFingerprint& fingerprint);
+
+// The backend whose devices report fingerprints of `vendor` (cpu: host,
+// nvidia: cuda, amd: hip), or nullopt for a vendor no backend reports.
+std::optional<std::string_view> BackendOfVendor(std::string_view vendor);
 
 }  // namespace tiletune::runtime

@@ -9,6 +9,7 @@
 
 #include "kernels/core/kernel_key.h"
 #include "kernels/core/key_space.h"
+#include "server/import_verification.h"
 #include "server/toolchain_identity.h"
 #include "tuner/device_description_of.h"
 #include "tuner/tuning_session.h"
@@ -264,8 +265,15 @@ void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker
     stop->store(true);
   };
   std::string why;
-  const kernels::KeySpace space =
+  kernels::KeySpace space =
       kernels::KeySpace::Of(item.key, tuner::DeviceDescriptionOf(device.info), &why);
+  // A verify item times the imported record's kernel alone.
+  const v1::TunedConfig* verified = VerifiedConfig(claim.spec, claim.item_index);
+  if (verified && !space.empty()) {
+    space =
+        space.Only(verified->kernel_name(),
+                   kernels::Variant(verified->params().begin(), verified->params().end()), &why);
+  }
   // Run failures are remembered under the template of the failed trial.
   const db::KnownFailure failure_key{.device_class = device.info.fingerprint.device_class(),
                                      .toolchain = ToolchainFingerprint(device.info.toolchain)};
@@ -277,8 +285,9 @@ void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker
   // Set when the run stopped because its progress could not be stored.
   bool requeue = false;
   try {
+    tuner::TuningOutcome outcome;
     if (space.empty()) {
-      v1::JobItemProgress failed;
+      v1::JobItemProgress& failed = outcome.progress;
       failed.set_index(claim.item_index);
       *failed.mutable_key() = claim.key;
       failed.set_state(v1::JOB_FAILED);
@@ -294,18 +303,24 @@ void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker
       }
       tuner::TuningSession session(space, *device.backend, device.info, worker, pool_,
                                    config_.tuning);
-      auto outcome =
+      outcome =
           session.Run(item, store_.TrialsForItem(claim.job_id, claim.item_index), observer, *stop);
       // Before the job can be reported finished, so watchers see the count.
       device.worker_restarts.store(worker.restarts());
-      // The item is stored finished: its record must land too, or the
-      // tuning is lost.
-      if (outcome.record && !interrupted.load() && StoreUntilItLands(item_name + ": record", [&] {
-            store_.PutRecord(canonical, *outcome.record);
-          })) {
-        cache_.Put(outcome.record->device_class(), canonical,
-                   std::make_shared<const v1::Record>(*outcome.record));
+    }
+    std::optional<v1::Record> record = std::move(outcome.record);
+    if (verified && (record || outcome.progress.state() == v1::JOB_FAILED)) {
+      record = SettledImport(store_.FindRecord(canonical, device.info.fingerprint.device_class()),
+                             *verified, claim.job_id, record, outcome.progress.error());
+      if (!record) {
+        spdlog::info("{}: the imported record was replaced meanwhile; kept", item_name);
       }
+    }
+    // The item is stored finished: its record must land too, or the tuning
+    // is lost.
+    if (record && !interrupted.load() &&
+        StoreUntilItLands(item_name + ": record", [&] { store_.PutRecord(canonical, *record); })) {
+      cache_.Put(record->device_class(), canonical, std::make_shared<const v1::Record>(*record));
     }
     heartbeat = {};
     if (!interrupted.load()) {

@@ -6,6 +6,7 @@
 
 #include "kernels/fusion/fusion_planner.h"
 #include "server/fleet_view.h"
+#include "server/import_verification.h"
 #include "server/job_creation.h"
 #include "server/request_validation.h"
 #include "server/toolchain_identity.h"
@@ -169,7 +170,7 @@ std::optional<kernels::FieldError> Answer(ServiceContext& ctx, const v1::LookupR
       ctx.cache.PutUnlessErased(device.device_class, canonical, std::move(found), erasures);
     });
   }
-  const LookupCache::Entry entry = cached ? *cached : nullptr;
+  LookupCache::Entry entry = cached ? *cached : nullptr;
 
   const std::string library = FallbackLibraryFor(device.vendor);
   if (unanswered) {
@@ -181,6 +182,23 @@ std::optional<kernels::FieldError> Answer(ServiceContext& ctx, const v1::LookupR
     response.mutable_fallback()->set_reason(
         "the tuning database is unreachable and this daemon has no cached answer for this key");
     return std::nullopt;
+  }
+  // An imported record is served once this daemon's device class has
+  // re-measured it: until then a miss; after a failed verification, as if
+  // there were none (tune_on_miss may tune the key).
+  std::string unserved;
+  if (entry && !Servable(*entry->record)) {
+    unserved = "the imported record of this key is not served (" +
+               v1::Trust_Name(entry->record->provenance().trust()) +
+               "): " + entry->record->provenance().verification() + "; ";
+    if (entry->record->provenance().trust() == v1::TRUST_UNVERIFIED) {
+      response.set_result(v1::LookupResponse::RESULT_MISS);
+      ctx.metrics.lookups_miss.Increment();
+      response.mutable_fallback()->set_library(library);
+      response.mutable_fallback()->set_reason(unserved + "run " + library);
+      return std::nullopt;
+    }
+    entry = nullptr;
   }
   if (entry) {
     const v1::Record& record = *entry->record;
@@ -215,7 +233,8 @@ std::optional<kernels::FieldError> Answer(ServiceContext& ctx, const v1::LookupR
                          " us): " + record.decision().reason());
     return std::nullopt;
   }
-  fallback->set_reason("no tuning record for this key on device class " + device.device_class);
+  fallback->set_reason(unserved + "no tuning record for this key on device class " +
+                       device.device_class);
   if (!request.tune_on_miss()) return std::nullopt;
   auto target = TargetFor(ctx, device);
   if (!target) {

@@ -1,5 +1,6 @@
 #include "server/message_text.h"
 
+#include <cmath>
 #include <vector>
 
 namespace tiletune::server {
@@ -26,30 +27,43 @@ std::string StringAt(const Message& message, const FieldDescriptor* field, int i
                    : reflection->GetRepeatedString(message, field, index);
 }
 
-// Calls `on_string(path, message, field, index)` for every text field of
-// `message` that is set (index -1 when it is not repeated) and recurses
-// into its messages, maps being repeated entry messages. Stops, returning
-// false, at the first call that returns false. `M` is Message or const
-// Message.
-template <typename M, typename OnString>
-bool ForEachString(M& message, const std::string& path, const OnString& on_string) {
+// Calls `on_field(path, message, field, index)` for every field of
+// `message` that is set and of proto type `type` (index -1 when it is not
+// repeated) and recurses into its messages, maps being repeated entry
+// messages. Stops, returning false, at the first call that returns false.
+// `M` is Message or const Message.
+template <typename M, typename OnField>
+bool ForEachField(M& message, FieldDescriptor::Type type, const std::string& path,
+                  const OnField& on_field) {
   const auto* reflection = message.GetReflection();
   std::vector<const FieldDescriptor*> fields;
   reflection->ListFields(message, &fields);
   for (const FieldDescriptor* field : fields) {
-    const bool text = field->type() == FieldDescriptor::TYPE_STRING;
-    if (!text && field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
+    const bool wanted = field->type() == type;
+    if (!wanted && field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
     const std::string at = path.empty() ? field->name() : path + "." + field->name();
     const int count = field->is_repeated() ? reflection->FieldSize(message, field) : 1;
     for (int i = 0; i < count; ++i) {
       const int index = field->is_repeated() ? i : -1;
       const std::string item = index < 0 ? at : at + "[" + std::to_string(i) + "]";
-      const bool go_on = text ? on_string(item, message, field, index)
-                              : ForEachString(SubMessage(message, field, index), item, on_string);
+      const bool go_on =
+          wanted ? on_field(item, message, field, index)
+                 : ForEachField(SubMessage(message, field, index), type, item, on_field);
       if (!go_on) return false;
     }
   }
   return true;
+}
+
+template <typename M, typename OnString>
+bool ForEachString(M& message, const std::string& path, const OnString& on_string) {
+  return ForEachField(message, FieldDescriptor::TYPE_STRING, path, on_string);
+}
+
+double DoubleAt(const Message& message, const FieldDescriptor* field, int index) {
+  const auto* reflection = message.GetReflection();
+  return index < 0 ? reflection->GetDouble(message, field)
+                   : reflection->GetRepeatedDouble(message, field, index);
 }
 
 }  // namespace
@@ -62,6 +76,23 @@ std::optional<kernels::FieldError> FindLongText(const Message& message, std::siz
       [&](const std::string& path, const Message& m, const FieldDescriptor* field, int index) {
         error = kernels::CheckLength(StringAt(m, field, index), static_cast<int64_t>(max_bytes),
                                      limit, path);
+        return !error;
+      });
+  return error;
+}
+
+std::optional<kernels::FieldError> FindNonFiniteNumber(const Message& message,
+                                                       const std::string& prefix) {
+  std::optional<kernels::FieldError> error;
+  ForEachField(
+      message, FieldDescriptor::TYPE_DOUBLE, prefix,
+      [&](const std::string& path, const Message& m, const FieldDescriptor* field, int index) {
+        const double value = DoubleAt(m, field, index);
+        if (!std::isfinite(value)) {
+          error = kernels::FieldError{path, std::string("is ") +
+                                                (std::isnan(value) ? "NaN" : "infinite") +
+                                                "; must be a finite number"};
+        }
         return !error;
       });
   return error;

@@ -1,13 +1,14 @@
 // ListRecords, ExportRecords and ImportRecords: the tuning records as
 // clients see them. Past the admission gate each pages, streams or writes
 // records in the store; an import also fills the lookup cache with what it
-// wrote.
+// wrote and, unless trusted, queues the jobs that verify it.
 #include <algorithm>
 #include <memory>
 #include <string>
 
 #include <spdlog/spdlog.h>
 
+#include "server/import_verification.h"
 #include "server/page_filler.h"
 #include "server/record_import.h"
 #include "server/request_validation.h"
@@ -100,6 +101,7 @@ grpc::Status TuningServiceImpl::ImportRecords(grpc::ServerContext* ctx,
     for (auto& r : parsed.rejects) *response->add_rejects() = std::move(r);
     if (response->rejects_size() > 0 || request->dry_run()) return grpc::Status::OK;
 
+    MarkImported(parsed.records, request->trust(), call.caller.identity, ctx_.devices);
     auto late = ctx_.store->ImportRecords(parsed.records, request->replace(), /*dry_run=*/false);
     for (auto& r : late) *response->add_rejects() = std::move(r);
     if (!late.empty()) return grpc::Status::OK;
@@ -109,8 +111,16 @@ grpc::Status TuningServiceImpl::ImportRecords(grpc::ServerContext* ctx,
     }
     response->set_imported(static_cast<int>(parsed.records.size()));
     ctx_.metrics.records_imported.Increment(parsed.records.size());
-    spdlog::info("request={} peer={} caller={}: imported {} record(s)", RequestId(*ctx),
-                 ctx->peer(), call.caller.identity, parsed.records.size());
+    spdlog::info("request={} peer={} caller={}: imported {} record(s), {}", RequestId(*ctx),
+                 ctx->peer(), call.caller.identity, parsed.records.size(),
+                 request->trust() ? "trusted" : "unverified");
+    // Queued once the records are stored, so that a verify item always
+    // finds the record it verifies.
+    if (!request->trust()) {
+      for (auto& v : QueueImportVerification(ctx_, parsed.records)) {
+        *response->add_verifications() = std::move(v);
+      }
+    }
     return grpc::Status::OK;
   });
 }

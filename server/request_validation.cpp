@@ -74,6 +74,10 @@ std::optional<kernels::FieldError> ValidateJobSpec(const v1::JobSpec& spec,
   if (spec.kernels_size() == 0) {
     return kernels::FieldError{"spec.kernels", "a job needs at least one kernel key"};
   }
+  if (spec.verify_size() > 0) {
+    return kernels::FieldError{"spec.verify",
+                               "is set only by the daemon, for the verify jobs of ImportRecords"};
+  }
   if (spec.kernels_size() > config.max_kernels_per_job) {
     return kernels::FieldError{"spec.kernels", "has " + std::to_string(spec.kernels_size()) +
                                                    " keys; the limit is " +

@@ -26,17 +26,10 @@ std::variant<ServedKernel, std::string> BuildServedKernel(const v1::Record& reco
   const kernels::KeySpace space =
       kernels::KeySpace::Of(record.key(), DeviceDescriptionOf(device), &why);
   if (space.empty()) return "no template serves the key on " + device.id + ": " + why;
-  const auto index = space.IndexOf(config.kernel_name());
-  if (!index) {
-    return "template " + config.kernel_name() + " does not serve the key on " + device.id +
-           " in this daemon's kernel library";
-  }
-  const kernels::TemplateSpace& chosen = space.templates()[static_cast<size_t>(*index)];
   const kernels::Variant params(config.params().begin(), config.params().end());
-  if (const auto violation = chosen.space.Violation(params)) {
-    return "the record's parameters " + kernels::VariantString(params) + " are not a variant of " +
-           config.kernel_name() + " here: " + *violation;
-  }
+  const kernels::KeySpace only = space.Only(config.kernel_name(), params, &why);
+  if (only.empty()) return "on " + device.id + ": " + why;
+  const kernels::TemplateSpace& chosen = only.templates().front();
   ServedKernel served;
   served.backend = device.backend;
   served.source = chosen.kernel->Source(record.key(), params);

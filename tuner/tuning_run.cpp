@@ -25,9 +25,7 @@ worker::v1::BenchRequest SharedBenchRequest(const runtime::Backend& backend,
   request.mutable_protocol()->set_max_repetitions(limits.max_repetitions);
   request.mutable_protocol()->set_min_seconds(limits.min_timing_seconds);
   request.mutable_protocol()->set_max_throttle_retries(limits.max_throttle_retries);
-  request.set_tolerance(item.key.input_dtype() != v1::DTYPE_F32 ? limits.tolerance_half
-                        : item.key.allow_tf32()                 ? limits.tolerance_tf32
-                                                                : limits.tolerance_f32);
+  request.set_tolerance(ToleranceFor(item.key, limits));
   request.mutable_reference()->set_max_full_flops(limits.reference_full_max_flops);
   request.mutable_reference()->set_sample_rows(limits.reference_sample_rows);
   request.mutable_reference()->set_threads(limits.reference_threads);

@@ -8,6 +8,11 @@
 
 namespace tiletune::tuner {
 
+double ToleranceFor(const v1::KernelKey& key, const TuningLimits& limits) {
+  if (key.input_dtype() != v1::DTYPE_F32) return limits.tolerance_half;
+  return key.allow_tf32() ? limits.tolerance_tf32 : limits.tolerance_f32;
+}
+
 TuningSession::TuningSession(const kernels::KeySpace& space, runtime::Backend& backend,
                              const runtime::DeviceInfo& device, BenchmarkWorker& worker,
                              CompilePool& pool, const TuningLimits& limits)

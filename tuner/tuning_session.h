@@ -69,6 +69,9 @@ struct TuningLimits {
   bool plant_faults = false;
 };
 
+// The largest relative error a kernel of `key` may have to count as correct.
+double ToleranceFor(const v1::KernelKey& key, const TuningLimits& limits);
+
 // One job item to tune.
 struct TuningItem {
   std::string job_id;

@@ -92,6 +92,16 @@ std::string RooflineText(const v1::Roofline& roofline) {
                      ceilings.peak_bandwidth_tbps(), OrDash(ceilings.source()));
 }
 
+// Where an imported record came from and what verifying it found.
+std::string ProvenanceText(const v1::Provenance& provenance) {
+  return fmt::format("{}: imported {} by {} from daemon {} (job {}, measured {}); {}",
+                     TrustName(provenance.trust()), FormatTimestamp(provenance.imported_at()),
+                     OrDash(provenance.imported_by()), OrDash(provenance.source_daemon()),
+                     OrDash(provenance.source_job_id()),
+                     FormatTimestamp(provenance.source_measured_at()),
+                     OrDash(provenance.verification()));
+}
+
 std::string StaleText(const v1::Staleness& staleness) {
   return "stale: " + staleness.reason();
 }
@@ -135,14 +145,22 @@ void AddRecordFields(const v1::Record& record, TextTable& fields) {
   fields.AddRow(
       {"measured", fmt::format("{} by job {} on {}", FormatTimestamp(record.measured_at()),
                                OrDash(record.job_id()), OrDash(record.daemon()))});
+  if (record.provenance().has_imported_at()) {
+    fields.AddRow({"provenance", ProvenanceText(record.provenance())});
+  }
 }
 
 }  // namespace
 
+std::string TrustName(v1::Trust trust) {
+  return trust == v1::TRUST_MEASURED ? "measured"
+                                     : client::ShortEnumName(client::kTrustNaming, trust);
+}
+
 void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out,
                        std::optional<size_t> max_width) {
-  TextTable table({"KEY", "DEVICE CLASS", "WINNER", "TUNED µs", "BASELINE µs", "SPEEDUP", "TFLOP/s",
-                   "% OF ROOFLINE", "VALIDATED", "MEASURED", "STALE"});
+  TextTable table({"KEY", "DEVICE CLASS", "WINNER", "TRUST", "TUNED µs", "BASELINE µs", "SPEEDUP",
+                   "TFLOP/s", "% OF ROOFLINE", "VALIDATED", "MEASURED", "STALE"});
   // `records show`-like detail stays with --wide and lookup.
   table.CutToFit("STALE", 12);
   table.DropToFit("VALIDATED");
@@ -151,16 +169,17 @@ void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out
   table.DropToFit("BASELINE µs");
   table.CutToFit("DEVICE CLASS", 12);
   table.DropToFit("MEASURED");
+  table.DropToFit("TRUST");
   table.CutToFit("KEY", 24);
   for (int i = 0; i < records.records_size(); ++i) {
     const auto& r = records.records(i);
     const bool stale = i < records.staleness_size() && records.staleness(i).stale();
     table.AddRow({client::KeyText(r.key()), r.device_class(),
                   client::ShortEnumName(client::kWinnerNaming, r.winner()),
-                  FormatMicros(r.tuned().median_us()), FormatMicros(r.baseline().median_us()),
-                  FormatSpeedup(r.speedup()), TflopsShort(r), RooflineShort(r),
-                  ValidationShare(r.validation()), FormatTimestamp(r.measured_at()),
-                  stale ? StaleText(records.staleness(i)) : "-"});
+                  TrustName(r.provenance().trust()), FormatMicros(r.tuned().median_us()),
+                  FormatMicros(r.baseline().median_us()), FormatSpeedup(r.speedup()),
+                  TflopsShort(r), RooflineShort(r), ValidationShare(r.validation()),
+                  FormatTimestamp(r.measured_at()), stale ? StaleText(records.staleness(i)) : "-"});
   }
   table.Print(out, max_width);
 }

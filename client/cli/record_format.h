@@ -10,12 +10,16 @@ namespace tiletune::cli {
 
 // How tuning records and lookup answers look as text.
 
-// One row per record: KEY, DEVICE CLASS, WINNER, TUNED µs, BASELINE µs,
+// One row per record: KEY, DEVICE CLASS, WINNER, TRUST (measured,
+// unverified, trusted, verified, verify_failed), TUNED µs, BASELINE µs,
 // SPEEDUP, TFLOP/s, % OF ROOFLINE ("unknown" without the device's ceilings),
 // VALIDATED, MEASURED, STALE ("-", or "stale: <which versions differ>"),
 // fitting `max_width` (TextTable::Print).
 void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out,
                        std::optional<size_t> max_width);
+
+// A record's trust in short: "measured" (the value 0), "unverified", ...
+std::string TrustName(v1::Trust trust);
 
 // `lookup`: "HIT <key>" with the config, times, speedup and where and when
 // they were measured, or "MISS <key>" with the fallback (and the record, when

@@ -27,6 +27,7 @@ struct RecordsOptions {
   std::string file;
   bool replace = false;
   bool dry_run = false;
+  bool trust = false;
 };
 
 ExitCode List(CliContext& context, const RecordsOptions& options) {
@@ -116,6 +117,7 @@ ExitCode Import(CliContext& context, const RecordsOptions& options) {
   request.set_jsonl(ReadInput(options.file));
   request.set_replace(options.replace);
   request.set_dry_run(options.dry_run);
+  request.set_trust(options.trust);
   v1::ImportRecordsResponse response;
   context.Check(context.tuning().ImportRecords(context.CallContext().get(), request, &response));
   if (context.json()) {
@@ -128,7 +130,17 @@ ExitCode Import(CliContext& context, const RecordsOptions& options) {
     }
     if (response.rejects().empty()) {
       std::cout << (options.dry_run ? "would import " : "imported ")
-                << Counted(response.imported(), "record") << '\n';
+                << Counted(response.imported(), "record")
+                << (options.trust ? " (trusted: served now)" : "") << '\n';
+    }
+    for (const auto& v : response.verifications()) {
+      if (!v.job_id().empty()) {
+        std::cout << fmt::format("class {}: {} unverified until verify job {} re-measures them\n",
+                                 v.device_class(), Counted(v.records(), "record"), v.job_id());
+      } else {
+        std::cout << fmt::format("class {}: {}: {}\n", v.device_class(),
+                                 Counted(v.records(), "record"), OneLine(v.reason()));
+      }
     }
   }
   if (!response.rejects().empty()) {
@@ -165,10 +177,17 @@ void AddRecordsCommand(CLI::App& app, CommandRun& run) {
       [options, &run] { run = [options](CliContext& c) { return Export(c, *options); }; });
 
   auto* importer = records->add_subcommand(
-      "import", "Load records from a JSON Lines export; any rejected line imports nothing");
+      "import",
+      "Load records from a JSON Lines export; any rejected line imports nothing. Each line is "
+      "checked against this daemon's kernel registry (template, parameters in its space, "
+      "fingerprint of the device class, times agreeing with the speedup, error within tolerance). "
+      "Imported records are not served until a verify job re-measures them on this daemon's "
+      "device of their class (none here: they stay unverified), unless --trust");
   importer->add_option("FILE", options->file, "export file, or - for stdin")->required();
   importer->add_flag("--replace", options->replace, "replace records that already exist");
   importer->add_flag("--dry-run", options->dry_run, "validate only");
+  importer->add_flag("--trust", options->trust,
+                     "serve the records at once, as they came, without verifying them here");
   importer->callback(
       [options, &run] { run = [options](CliContext& c) { return Import(c, *options); }; });
 }

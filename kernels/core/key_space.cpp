@@ -42,6 +42,24 @@ std::optional<int64_t> KeySpace::IndexOf(std::string_view kernel_name) const {
   return std::nullopt;
 }
 
+KeySpace KeySpace::Only(std::string_view kernel_name, const Variant& variant,
+                        std::string* why) const {
+  const auto index = IndexOf(kernel_name);
+  if (!index) {
+    *why = "template " + std::string(kernel_name) + " does not serve the key here";
+    return KeySpace(std::vector<TemplateSpace>{});
+  }
+  const TemplateSpace& chosen = templates_[static_cast<size_t>(*index)];
+  if (auto mismatch = chosen.space.Mismatch(variant)) {
+    *why = "the parameters " + VariantString(variant) + " are not a variant of " +
+           std::string(kernel_name) +
+           " here: " + (mismatch->parameter.empty() ? "" : mismatch->parameter + " ") +
+           mismatch->message;
+    return KeySpace(std::vector<TemplateSpace>{});
+  }
+  return KeySpace({{chosen.kernel, chosen.space.Only(variant)}});
+}
+
 Variant OwnParameters(Variant variant) {
   variant.erase(std::string(kTemplateParameter));
   return variant;

@@ -48,6 +48,11 @@ class KeySpace {
   const KernelTemplate& TemplateOf(const Variant& variant) const;
   // The index of the template with this name, or nullopt.
   std::optional<int64_t> IndexOf(std::string_view kernel_name) const;
+  // The space of one variant (its template's own parameters) of the
+  // template named `kernel_name`: what a verify job times. Empty, with `why`
+  // saying why, when no such template serves the key here or the variant
+  // is not a point of its space.
+  KeySpace Only(std::string_view kernel_name, const Variant& variant, std::string* why) const;
 
  private:
   std::vector<TemplateSpace> templates_;

@@ -1,5 +1,6 @@
 #include "kernels/core/search_space.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace tiletune::kernels {
@@ -37,6 +38,33 @@ std::optional<std::string> SearchSpace::Violation(const Variant& variant) const 
     if (!c.holds(variant)) return c.description;
   }
   return std::nullopt;
+}
+
+std::optional<VariantMismatch> SearchSpace::Mismatch(const Variant& variant) const {
+  for (const auto& p : parameters_) {
+    const auto it = variant.find(p.name);
+    if (it == variant.end()) return VariantMismatch{p.name, "is missing"};
+    if (std::find(p.values.begin(), p.values.end(), it->second) == p.values.end()) {
+      std::string values;
+      for (int64_t v : p.values) values += (values.empty() ? "" : ", ") + std::to_string(v);
+      return VariantMismatch{p.name,
+                             "is " + std::to_string(it->second) + "; the space has " + values};
+    }
+  }
+  for (const auto& [name, value] : variant) {
+    const bool known = std::any_of(parameters_.begin(), parameters_.end(),
+                                   [&](const Parameter& p) { return p.name == name; });
+    if (!known) return VariantMismatch{name, "is not a parameter of this space"};
+  }
+  if (auto broken = Violation(variant)) return VariantMismatch{"", "breaks " + *broken};
+  return std::nullopt;
+}
+
+SearchSpace SearchSpace::Only(const Variant& variant) const {
+  SearchSpace only;
+  for (const auto& p : parameters_) only.Add(p.name, {variant.at(p.name)});
+  only.constraints_ = constraints_;
+  return only;
 }
 
 std::vector<Variant> SearchSpace::ValidVariants() const {

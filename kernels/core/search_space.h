@@ -34,6 +34,14 @@ struct Constraint {
   std::function<bool(const Variant&)> holds;
 };
 
+// Why a variant is not a point of a space: `parameter` names the parameter
+// it lacks, does not know or holds a value outside of; empty when the
+// variant breaks a constraint.
+struct VariantMismatch {
+  std::string parameter;
+  std::string message;
+};
+
 // The cartesian product of parameter values, filtered by constraints.
 class SearchSpace {
  public:
@@ -48,6 +56,12 @@ class SearchSpace {
   Variant At(uint64_t index) const;
   // The first constraint the variant breaks, or nullopt.
   std::optional<std::string> Violation(const Variant& variant) const;
+  // Why `variant` is not a valid point of this space (exactly its
+  // parameters, each at one of its values, every constraint held), or
+  // nullopt when it is one.
+  std::optional<VariantMismatch> Mismatch(const Variant& variant) const;
+  // The space of `variant` alone (a valid point: Mismatch is nullopt).
+  SearchSpace Only(const Variant& variant) const;
   // Every point that satisfies all constraints, in index order.
   std::vector<Variant> ValidVariants() const;
 

@@ -132,6 +132,9 @@ TEST_F(SqliteOpen, AVersionOneDatabaseIsMigratedKeepingItsJobs) {
       " ALTER TABLE records DROP COLUMN achieved_tflops;"
       " ALTER TABLE records DROP COLUMN achieved_tbps;"
       " ALTER TABLE records DROP COLUMN roofline_fraction;"
+      " ALTER TABLE records DROP COLUMN trust;"
+      " ALTER TABLE records DROP COLUMN imported_at_us;"
+      " ALTER TABLE records DROP COLUMN source_daemon;"
       " ALTER TABLE trials DROP COLUMN achieved_tflops;"
       " ALTER TABLE trials DROP COLUMN achieved_tbps;"
       " ALTER TABLE trials DROP COLUMN roofline_fraction;"
@@ -150,6 +153,9 @@ TEST_F(SqliteOpen, AVersionOneDatabaseIsMigratedKeepingItsJobs) {
   EXPECT_EQ(job->submitted_by(), "");
   EXPECT_EQ(Query("SELECT count(*) FROM pragma_table_info('trials') WHERE name IN"
                   " ('achieved_tflops', 'achieved_tbps', 'roofline_fraction')"),
+            "3");
+  EXPECT_EQ(Query("SELECT count(*) FROM pragma_table_info('records') WHERE name IN"
+                  " ('trust', 'imported_at_us', 'source_daemon')"),
             "3");
   KnownFailure failure;
   failure.kernel_name = "host_gemm";

@@ -47,6 +47,36 @@ TEST_P(StoreRecords, PutReplacesTheRecordForItsKeyAndClass) {
             "1 7");
 }
 
+// The whole provenance is in the record; its trust, and for imports when
+// and from which daemon, are columns too, for ad-hoc SQL.
+TEST_P(StoreRecords, ProvenanceIsKeptInTheRecordAndInColumns) {
+  auto store = Open();
+  store->PutRecord("gemm:1", Record("gemm", "cls-a", 10));
+  auto imported = Record("gemm", "cls-a", 5);
+  imported.mutable_provenance()->set_trust(v1::TRUST_UNVERIFIED);
+  imported.mutable_provenance()->mutable_imported_at()->set_seconds(1700000100);
+  imported.mutable_provenance()->set_source_daemon("far-away");
+  imported.mutable_provenance()->set_verification("waits for its verify job");
+  ASSERT_TRUE(store->ImportRecords({Line(1, "gemm:2", imported)}, false, false).empty());
+  const auto found = store->FindRecord("gemm:2", "cls-a");
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->provenance().SerializeAsString(), imported.provenance().SerializeAsString());
+  const auto column = [&](const std::string& sql, const std::string& key) {
+    return Query("SELECT " + sql + " FROM records WHERE canonical_key = '" + key + "'");
+  };
+  EXPECT_EQ(column("trust", "gemm:1"), "0");
+  EXPECT_EQ(column("coalesce(source_daemon, '-')", "gemm:1"), "-");
+  EXPECT_EQ(column("coalesce(CAST(imported_at_us AS TEXT), '-')", "gemm:1"), "-");
+  EXPECT_EQ(column("trust", "gemm:2"), "1");
+  EXPECT_EQ(column("source_daemon", "gemm:2"), "far-away");
+  EXPECT_EQ(column("imported_at_us", "gemm:2"), "1700000100000000");
+
+  // Verified: the column follows the record.
+  imported.mutable_provenance()->set_trust(v1::TRUST_VERIFIED);
+  store->PutRecord("gemm:2", imported);
+  EXPECT_EQ(column("trust", "gemm:2"), "3");
+}
+
 TEST_P(StoreRecords, PutNeedsAKeyAndADeviceClass) {
   auto store = Open();
   EXPECT_THROW(store->PutRecord("", Record("gemm", "cls-a", 1)), std::invalid_argument);

@@ -310,9 +310,12 @@ class Client:
             raise DaemonError(e.code(), e.details()) from None
         return "".join(line + "\n" for line in lines)
 
-    def import_records(self, jsonl, replace=False, dry_run=False):
+    def import_records(self, jsonl, replace=False, dry_run=False, trust=False):
+        """All or nothing; without trust the records are served only once a
+        verify job re-measured them on this daemon (see the answer's
+        verifications)."""
         return self._call(self._stub.ImportRecords, tiletune_pb2.ImportRecordsRequest(
-            jsonl=jsonl, replace=replace, dry_run=dry_run))
+            jsonl=jsonl, replace=replace, dry_run=dry_run, trust=trust))
 
     def list_records(self, op="", device_class="", page_size=100):
         """Every record, page by page (a generator of Record messages)."""
