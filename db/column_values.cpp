@@ -39,4 +39,9 @@ RooflineColumns RooflineColumnsOf(bool present, const v1::Roofline& roofline) {
           roofline.has_ceilings() ? std::optional(roofline.fraction_of_floor()) : std::nullopt};
 }
 
+std::optional<std::string> RequestIdColumn(const v1::Job& job) {
+  if (job.request_id().empty()) return std::nullopt;
+  return job.request_id();
+}
+
 }  // namespace tiletune::db

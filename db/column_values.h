@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "tiletune/v1/jobs.pb.h"
 #include "tiletune/v1/records.pb.h"
 
 namespace tiletune::db {
@@ -29,5 +30,9 @@ struct RooflineColumns {
   std::optional<double> fraction;
 };
 RooflineColumns RooflineColumnsOf(bool present, const v1::Roofline& roofline);
+
+// A job's request id, NULL when it has none: NULLs never collide under the
+// UNIQUE (submitted_by, request_id) of the jobs table.
+std::optional<std::string> RequestIdColumn(const v1::Job& job);
 
 }  // namespace tiletune::db

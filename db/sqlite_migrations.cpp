@@ -151,6 +151,12 @@ ALTER TABLE trials ADD COLUMN achieved_tflops REAL;
 ALTER TABLE trials ADD COLUMN achieved_tbps REAL;
 ALTER TABLE trials ADD COLUMN roofline_fraction REAL;
 )sql"},
+    // The idempotency key a job was submitted with: a retried SubmitJob
+    // finds its job instead of making another. NULL (no key) never collides.
+    Migration{6, R"sql(
+ALTER TABLE jobs ADD COLUMN request_id TEXT;
+CREATE UNIQUE INDEX jobs_by_request_id ON jobs (submitted_by, request_id);
+)sql"},
 };
 
 }  // namespace
