@@ -30,6 +30,8 @@ class TiletunedProcess {
   // 128+signal when it died from one.
   int Stop(int signal, std::chrono::seconds timeout = std::chrono::seconds(60));
   bool running() const { return pid_ > 0; }
+  // For signals that do not end it (SIGSTOP, SIGCONT).
+  pid_t pid() const { return pid_; }
 
   const std::string& address() const { return address_; }
   const std::string& metrics_address() const { return metrics_address_; }
