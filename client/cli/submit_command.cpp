@@ -35,16 +35,11 @@ ExitCode Submit(CliContext& context, const SubmitOptions& options) {
   }
   request.set_request_id(options.request_id);
   // A call that timed out or found the daemon unreachable is sent again
-  // with the same request id: the daemon makes the job at most once.
-  client::SubmitRetryPolicy retry;
-  retry.on_retry = [&](const grpc::Status& failed, int next_attempt) {
-    std::cerr << "tiletune: submit to " << context.options().server << " failed ("
-              << failed.error_message() << "); retrying, attempt " << next_attempt << " of "
-              << retry.max_attempts << ", request id " << request.request_id() << '\n';
-  };
+  // with the same request id: the daemon makes the job at most once. Quietly:
+  // a command that fails says so in one line, at the end.
   v1::SubmitJobResponse response;
   context.Check(client::SubmitJobWithRetries(
-      context.tuning(), request, [&] { return context.CallContext(); }, retry, response));
+      context.tuning(), request, [&] { return context.CallContext(); }, {}, response));
   if (response.already_existed()) {
     std::cerr << "tiletune: request id " << request.request_id() << " already made job "
               << response.job_id() << "; nothing new was queued\n";
