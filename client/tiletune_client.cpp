@@ -1,9 +1,19 @@
 #include "client/tiletune_client.h"
 
-#include <grpcpp/client_context.h>
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <thread>
 
 namespace tiletune::client {
 namespace {
+
+// The calls whose outcome the client cannot know: the daemon may have
+// created the job, or never seen the call.
+bool MayRetry(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+}
 
 // The daemon's answers are looked up again by the request bytes. An empty
 // device selector asks the same as none, but serializes differently.
@@ -20,6 +30,34 @@ std::string CacheKey(const v1::LookupRequest& request) {
 }
 
 }  // namespace
+
+std::string NewRequestId() {
+  std::random_device entropy;
+  std::string id;
+  for (int i = 0; i < 4; ++i) {
+    char word[9];
+    std::snprintf(word, sizeof(word), "%08x", static_cast<unsigned>(entropy()));
+    id += word;
+  }
+  return id;
+}
+
+grpc::Status SubmitJobWithRetries(
+    v1::TuningService::Stub& stub, v1::SubmitJobRequest& request,
+    const std::function<std::unique_ptr<grpc::ClientContext>()>& new_context,
+    const SubmitRetryPolicy& policy, v1::SubmitJobResponse& response) {
+  if (request.request_id().empty()) request.set_request_id(NewRequestId());
+  auto backoff = policy.initial_backoff;
+  for (int attempt = 1;; ++attempt) {
+    response.Clear();
+    const auto context = new_context();
+    grpc::Status status = stub.SubmitJob(context.get(), request, &response);
+    if (!MayRetry(status) || attempt >= policy.max_attempts) return status;
+    if (policy.on_retry) policy.on_retry(status, attempt + 1);
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, policy.max_backoff);
+  }
+}
 
 TiletuneClient::TiletuneClient(std::string address, ClientOptions options)
     : address_(std::move(address)),
@@ -85,6 +123,16 @@ std::vector<LookupAnswer> TiletuneClient::BatchLookup(
     Remember(cache_keys[i], answers[i].response);
   }
   return answers;
+}
+
+grpc::Status TiletuneClient::SubmitJob(v1::SubmitJobRequest request,
+                                       v1::SubmitJobResponse* response) {
+  const auto new_context = [this] {
+    auto context = std::make_unique<grpc::ClientContext>();
+    context->set_deadline(std::chrono::system_clock::now() + options_.submit_deadline);
+    return context;
+  };
+  return SubmitJobWithRetries(*stub_, request, new_context, options_.submit_retry, *response);
 }
 
 LookupAnswer TiletuneClient::Fallback(const grpc::Status& status) const {

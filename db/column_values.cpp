@@ -47,4 +47,9 @@ ProvenanceColumns ProvenanceColumnsOf(const v1::Record& record) {
           .source_daemon = provenance.source_daemon()};
 }
 
+std::optional<std::string> RequestIdColumn(const v1::Job& job) {
+  if (job.request_id().empty()) return std::nullopt;
+  return job.request_id();
+}
+
 }  // namespace tiletune::db

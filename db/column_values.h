@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "tiletune/v1/jobs.pb.h"
 #include "tiletune/v1/records.pb.h"
 
 namespace tiletune::db {
@@ -39,5 +40,9 @@ struct ProvenanceColumns {
   std::optional<std::string> source_daemon;
 };
 ProvenanceColumns ProvenanceColumnsOf(const v1::Record& record);
+
+// A job's request id, NULL when it has none: NULLs never collide under the
+// UNIQUE (submitted_by, request_id) of the jobs table.
+std::optional<std::string> RequestIdColumn(const v1::Job& job);
 
 }  // namespace tiletune::db

@@ -14,7 +14,7 @@ constexpr int64_t kCreateJobLock = 0x74696c6574756e65;
 
 constexpr const char* kJobColumns =
     "id, state, device, created_at_us, started_at_us, finished_at_us, error, spec, seq,"
-    " miss_count, submitted_by";
+    " miss_count, submitted_by, request_id";
 
 // A job from a row selected with kJobColumns, without its items.
 v1::Job JobFromRow(const PgResult& rows, int row, const std::string& database) {
@@ -29,6 +29,7 @@ v1::Job JobFromRow(const PgResult& rows, int row, const std::string& database) {
   job.set_error(rows.Text(row, 6));
   job.set_miss_count(rows.Int64(row, 9));
   job.set_submitted_by(rows.Text(row, 10));
+  job.set_request_id(rows.Text(row, 11));
   return job;
 }
 
@@ -75,12 +76,23 @@ JobAdmissionResult PostgresTuningStore::CreateJob(const v1::Job& job,
   // Creations take turns, fleet-wide, so each counts the jobs the ones
   // before it created (statements in READ COMMITTED see every commit).
   connection->Exec("SELECT pg_advisory_xact_lock($1)", PgParams(kCreateJobLock));
+  ActiveJobs active;
+  if (!job.request_id().empty()) {
+    auto earlier =
+        connection->Exec("SELECT id, spec FROM jobs WHERE submitted_by = $1 AND request_id = $2",
+                         PgParams(job.submitted_by(), job.request_id()));
+    if (earlier.Rows() > 0) {
+      const std::string id = earlier.Text(0, 0);
+      active.same_request = {id, ReadProto<v1::JobSpec>(earlier, 0, 1, name_, "spec of job " + id)};
+    }
+  }
   auto counts = connection->Exec(
       "SELECT COUNT(*), COUNT(*) FILTER (WHERE submitted_by = $3),"
       " COUNT(*) FILTER (WHERE name = $4) FROM jobs WHERE state IN ($1, $2)",
       PgParams(v1::JOB_QUEUED, v1::JOB_RUNNING, job.submitted_by(), spec.name()));
-  ActiveJobs active{
-      .all = counts.Int64(0, 0), .submitted = counts.Int64(0, 1), .named = counts.Int64(0, 2)};
+  active.all = counts.Int64(0, 0);
+  active.submitted = counts.Int64(0, 1);
+  active.named = counts.Int64(0, 2);
   if (admission.reuse_active_for_key && canonical_keys.size() == 1) {
     auto rows = connection->Exec(
         "SELECT j.id FROM job_items i JOIN jobs j ON j.id = i.job_id"
@@ -89,12 +101,12 @@ JobAdmissionResult PostgresTuningStore::CreateJob(const v1::Job& job,
         PgParams(canonical_keys[0], v1::JOB_QUEUED, v1::JOB_RUNNING, job.device()));
     if (rows.Rows() > 0) active.with_key = rows.Text(0, 0);
   }
-  if (auto judged = JudgeAdmission(admission, active)) return *judged;
+  if (auto judged = JudgeAdmission(spec, admission, active)) return *judged;
   connection->Exec(
       "INSERT INTO jobs (id, name, state, priority, device, created_at_us, error, spec,"
-      " submitted_by) VALUES ($1, $2, $3, $4, $5, $6, '', $7, $8)",
+      " submitted_by, request_id) VALUES ($1, $2, $3, $4, $5, $6, '', $7, $8, $9)",
       PgParams(job.id(), spec.name(), v1::JOB_QUEUED, spec.priority(), job.device(), created,
-               Bytea{spec.SerializeAsString()}, job.submitted_by()));
+               Bytea{spec.SerializeAsString()}, job.submitted_by(), RequestIdColumn(job)));
   for (int i = 0; i < spec.kernels_size(); ++i) {
     connection->Exec(
         "INSERT INTO job_items (job_id, item_index, canonical_key, state, progress)"

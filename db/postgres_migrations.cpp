@@ -192,6 +192,13 @@ ALTER TABLE records
   ADD COLUMN imported_at_us BIGINT,
   ADD COLUMN source_daemon TEXT;
 )sql"},
+    // The idempotency key a job was submitted with: a retried SubmitJob
+    // finds its job instead of making another, whichever daemon of the
+    // fleet it reaches. NULL (no key) never collides.
+    Migration{8, R"sql(
+ALTER TABLE jobs ADD COLUMN request_id TEXT COLLATE "C";
+CREATE UNIQUE INDEX jobs_by_request_id ON jobs (submitted_by, request_id);
+)sql"},
 };
 
 // Any constant shared by every tiletuned: the key of the migration lock.

@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char* kJobColumns =
     "id, state, device, created_at_us, started_at_us, finished_at_us, error, spec, rowid,"
-    " miss_count, submitted_by";
+    " miss_count, submitted_by, request_id";
 
 // A job from a row selected with kJobColumns, without its items.
 v1::Job JobFromRow(const Statement& row) {
@@ -28,6 +28,7 @@ v1::Job JobFromRow(const Statement& row) {
   job.set_error(row.Text(6));
   job.set_miss_count(row.Int64(9));
   job.set_submitted_by(row.Text(10));
+  job.set_request_id(row.Text(11));
   return job;
 }
 
@@ -71,12 +72,22 @@ JobAdmissionResult SqliteTuningStore::CreateJob(const v1::Job& job,
   int64_t created = MicrosOf(job.has_created_at(), job.created_at()).value_or(NowMicros());
   // The one writer's transaction: the counts and the insert cannot be split.
   return writer_->Run([&](Connection& connection) -> JobAdmissionResult {
+    ActiveJobs active;
+    if (!job.request_id().empty()) {
+      auto earlier =
+          connection.Prepare("SELECT id, spec FROM jobs WHERE submitted_by = ? AND request_id = ?");
+      if (earlier.Bind(job.submitted_by(), job.request_id()).Step()) {
+        const std::string id = earlier.Text(0);
+        active.same_request = {id, ReadProto<v1::JobSpec>(earlier, 1, "spec of job " + id)};
+      }
+    }
     auto counts = connection.Prepare(
         "SELECT COUNT(*), COALESCE(SUM(submitted_by = ?3), 0), COALESCE(SUM(name = ?4), 0)"
         " FROM jobs WHERE state IN (?1, ?2)");
     counts.Bind(v1::JOB_QUEUED, v1::JOB_RUNNING, job.submitted_by(), spec.name()).Step();
-    ActiveJobs active{
-        .all = counts.Int64(0), .submitted = counts.Int64(1), .named = counts.Int64(2)};
+    active.all = counts.Int64(0);
+    active.submitted = counts.Int64(1);
+    active.named = counts.Int64(2);
     if (admission.reuse_active_for_key && canonical_keys.size() == 1) {
       auto row = connection.Prepare(
           "SELECT j.id FROM job_items i JOIN jobs j ON j.id = i.job_id"
@@ -86,13 +97,13 @@ JobAdmissionResult SqliteTuningStore::CreateJob(const v1::Job& job,
         active.with_key = row.Text(0);
       }
     }
-    if (auto judged = JudgeAdmission(admission, active)) return *judged;
+    if (auto judged = JudgeAdmission(spec, admission, active)) return *judged;
     connection
         .Prepare(
             "INSERT INTO jobs (id, name, state, priority, device, created_at_us, error, spec,"
-            " submitted_by) VALUES (?, ?, ?, ?, ?, ?, '', ?, ?)")
+            " submitted_by, request_id) VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?)")
         .Bind(job.id(), spec.name(), v1::JOB_QUEUED, spec.priority(), job.device(), created,
-              Blob{spec.SerializeAsString()}, job.submitted_by())
+              Blob{spec.SerializeAsString()}, job.submitted_by(), RequestIdColumn(job))
         .Run();
     for (int i = 0; i < spec.kernels_size(); ++i) {
       const v1::JobItemProgress progress = QueuedItem(job, i);

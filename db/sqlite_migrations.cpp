@@ -160,6 +160,12 @@ ALTER TABLE records ADD COLUMN trust INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE records ADD COLUMN imported_at_us INTEGER;
 ALTER TABLE records ADD COLUMN source_daemon TEXT;
 )sql"},
+    // The idempotency key a job was submitted with: a retried SubmitJob
+    // finds its job instead of making another. NULL (no key) never collides.
+    Migration{7, R"sql(
+ALTER TABLE jobs ADD COLUMN request_id TEXT;
+CREATE UNIQUE INDEX jobs_by_request_id ON jobs (submitted_by, request_id);
+)sql"},
 };
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include <google/protobuf/util/message_differencer.h>
+
 #include "db/column_values.h"
 #include "db/page_token.h"
 
@@ -57,9 +59,15 @@ void RequireJobToCreate(const v1::Job& job, const std::vector<std::string>& cano
   }
 }
 
-std::optional<JobAdmissionResult> JudgeAdmission(const JobAdmission& admission,
+std::optional<JobAdmissionResult> JudgeAdmission(const v1::JobSpec& spec,
+                                                 const JobAdmission& admission,
                                                  const ActiveJobs& active) {
   using Outcome = JobAdmissionResult::Outcome;
+  if (const auto& earlier = active.same_request) {
+    const bool same = google::protobuf::util::MessageDifferencer::Equals(earlier->spec, spec);
+    return JobAdmissionResult{.outcome = same ? Outcome::kAlreadyExists : Outcome::kRequestIdTaken,
+                              .job_id = earlier->job_id};
+  }
   if (admission.reuse_active_for_key && active.with_key) {
     return JobAdmissionResult{.outcome = Outcome::kReused, .job_id = *active.with_key};
   }

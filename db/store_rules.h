@@ -24,19 +24,30 @@ void RequireFinishedState(v1::JobState state);
 
 bool IsFinished(v1::JobState state);
 
-// The active jobs CreateJob's admission looks at, counted in its
-// transaction: all of them, those of the job's submitter and of its spec
-// name, and (reuse_active_for_key) the oldest with an unfinished item for
-// the job's one key in its queue.
+// A job stored earlier with the (submitted_by, request_id) of one to create.
+struct EarlierRequest {
+  std::string job_id;
+  v1::JobSpec spec;
+};
+
+// What CreateJob's admission looks at, read in its transaction: the job
+// created earlier with the same request id, then the active jobs: all of
+// them, those of the job's submitter and of its spec name, and
+// (reuse_active_for_key) the oldest with an unfinished item for the job's
+// one key in its queue.
 struct ActiveJobs {
+  std::optional<EarlierRequest> same_request;
   int64_t all = 0;
   int64_t submitted = 0;
   int64_t named = 0;
   std::optional<std::string> with_key;
 };
-// The refusal or reuse `admission` makes of a job given `active`; nullopt:
-// create it.
-std::optional<JobAdmissionResult> JudgeAdmission(const JobAdmission& admission,
+// The answer an earlier job with the request id of one to create gives, or
+// the refusal or reuse `admission` makes of it given `active`; nullopt:
+// create it. The spec of a repeated request is compared field by field, not
+// by its stored bytes (serialization is not canonical).
+std::optional<JobAdmissionResult> JudgeAdmission(const v1::JobSpec& spec,
+                                                 const JobAdmission& admission,
                                                  const ActiveJobs& active);
 
 // The progress item `index` of `job` starts with when the job is created:

@@ -84,9 +84,20 @@ struct JobAdmission {
 };
 
 struct JobAdmissionResult {
-  enum class Outcome { kCreated, kReused, kTooManyActive, kTooManySubmitted, kTooManyNamed };
+  enum class Outcome {
+    kCreated,
+    kReused,
+    // The job's (submitted_by, request_id) was created before with the same
+    // spec: job_id is that job.
+    kAlreadyExists,
+    // ... with another spec: job_id is that job, nothing is written.
+    kRequestIdTaken,
+    kTooManyActive,
+    kTooManySubmitted,
+    kTooManyNamed
+  };
   Outcome outcome = Outcome::kCreated;
-  std::string job_id;  // the job created or reused
+  std::string job_id;  // the job created, reused or created before
   int64_t active = 0;  // refused: the count that reached its cap
 };
 
@@ -183,10 +194,15 @@ class TuningStore {
                                                                const std::string& device_class,
                                                                const std::string& toolchain) = 0;
 
-  // Jobs. CreateJob stores the job (state QUEUED, `device` and
-  // `submitted_by` as given) and one item per spec kernel, with its
-  // canonical key and the variants job.items() plans for it, unless `admission` refuses it or names
-  // a job to reuse; then nothing is written.
+  // Jobs. CreateJob stores the job (state QUEUED, `device`, `submitted_by`
+  // and `request_id` as given) and one item per spec kernel, with its
+  // canonical key and the variants job.items() plans for it, unless a job with the same non-empty (submitted_by,
+  // request_id) exists (kAlreadyExists or kRequestIdTaken, before any cap:
+  // a retry finds its job even when the queue is full), or `admission`
+  // refuses it or names a job to reuse; then nothing is written. The check
+  // and the insert are one transaction, and the pair is UNIQUE in the
+  // schema: concurrent creations with one request id, from any number of
+  // daemons sharing the database, store one job.
   virtual JobAdmissionResult CreateJob(const v1::Job& job,
                                        const std::vector<std::string>& canonical_keys,
                                        const JobAdmission& admission) = 0;

@@ -75,8 +75,8 @@ struct DaemonConfig {
   int host_cpus = 0;
   int64_t compile_cache_max_bytes = int64_t{1} << 30;
 
-  // Request limits. Names (job names, and those of keys) are bounded by
-  // key_limits.max_name_bytes.
+  // Request limits. Names (job names, SubmitJob request ids, and those of
+  // keys) are bounded by key_limits.max_name_bytes.
   kernels::KeyLimits key_limits;
   int max_message_bytes = 16 << 20;
   // Bytes of any longer free text a request brings in to be kept (the text

@@ -77,7 +77,7 @@ std::vector<v1::ImportVerification> QueueImportVerification(
       *spec.add_verify() = r->record.config();
     }
     const db::JobAdmissionResult created =
-        CreateJob(context, std::move(spec), device->queue, /*submitted_by=*/"", {});
+        CreateJob(context, std::move(spec), device->queue, JobRequester{}, {});
     answer.set_job_id(created.job_id);
     spdlog::info("job={}: verifies {} imported record(s) of class {} on {}", created.job_id,
                  of_class.size(), device_class, device->info.id);

@@ -44,13 +44,14 @@ int PlannedVariants(const ManagedDevice& device, const v1::KernelKey& key, const
 }  // namespace
 
 db::JobAdmissionResult CreateJob(ServiceContext& context, v1::JobSpec spec,
-                                 const std::string& queue, const std::string& submitted_by,
+                                 const std::string& queue, const JobRequester& requester,
                                  const db::JobAdmission& admission) {
   v1::Job job;
   job.set_id(NewJobId());
   job.set_state(v1::JOB_QUEUED);
   job.set_device(queue);
-  job.set_submitted_by(submitted_by);
+  job.set_submitted_by(requester.identity);
+  job.set_request_id(requester.request_id);
   *job.mutable_created_at() = google::protobuf::util::TimeUtil::GetCurrentTime();
   std::vector<std::string> canonical;
   // Op graphs run as the kernels of their plans: those are the job's items.

@@ -15,11 +15,18 @@ namespace tiletune::server {
 // scheduler. SubmitJob and the lookup path's
 // tune-on-miss and stale re-tune jobs all come in through here.
 
-// Creates the job unless `admission` refuses it or reuses another.
-// `submitted_by` is the caller's identity, empty for jobs the daemon queues
-// itself; `queue` is the Job.device it waits in (ManagedDevice::queue).
+// Who asks for a job: the caller's identity (Job.submitted_by) and the
+// request id of its SubmitJob; both empty for jobs the daemon queues itself.
+struct JobRequester {
+  std::string identity;
+  std::string request_id;
+};
+
+// Creates the job unless the requester's request id made one before (that
+// job is answered), or `admission` refuses it or reuses another. `queue` is
+// the Job.device it waits in (ManagedDevice::queue).
 db::JobAdmissionResult CreateJob(ServiceContext& context, v1::JobSpec spec,
-                                 const std::string& queue, const std::string& submitted_by,
+                                 const std::string& queue, const JobRequester& requester,
                                  const db::JobAdmission& admission);
 
 }  // namespace tiletune::server

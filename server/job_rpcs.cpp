@@ -53,6 +53,9 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* ctx,
     if (auto e = ValidateJobSpec(request->spec(), ctx_.config, ctx_.devices, fleet_classes)) {
       return InvalidArgument(*e);
     }
+    if (auto e = ValidateRequestId(request->request_id(), ctx_.config.key_limits)) {
+      return InvalidArgument(*e);
+    }
     auto device = std::get<ResolvedDevice>(ResolveDevice(request->spec().device(), ctx_.devices,
                                                          ctx_.config.key_limits, "spec.device"));
     // No local device: a class only other daemons of the fleet have.
@@ -60,10 +63,15 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* ctx,
     // The caps are checked where the job is stored, so that daemons sharing
     // a database cannot pass them together.
     const auto created =
-        CreateJob(ctx_, request->spec(), queue, call.caller.identity,
+        CreateJob(ctx_, request->spec(), queue, {call.caller.identity, request->request_id()},
                   {.max_active = ctx_.config.max_queued_jobs,
                    .max_active_submitted = ctx_.config.max_queued_jobs_per_client});
     using Outcome = db::JobAdmissionResult::Outcome;
+    if (created.outcome == Outcome::kRequestIdTaken) {
+      return {grpc::StatusCode::ALREADY_EXISTS,
+              "request_id: " + kernels::Quoted(request->request_id()) + " already made job " +
+                  created.job_id + " with another spec; a new job needs a new request_id"};
+    }
     if (created.outcome == Outcome::kTooManyActive) {
       return {grpc::StatusCode::RESOURCE_EXHAUSTED,
               "job queue is full (" + std::to_string(created.active) +
@@ -77,9 +85,12 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* ctx,
                   std::to_string(ctx_.config.max_queued_jobs_per_client)};
     }
     const std::string& id = created.job_id;
-    spdlog::info("job={} request={} peer={} caller={}: submitted", id, RequestId(*ctx), ctx->peer(),
-                 call.caller.identity);
+    const bool already_existed = created.outcome == Outcome::kAlreadyExists;
+    spdlog::info("job={} request={} peer={} caller={} request_id={}: {}", id, RequestId(*ctx),
+                 ctx->peer(), call.caller.identity, kernels::Quoted(request->request_id()),
+                 already_existed ? "submitted again, answered with the job it made" : "submitted");
     response->set_job_id(id);
+    response->set_already_existed(already_existed);
     return LoadJob(ctx_, id, *response->mutable_job());
   });
 }

@@ -67,7 +67,7 @@ std::optional<std::string> QueueTuning(ServiceContext& ctx, const v1::KernelKey&
   // one job: the store reuses an active one for the key.
   if (!ctx.database.Attempt([&] {
         created = CreateJob(
-            ctx, std::move(spec), target.queue, /*submitted_by=*/"",
+            ctx, std::move(spec), target.queue, JobRequester{},
             {.max_active_named = ctx.config.max_queued_tune_on_miss, .reuse_active_for_key = true});
       })) {
     *why = "not queued: the tuning database is unreachable";

@@ -126,6 +126,22 @@ std::optional<kernels::FieldError> ValidateJobSpec(const v1::JobSpec& spec,
   return std::nullopt;
 }
 
+std::optional<kernels::FieldError> ValidateRequestId(const std::string& request_id,
+                                                     const kernels::KeyLimits& limits) {
+  if (auto e =
+          kernels::CheckLength(request_id, limits.max_name_bytes, "max_name_bytes", "request_id")) {
+    return e;
+  }
+  for (std::size_t i = 0; i < request_id.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(request_id[i]);
+    if (c <= ' ' || c > '~') {
+      return kernels::FieldError{
+          "request_id", "byte " + std::to_string(i) + " is a space or not printable ASCII"};
+    }
+  }
+  return std::nullopt;
+}
+
 std::variant<int, kernels::FieldError> PageSize(int requested, int max_page_size) {
   if (requested < 0) return kernels::FieldError{"page_size", "must not be negative"};
   if (requested > max_page_size) {

@@ -38,6 +38,11 @@ std::optional<kernels::FieldError> ValidateJobSpec(const v1::JobSpec& spec,
                                                    const DeviceRegistry& devices,
                                                    const std::set<std::string>& fleet_classes);
 
+// A SubmitJob's request_id: empty (none), or at most max_name_bytes of
+// printable ASCII without spaces, since it is logged and stored as a key.
+std::optional<kernels::FieldError> ValidateRequestId(const std::string& request_id,
+                                                     const kernels::KeyLimits& limits);
+
 // Page size to use: `requested` <= 0 gives the default, larger than the
 // limit is an error.
 std::variant<int, kernels::FieldError> PageSize(int requested, int max_page_size);

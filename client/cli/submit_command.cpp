@@ -8,6 +8,7 @@
 #include "client/enum_names.h"
 #include "client/input_error.h"
 #include "client/job_spec_file.h"
+#include "client/tiletune_client.h"
 
 namespace tiletune::cli {
 namespace {
@@ -17,6 +18,7 @@ struct SubmitOptions {
   bool watch = false;
   std::optional<int32_t> priority;
   std::string strategy;
+  std::string request_id;
 };
 
 ExitCode Submit(CliContext& context, const SubmitOptions& options) {
@@ -31,8 +33,17 @@ ExitCode Submit(CliContext& context, const SubmitOptions& options) {
     }
     request.mutable_spec()->set_strategy(static_cast<v1::Strategy>(*strategy));
   }
+  request.set_request_id(options.request_id);
+  // A call that timed out or found the daemon unreachable is sent again
+  // with the same request id: the daemon makes the job at most once. Quietly:
+  // a command that fails says so in one line, at the end.
   v1::SubmitJobResponse response;
-  context.Check(context.tuning().SubmitJob(context.CallContext().get(), request, &response));
+  context.Check(client::SubmitJobWithRetries(
+      context.tuning(), request, [&] { return context.CallContext(); }, {}, response));
+  if (response.already_existed()) {
+    std::cerr << "tiletune: request id " << request.request_id() << " already made job "
+              << response.job_id() << "; nothing new was queued\n";
+  }
   // With --json --watch the events alone are the output: the first one holds
   // the job.
   if (!context.json()) {
@@ -56,6 +67,9 @@ void AddSubmitCommand(CLI::App& app, CommandRun& run) {
   command->add_option("--priority", options->priority, "override the spec's priority");
   command->add_option("--strategy", options->strategy,
                       "override the spec's search strategy (exhaustive, random, annealing)");
+  command->add_option("--request-id", options->request_id,
+                      "idempotency key: submitting again with the same one answers the job it "
+                      "made (default: a new random one, kept across this command's retries)");
   command->callback(
       [options, &run] { run = [options](CliContext& c) { return Submit(c, *options); }; });
 }

@@ -127,7 +127,8 @@ TEST_F(SqliteOpen, AVersionOneDatabaseIsMigratedKeepingItsJobs) {
   const int rc = sqlite3_exec(
       db,
       "DROP TABLE known_failures; DROP TABLE daemons; DROP INDEX jobs_by_state;"
-      " DROP INDEX jobs_by_submitter;"
+      " DROP INDEX jobs_by_submitter; DROP INDEX jobs_by_request_id;"
+      " ALTER TABLE jobs DROP COLUMN request_id;"
       " ALTER TABLE jobs DROP COLUMN miss_count; ALTER TABLE jobs DROP COLUMN submitted_by;"
       " ALTER TABLE records DROP COLUMN achieved_tflops;"
       " ALTER TABLE records DROP COLUMN achieved_tbps;"
@@ -151,6 +152,7 @@ TEST_F(SqliteOpen, AVersionOneDatabaseIsMigratedKeepingItsJobs) {
   ASSERT_TRUE(job);
   EXPECT_EQ(job->miss_count(), 0);
   EXPECT_EQ(job->submitted_by(), "");
+  EXPECT_EQ(job->request_id(), "");
   EXPECT_EQ(Query("SELECT count(*) FROM pragma_table_info('trials') WHERE name IN"
                   " ('achieved_tflops', 'achieved_tbps', 'roofline_fraction')"),
             "3");

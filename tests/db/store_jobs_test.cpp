@@ -1,5 +1,8 @@
 // The durable job queue: creation, claiming order, progress, cancellation
 // and recovery after a restart.
+#include <thread>
+#include <vector>
+
 #include "db/tuning_store.h"
 #include "store_test.h"
 
@@ -376,6 +379,88 @@ TEST_P(StoreJobs, AdmissionReusesTheActiveJobForAKeyInTheSameQueue) {
   EXPECT_EQ(store->CreateJob(one("n5", "cpu:0"), {"j1/1"}, reuse).job_id, "j1");
   store->CancelJob("j1");
   EXPECT_EQ(store->CreateJob(one("n6", "cpu:0"), {"j1/1"}, reuse).job_id, "n6");
+}
+
+// A job `id` of one kernel submitted by `by` with `request_id`; its spec
+// does not depend on `id`.
+v1::Job Requested(const std::string& id, const std::string& by, const std::string& request_id) {
+  auto job = Job(id, "cpu:0", 0, 100, 1);
+  job.mutable_spec()->set_name("requested");
+  job.set_submitted_by(by);
+  job.set_request_id(request_id);
+  return job;
+}
+
+TEST_P(StoreJobs, ARepeatedRequestIdAnswersItsJobEvenPastTheCapsAndAcrossReopening) {
+  const JobAdmission one_active{.max_active = 1};
+  {
+    auto store = Open();
+    auto first = store->CreateJob(Requested("a1", "alice", "r-1"), {"a1/0"}, one_active);
+    EXPECT_EQ(first.outcome, Outcome::kCreated);
+    EXPECT_EQ(store->GetJob("a1")->request_id(), "r-1");
+  }
+  auto store = Open();
+  // The queue is full, yet the retry finds its job; nothing is written.
+  auto again = store->CreateJob(Requested("a2", "alice", "r-1"), {"a2/0"}, one_active);
+  EXPECT_EQ(again.outcome, Outcome::kAlreadyExists);
+  EXPECT_EQ(again.job_id, "a1");
+  EXPECT_FALSE(store->GetJob("a2"));
+  // Finished jobs keep their request ids.
+  store->FinishJob("a1", v1::JOB_SUCCEEDED, "");
+  EXPECT_EQ(store->CreateJob(Requested("a3", "alice", "r-1"), {"a3/0"}, one_active).job_id, "a1");
+  // The id is per submitter; no id never matches.
+  EXPECT_EQ(store->CreateJob(Requested("b1", "bob", "r-1"), {"b1/0"}, {}).outcome,
+            Outcome::kCreated);
+  Create(*store, Requested("n1", "alice", ""));
+  Create(*store, Requested("n2", "alice", ""));
+  EXPECT_EQ(store->GetJob("n1")->request_id(), "");
+  EXPECT_EQ(Query("SELECT count(*) FROM jobs WHERE request_id IS NULL"), "2");
+}
+
+TEST_P(StoreJobs, ARequestIdRepeatedWithAnotherSpecIsRefused) {
+  auto store = Open();
+  Create(*store, Requested("a1", "alice", "r-1"));
+  auto same = Requested("a2", "alice", "r-1");
+  EXPECT_EQ(store->CreateJob(same, {"a2/0"}, {}).outcome, Outcome::kAlreadyExists);
+  auto other = same;
+  other.mutable_spec()->mutable_kernels(0)->mutable_shape(0)->set_size(2);
+  auto refused = store->CreateJob(other, {"a2/0"}, {});
+  EXPECT_EQ(refused.outcome, Outcome::kRequestIdTaken);
+  EXPECT_EQ(refused.job_id, "a1");
+  EXPECT_FALSE(store->GetJob("a2"));
+  EXPECT_EQ(Query("SELECT count(*) FROM jobs"), "1");
+}
+
+// Daemons sharing one database (two stores here), each with several
+// threads, create with one request id at once: one job is stored and every
+// other creation answers it.
+TEST_P(StoreJobs, ConcurrentCreationsWithOneRequestIdStoreOneJob) {
+  auto a = Open();
+  auto b = Open();
+  constexpr int kThreads = 8;
+  std::vector<JobAdmissionResult> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto job = Requested("j" + std::to_string(t), "alice", "shared");
+      results[t] = (t % 2 == 0 ? *a : *b).CreateJob(job, {job.id() + "/0"}, {});
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  std::string created;
+  for (const auto& result : results) {
+    if (result.outcome == Outcome::kCreated) {
+      EXPECT_TRUE(created.empty()) << "created twice: " << created << " and " << result.job_id;
+      created = result.job_id;
+    }
+  }
+  ASSERT_FALSE(created.empty());
+  for (const auto& result : results) {
+    EXPECT_EQ(result.job_id, created);
+    EXPECT_TRUE(result.outcome == Outcome::kCreated || result.outcome == Outcome::kAlreadyExists);
+  }
+  EXPECT_EQ(Query("SELECT count(*) FROM jobs"), "1");
+  EXPECT_EQ(Query("SELECT count(*) FROM job_items"), "1");
 }
 
 TEST_P(StoreJobs, CountsJobsByState) {

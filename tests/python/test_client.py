@@ -2,11 +2,12 @@
 through it, its kernel fetched over the daemon's Unix socket, checked by
 content hash and signature, cached on disk and run from Python on numpy
 arrays; kernels that must not run (tampered, wrongly signed, signed by an
-unknown key) refused with the fallback run instead; and the errors a
-caller gets."""
+unknown key) refused with the fallback run instead; the errors a caller
+gets; and submissions retried with their request id making one job."""
 
 import hashlib
 import os
+import socket
 import stat
 
 import grpc
@@ -201,3 +202,52 @@ def test_every_rpc_from_python(tuned, daemon):
     job = client.wait_job(long, progress=seen.append)
     assert job.state == jobs_pb2.JOB_CANCELLED, job
     assert seen and seen[-1].kind == jobs_pb2.JobEvent.KIND_JOB_FINISHED
+
+
+def test_a_retried_submission_with_its_request_id_is_one_job(daemon):
+    client = tiletune.Client(daemon.address, timeout=60)
+    softmax = tiletune.key("softmax", {"rows": 8, "cols": 100})
+    first = client.submit_job([softmax], max_variants=1, request_id="py-once")
+    assert client.submit_job([softmax], max_variants=1, request_id="py-once") == first
+    with pytest.raises(tiletune.DaemonError) as other_spec:
+        client.submit_job([softmax], max_variants=2, request_id="py-once")
+    assert other_spec.value.code == grpc.StatusCode.ALREADY_EXISTS
+    assert other_spec.value.details.startswith("request_id: 'py-once' already made job " + first)
+    with pytest.raises(tiletune.DaemonError) as bad:
+        client.submit_job([softmax], request_id="two words")
+    assert bad.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert bad.value.details.startswith("request_id: ")
+
+    # Calls at 1 ms end DEADLINE_EXCEEDED and may still make their job;
+    # retried with their ids, each makes one.
+    once = tiletune.Client(daemon.address, submit_retry=tiletune.SubmitRetry(attempts=1))
+    late = [f"py-late-{i}" for i in range(10)]
+    for request_id in late:
+        try:
+            once.submit_job([softmax], max_variants=1, request_id=request_id, timeout=0.001)
+        except tiletune.DaemonError as e:
+            assert e.code == grpc.StatusCode.DEADLINE_EXCEEDED
+        client.submit_job([softmax], max_variants=1, request_id=request_id)
+    request_ids = [job.request_id for job in client.list_jobs()]
+    assert [request_ids.count(r) for r in late + ["py-once"]] == [1] * 11
+
+    # Without one, each call gets a new random id: a job of its own.
+    a = client.get_job(client.submit_job([softmax], max_variants=1))
+    b = client.get_job(client.submit_job([softmax], max_variants=1))
+    assert a.id != b.id and len(a.request_id) == 32 and a.request_id != b.request_id
+
+
+def test_a_submission_the_daemon_never_saw_is_retried_a_bounded_number_of_times():
+    # A bound port that does not listen: every call is refused (UNAVAILABLE).
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        retries = []
+        client = tiletune.Client(
+            f"127.0.0.1:{closed.getsockname()[1]}", timeout=5,
+            submit_retry=tiletune.SubmitRetry(
+                attempts=3, initial_backoff=0.01,
+                on_retry=lambda error, attempt: retries.append((error.code, attempt))))
+        with pytest.raises(tiletune.DaemonError) as refused:
+            client.submit_job([tiletune.key("softmax", {"rows": 8, "cols": 100})])
+        assert refused.value.code == grpc.StatusCode.UNAVAILABLE
+        assert retries == [(grpc.StatusCode.UNAVAILABLE, 2), (grpc.StatusCode.UNAVAILABLE, 3)]

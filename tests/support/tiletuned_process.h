@@ -34,6 +34,7 @@ class TiletunedProcess {
   // outlive it (a worker spinning in a planted hang); returns Stop's code.
   int KillWithChildren();
   bool running() const { return pid_ > 0; }
+  // For signals that do not end it (SIGSTOP, SIGCONT).
   pid_t pid() const { return pid_; }
 
   const std::string& address() const { return address_; }

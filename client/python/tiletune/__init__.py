@@ -14,10 +14,10 @@ The generated protobuf modules are ``tiletune.v1`` (built from proto/ with
 the package).
 """
 
-from tiletune.client import (Client, DaemonError, Kernel, RefusedKernel, as_dict, key, open_channel,
-                             verify)
+from tiletune.client import (Client, DaemonError, Kernel, RefusedKernel, SubmitRetry, as_dict, key,
+                             new_request_id, open_channel, verify)
 from tiletune.host_launcher import HostKernel
 from tiletune.launch_abi import LaunchError
 
 __all__ = ["Client", "DaemonError", "Kernel", "LaunchError", "RefusedKernel", "HostKernel",
-           "as_dict", "key", "open_channel", "verify"]
+           "SubmitRetry", "as_dict", "key", "new_request_id", "open_channel", "verify"]

@@ -2,11 +2,15 @@
 
 import ctypes
 import ctypes.util
+import dataclasses
 import hashlib
 import ipaddress
 import os
 import pathlib
+import secrets
 import struct
+import time
+import typing
 
 import grpc
 from google.protobuf import json_format
@@ -25,6 +29,31 @@ class DaemonError(RuntimeError):
         super().__init__(f"{code.name}: {details}")
         self.code = code
         self.details = details
+
+
+# The calls whose outcome a client cannot know: the daemon may have created
+# the job, or never seen the call.
+_MAY_RETRY = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+def new_request_id():
+    """A new SubmitJobRequest.request_id: 128 random bits as 32 hex digits."""
+    return secrets.token_hex(16)
+
+
+@dataclasses.dataclass
+class SubmitRetry:
+    """How submit_job retries a call that may or may not have reached the
+    daemon (UNAVAILABLE, DEADLINE_EXCEEDED): always with the same request_id,
+    so the daemon makes the job at most once. `attempts` counts the first
+    call; the wait before each retry starts at `initial_backoff` seconds and
+    doubles up to `max_backoff`. `on_retry(error, next_attempt)`, when given,
+    is told before each retry."""
+
+    attempts: int = 5
+    initial_backoff: float = 0.1
+    max_backoff: float = 2.0
+    on_retry: typing.Optional[typing.Callable[["DaemonError", int], None]] = None
 
 
 def key(op, dims, dtype="f32", out_dtype=None, chain=(), prologue=(), layouts=None):
@@ -208,14 +237,16 @@ class Client:
     after `timeout` seconds. Kernels fetched by get_kernel are kept under
     `cache_dir` by content hash and asked for again only by that hash;
     with `trusted_keys` (hex ed25519 public keys of daemons) each is loaded
-    only when its signature verifies."""
+    only when its signature verifies. `submit_retry` (a SubmitRetry) says
+    how submit_job retries."""
 
     def __init__(self, address, timeout=10.0, cache_dir=None, trusted_keys=None, tls_ca=None,
-                 allow_plaintext_remote=False, channel=None):
+                 allow_plaintext_remote=False, channel=None, submit_retry=None):
         self._channel = channel or open_channel(address, tls_ca, allow_plaintext_remote)
         self.trusted_keys = None if trusted_keys is None else set(trusted_keys)
         self._stub = tiletune_pb2_grpc.TuningServiceStub(self._channel)
         self._timeout = timeout
+        self.submit_retry = submit_retry or SubmitRetry()
         self.cache_dir = pathlib.Path(cache_dir or os.path.join(
             os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "tiletune"))
 
@@ -251,10 +282,15 @@ class Client:
         return list(self._call(self._stub.BatchLookup, request).responses)
 
     def submit_job(self, kernels, max_variants=None, strategy=None, seed=None, name="",
-                   device=""):
+                   device="", request_id=None, timeout=None):
         """The job's id; `device` is the daemon's device to tune on
-        ("cuda:0"; empty: the daemon's first that takes the kernels)."""
-        request = tiletune_pb2.SubmitJobRequest()
+        ("cuda:0"; empty: the daemon's first that takes the kernels).
+        `request_id` is the submission's idempotency key (None: a new random
+        one): a call that times out or finds the daemon unreachable is sent
+        again with it (self.submit_retry), and submitting again with the same
+        one answers the job it made. `timeout`: seconds per attempt (the
+        client's timeout when None)."""
+        request = tiletune_pb2.SubmitJobRequest(request_id=request_id or new_request_id())
         request.spec.name = name
         request.spec.device.device = device
         for k in kernels:
@@ -265,7 +301,21 @@ class Client:
             request.spec.strategy = strategy
         if seed is not None:
             request.spec.seed = seed
-        return self._call(self._stub.SubmitJob, request).job_id
+        retry = self.submit_retry
+        backoff = retry.initial_backoff
+        attempt = 1
+        while True:
+            try:
+                return self._stub.SubmitJob(request, timeout=timeout or self._timeout).job_id
+            except grpc.RpcError as e:
+                error = DaemonError(e.code(), e.details())
+                if e.code() not in _MAY_RETRY or attempt >= retry.attempts:
+                    raise error from None
+            attempt += 1
+            if retry.on_retry is not None:
+                retry.on_retry(error, attempt)
+            time.sleep(backoff)
+            backoff = min(backoff * 2, retry.max_backoff)
 
     def watch_job(self, job_id, timeout=600.0):
         """The job's events until it ends (a generator)."""
