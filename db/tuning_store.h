@@ -196,13 +196,12 @@ class TuningStore {
 
   // Jobs. CreateJob stores the job (state QUEUED, `device`, `submitted_by`
   // and `request_id` as given) and one item per spec kernel, with its
-  // canonical key and the variants job.items() plans for it, unless a job with the same non-empty (submitted_by,
-  // request_id) exists (kAlreadyExists or kRequestIdTaken, before any cap:
-  // a retry finds its job even when the queue is full), or `admission`
-  // refuses it or names a job to reuse; then nothing is written. The check
-  // and the insert are one transaction, and the pair is UNIQUE in the
-  // schema: concurrent creations with one request id, from any number of
-  // daemons sharing the database, store one job.
+  // canonical key and the variants job.items() plans for it, unless a job with the same non-empty
+  // (submitted_by, request_id) exists (kAlreadyExists or kRequestIdTaken, before any cap: a retry
+  // finds its job even when the queue is full), or `admission` refuses it or names a job to reuse;
+  // then nothing is written. The check and the insert are one transaction, and the pair is UNIQUE
+  // in the schema: concurrent creations with one request id, from any number of daemons sharing the
+  // database, store one job.
   virtual JobAdmissionResult CreateJob(const v1::Job& job,
                                        const std::vector<std::string>& canonical_keys,
                                        const JobAdmission& admission) = 0;

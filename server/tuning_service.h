@@ -16,8 +16,8 @@ using TuningServiceBase = v1::TuningService::WithRawCallbackMethod_Lookup<
 
 // The gRPC face of the daemon. Every RPC passes the one CallAdmission gate,
 // then does its family's work: lookups through the LookupResolver
-// (lookup_rpcs.cpp), compiled kernels (kernel_rpcs.cpp), jobs (job_rpcs.cpp), records (record_rpcs.cpp),
-// devices and the fleet (device_rpcs.cpp).
+// (lookup_rpcs.cpp), compiled kernels (kernel_rpcs.cpp), jobs (job_rpcs.cpp), records
+// (record_rpcs.cpp), devices and the fleet (device_rpcs.cpp).
 class TuningServiceImpl final : public TuningServiceBase {
  public:
   explicit TuningServiceImpl(ServiceContext& context)
