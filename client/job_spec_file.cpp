@@ -340,19 +340,16 @@ std::string ReadText(const std::filesystem::path& path) {
   return text.str();
 }
 
-// A JobSpec in the API's JSON form, with at least one kernel (else the
-// documented format's reader explains what is missing); nullopt with
-// `error` otherwise. Where both forms read a file, they agree: their common
-// keys are the proto's field names.
-std::optional<v1::JobSpec> ApiJsonSpec(std::string_view text, std::string& error) {
+// A JobSpec in the API's JSON form, with at least one kernel; nullopt
+// otherwise, and the documented format's reader then explains what is wrong
+// (its messages name the line, which the API form's parser cannot). Where
+// both forms read a file, they agree: their common keys are the proto's
+// field names.
+std::optional<v1::JobSpec> ApiJsonSpec(std::string_view text) {
   const size_t start = text.find_first_not_of(" \t\r\n");
   if (start == std::string_view::npos || text[start] != '{') return std::nullopt;
   v1::JobSpec spec;
-  const auto status = google::protobuf::util::JsonStringToMessage(text, &spec);
-  if (!status.ok()) {
-    error = std::string(status.message());
-    return std::nullopt;
-  }
+  if (!google::protobuf::util::JsonStringToMessage(text, &spec).ok()) return std::nullopt;
   if (spec.kernels_size() == 0) return std::nullopt;
   return spec;
 }
@@ -360,15 +357,8 @@ std::optional<v1::JobSpec> ApiJsonSpec(std::string_view text, std::string& error
 }  // namespace
 
 v1::JobSpec ParseJobSpec(std::string_view text, const std::string& source) {
-  std::string api_error;
-  if (auto spec = ApiJsonSpec(text, api_error)) return *spec;
-  try {
-    return SpecReader(source).Spec(LoadYaml(text, source));
-  } catch (const InputError& e) {
-    if (api_error.empty()) throw;
-    throw InputError(std::string(e.what()) +
-                     "; nor is it a JobSpec in the API's JSON form: " + api_error.substr(0, 200));
-  }
+  if (auto spec = ApiJsonSpec(text)) return *spec;
+  return SpecReader(source).Spec(LoadYaml(text, source));
 }
 
 v1::JobSpec ReadJobSpecFile(const std::filesystem::path& path) {

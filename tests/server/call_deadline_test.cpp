@@ -34,17 +34,16 @@ std::string SubmitBusyJob(v1::TuningService::Stub& stub) {
 }
 
 // WatchJob calls the daemon has answered, whatever their status, from its
-// /metrics.
+// /metrics (the latency histogram counts every call once it ends).
 double WatchCallsEnded(const TiletunedProcess& daemon) {
-  const std::string series = "tiletune_grpc_requests_total{method=\"WatchJob\",";
+  const std::string series = "tiletune_grpc_request_duration_seconds_count{method=\"WatchJob\"} ";
   const auto metrics = HttpGet(daemon.metrics_address(), "/metrics");
   EXPECT_TRUE(metrics);
   std::istringstream lines(metrics.value_or(""));
-  double ended = 0;
   for (std::string line; std::getline(lines, line);) {
-    if (line.rfind(series, 0) == 0) ended += std::stod(line.substr(line.rfind(' ') + 1));
+    if (line.rfind(series, 0) == 0) return std::stod(line.substr(series.size()));
   }
-  return ended;
+  return 0;
 }
 
 // Watches `job_id` until the stream ends; `deadline` 0: none.
