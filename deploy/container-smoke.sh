@@ -207,6 +207,9 @@ if [[ $exit_code != 0 ]]; then
   podman logs "$container" >&2
   fail "tiletuned exited $exit_code on SIGTERM (137: killed after $stop_seconds s)"
 fi
-podman logs "$container" 2>&1 | grep -q "Terminated: draining" ||
+# Read whole, then searched: `podman logs | grep -q` fails under pipefail
+# when grep stops reading before podman has written everything.
+container_log=$(podman logs "$container" 2>&1)
+grep -q "Terminated: draining" <<<"$container_log" ||
   fail "the container's log shows no drain on SIGTERM"
 say "stopped in $((SECONDS - stop_started)) s, exit 0; all done in $((SECONDS - started)) s"

@@ -51,7 +51,9 @@ std::optional<VariantMismatch> SearchSpace::Mismatch(const Variant& variant) con
                              "is " + std::to_string(it->second) + "; the space has " + values};
     }
   }
-  for (const auto& [name, value] : variant) {
+  for (const auto& entry : variant) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one.
+    const std::string& name = entry.first;
     const bool known = std::any_of(parameters_.begin(), parameters_.end(),
                                    [&](const Parameter& p) { return p.name == name; });
     if (!known) return VariantMismatch{name, "is not a parameter of this space"};

@@ -29,6 +29,7 @@ float FromBf16(uint16_t bits) {
   return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
 }
 
+#ifdef __FLT16_MANT_DIG__  // the compiler has _Float16 (GCC 12; clang from 15 on x86)
 uint16_t ToF16(float value) {
   return std::bit_cast<uint16_t>(static_cast<_Float16>(value));
 }
@@ -36,6 +37,37 @@ uint16_t ToF16(float value) {
 float FromF16(uint16_t bits) {
   return static_cast<float>(std::bit_cast<_Float16>(bits));
 }
+#else  // clang 14, the fuzz build: the same conversions by hand
+uint16_t ToF16(float value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+  const uint32_t x = bits & 0x7fffffff;
+  if (x > 0x7f800000) return sign | 0x7e00 | ((x >> 13) & 0x3ff);  // NaN, payload kept
+  if (x >= 0x477ff000) return sign | 0x7c00;                       // rounds past 65504
+  // Round to nearest, ties to even, dropping `shift` bits of `m`.
+  const auto round = [](uint32_t m, int shift) {
+    uint32_t kept = m >> shift;
+    const uint32_t rest = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rest > half || (rest == half && (kept & 1))) ++kept;
+    return kept;
+  };
+  if (x >= 0x38800000) return sign | static_cast<uint16_t>(round(x - 0x38000000, 13));
+  if (x < 0x33000000) return sign;  // below half the smallest subnormal
+  const int exponent = static_cast<int>(x >> 23);
+  return sign | static_cast<uint16_t>(round((x & 0x7fffff) | 0x800000, 126 - exponent));
+}
+
+float FromF16(uint16_t bits) {
+  const uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
+  const uint32_t exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+  if (exponent == 0) {
+    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return std::bit_cast<float>(sign | std::bit_cast<uint32_t>(magnitude));
+  }
+  if (exponent == 31) return std::bit_cast<float>(sign | 0x7f800000 | (mantissa << 13));
+  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+#endif
 
 bool IsPoison(float value) {
   return std::bit_cast<uint32_t>(value) == kPoisonBits;
