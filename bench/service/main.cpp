@@ -13,9 +13,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench/service/local_address.h"
 #include "bench/service/lookup_keys.h"
 #include "bench/service/lookup_load.h"
-#include "bench/service/loopback_address.h"
 #include "client/channel.h"
 #include "client/job_spec_file.h"
 
@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
   Flags flags;
   CLI::App app("Load a local tiletuned with concurrent lookups; report lookups/s and latency.",
                "tiletune-bench-lookup");
-  app.add_option("--server", flags.server, "daemon address; loopback only")
+  app.add_option("--server", flags.server, "daemon address; loopback or unix:PATH only")
       ->envname("TILETUNE_SERVER")
       ->capture_default_str();
   app.add_option("--clients", flags.clients, "lookups in flight at once")
@@ -150,11 +150,12 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);
     return Fail(e.what(), 2);
   }
-  if (!tiletune::bench::IsLoopbackAddress(flags.server)) {
-    return Fail("--server " + flags.server +
-                    " is not a loopback address (127.0.0.0/8, localhost or [::1]); this tool "
-                    "only loads a daemon on this machine",
-                2);
+  if (!tiletune::bench::IsLocalAddress(flags.server)) {
+    return Fail(
+        "--server " + flags.server +
+            " is not a loopback address (127.0.0.0/8, localhost or [::1]) or unix:PATH; this tool "
+            "only loads a daemon on this machine",
+        2);
   }
 
   tiletune::client::ChannelOptions channel;

@@ -1,5 +1,5 @@
 // tiletune-bench-lookup refuses to load anything but this machine.
-#include "bench/service/loopback_address.h"
+#include "bench/service/local_address.h"
 
 #include <gtest/gtest.h>
 
@@ -11,16 +11,17 @@ namespace {
 
 const std::string kBench = std::string(TILETUNE_BUILD_DIR) + "/bin/tiletune-bench-lookup";
 
-TEST(LoopbackAddressTest, AcceptsOnlyLoopbackHosts) {
-  for (const char* address : {"127.0.0.1:7733", "127.255.0.9:1", "localhost:7733", "[::1]:7733",
-                              "dns:///localhost:7733", "ipv4:127.0.0.1:7733", "ipv6:[::1]:7733"}) {
-    EXPECT_TRUE(IsLoopbackAddress(address)) << address;
+TEST(LocalAddressTest, AcceptsOnlyLoopbackHostsAndUnixSockets) {
+  for (const char* address :
+       {"127.0.0.1:7733", "127.255.0.9:1", "localhost:7733", "[::1]:7733", "dns:///localhost:7733",
+        "ipv4:127.0.0.1:7733", "ipv6:[::1]:7733", "unix:/tmp/tiletuned.sock"}) {
+    EXPECT_TRUE(IsLocalAddress(address)) << address;
   }
-  for (const char* address : {"10.0.0.1:7733", "128.0.0.1:7733", "0.0.0.0:7733", "[::]:7733",
-                              "[::2]:7733", "example.com:7733", "localhost.example.com:7733",
-                              "127.0.0.1", "127.0.0.1:", "127.0.0.1:77x", "::1:7733",
-                              "unix:/tmp/tiletuned.sock", "dns:///10.0.0.1:7733"}) {
-    EXPECT_FALSE(IsLoopbackAddress(address)) << address;
+  for (const char* address :
+       {"10.0.0.1:7733", "128.0.0.1:7733", "0.0.0.0:7733", "[::]:7733", "[::2]:7733",
+        "example.com:7733", "localhost.example.com:7733", "127.0.0.1",
+        "127.0.0.1:", "127.0.0.1:77x", "::1:7733", "unix:", "dns:///10.0.0.1:7733"}) {
+    EXPECT_FALSE(IsLocalAddress(address)) << address;
   }
 }
 

@@ -1,4 +1,4 @@
-#include "bench/service/loopback_address.h"
+#include "bench/service/local_address.h"
 
 #include <arpa/inet.h>
 
@@ -26,7 +26,9 @@ bool IsPort(std::string_view port) {
 
 }  // namespace
 
-bool IsLoopbackAddress(std::string_view address) {
+bool IsLocalAddress(std::string_view address) {
+  // A Unix-domain socket is node-local by construction.
+  if (address.starts_with("unix:")) return address.size() > 5;
   for (std::string_view scheme : std::array<std::string_view, 3>{"dns:///", "ipv4:", "ipv6:"}) {
     if (address.starts_with(scheme)) {
       address.remove_prefix(scheme.size());
