@@ -66,6 +66,13 @@ class CallAdmission {
     return status;
   }
 
+  // For a call that outlives one body (LookupStream): Admit when it starts,
+  // Count with its final status when it ends.
+  grpc::Status Admit(const grpc::ServerContextBase& call, const CallPolicy& policy,
+                     AdmittedCall& admitted) const;
+  void Count(const CallPolicy& policy, const grpc::Status& status,
+             std::chrono::steady_clock::time_point started) const;
+
  private:
   template <typename Body>
   grpc::Status Gate(const grpc::ServerContextBase& call, const CallPolicy& policy,
@@ -83,16 +90,11 @@ class CallAdmission {
     }
   }
 
-  grpc::Status Admit(const grpc::ServerContextBase& call, const CallPolicy& policy,
-                     AdmittedCall& admitted) const;
   grpc::Status WithDatabase(const grpc::ServerContextBase& call, const CallPolicy& policy,
                             const std::function<grpc::Status()>& body) const;
   // Logs `what` and answers INTERNAL without it: it may describe internals.
   grpc::Status Unexpected(const grpc::ServerContextBase& call, const CallPolicy& policy,
                           std::string_view what) const;
-  void Count(const CallPolicy& policy, const grpc::Status& status,
-             std::chrono::steady_clock::time_point started) const;
-
   const ServiceContext& ctx_;
 };
 

@@ -7,12 +7,14 @@
 
 namespace tiletune::server {
 
-// Lookup and BatchLookup use the callback API: they answer from memory or a
-// read connection and never block on tuning, so they run inline on gRPC's
-// threads. Lookup takes and gives bytes, so that its reply appends the
-// cached encoding of the record it serves. Everything else is synchronous.
-using TuningServiceBase = v1::TuningService::WithRawCallbackMethod_Lookup<
-    v1::TuningService::WithCallbackMethod_BatchLookup<v1::TuningService::Service>>;
+// The lookups use the callback API: they answer from memory or a read
+// connection and never block on tuning, so they run inline on gRPC's
+// threads. Lookup and LookupStream take and give bytes, so that a reply
+// appends the cached encoding of the record it serves. Everything else is
+// synchronous.
+using TuningServiceBase = v1::TuningService::WithRawCallbackMethod_LookupStream<
+    v1::TuningService::WithRawCallbackMethod_Lookup<
+        v1::TuningService::WithCallbackMethod_BatchLookup<v1::TuningService::Service>>>;
 
 // The gRPC face of the daemon. Every RPC passes the one CallAdmission gate,
 // then does its family's work: lookups through the LookupResolver
@@ -26,6 +28,8 @@ class TuningServiceImpl final : public TuningServiceBase {
   grpc::ServerUnaryReactor* Lookup(grpc::CallbackServerContext* ctx,
                                    const grpc::ByteBuffer* request,
                                    grpc::ByteBuffer* response) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* LookupStream(
+      grpc::CallbackServerContext* ctx) override;
   grpc::ServerUnaryReactor* BatchLookup(grpc::CallbackServerContext* ctx,
                                         const v1::BatchLookupRequest* request,
                                         v1::BatchLookupResponse* response) override;

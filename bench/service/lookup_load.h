@@ -14,7 +14,10 @@ namespace tiletune::bench {
 struct LoadOptions {
   size_t clients = 16;  // lookups in flight at any time
   std::chrono::duration<double> duration = std::chrono::seconds(10);
-  std::chrono::milliseconds call_deadline{1000};
+  std::chrono::milliseconds call_deadline{1000};  // of each Lookup call
+  // Each client keeps one LookupStream open and one lookup in flight on it,
+  // instead of one Lookup call after another.
+  bool stream = false;
 };
 
 struct LoadResult {
@@ -27,10 +30,10 @@ struct LoadResult {
   uint64_t answered() const { return hits + misses; }
 };
 
-// Keeps `clients` Lookup calls in flight for `duration` through gRPC's
-// callback API: each finished call records its latency and starts the next,
-// so one process loads the daemon without a thread per client. Client i
-// cycles through `requests` starting at key i.
+// Keeps `clients` lookups in flight for `duration` through gRPC's callback
+// API: each answered lookup records its latency and starts the next, so one
+// process loads the daemon without a thread per client. Client i cycles
+// through `requests` starting at key i.
 LoadResult RunLookupLoad(v1::TuningService::Stub& stub,
                          const std::vector<v1::LookupRequest>& requests,
                          const LoadOptions& options);

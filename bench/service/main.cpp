@@ -31,6 +31,7 @@ struct Flags {
   size_t keys = 64;
   int deadline_ms = 1000;
   bool json = false;
+  bool stream = false;
   std::string while_tuning;  // job spec file
   std::string token_file;    // for submitting and cancelling that job
 };
@@ -42,8 +43,9 @@ int Fail(const std::string& message, int code) {
 
 void PrintText(const Flags& flags, size_t keys, bool from_records, const LoadResult& r) {
   double rate = r.elapsed_seconds > 0 ? static_cast<double>(r.answered()) / r.elapsed_seconds : 0;
-  std::cout << fmt::format("lookups   {} in {:.2f} s: {:.0f}/s with {} clients on {}\n",
-                           r.answered(), r.elapsed_seconds, rate, flags.clients, flags.server);
+  std::cout << fmt::format("lookups   {} in {:.2f} s: {:.0f}/s with {} clients on {} ({})\n",
+                           r.answered(), r.elapsed_seconds, rate, flags.clients, flags.server,
+                           flags.stream ? "LookupStream" : "Lookup calls");
   std::cout << fmt::format("keys      {} {}\n", keys,
                            from_records ? "from the daemon's records"
                                         : "synthetic (the daemon has no records: expect misses)");
@@ -59,6 +61,7 @@ nlohmann::json ToJson(const Flags& flags, size_t keys, bool from_records, const 
   return {
       {"server", flags.server},
       {"clients", flags.clients},
+      {"api", flags.stream ? "LookupStream" : "Lookup"},
       {"keys", keys},
       {"key_source", from_records ? "records" : "synthetic"},
       {"seconds", r.elapsed_seconds},
@@ -136,10 +139,13 @@ int main(int argc, char** argv) {
   app.add_option("--keys", flags.keys, "distinct keys to cycle through")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
-  app.add_option("--deadline-ms", flags.deadline_ms, "deadline of each lookup")
+  app.add_option("--deadline-ms", flags.deadline_ms,
+                 "deadline of each Lookup call (with --stream: of the stream, past --seconds)")
       ->check(CLI::Range(1, 60000))
       ->capture_default_str();
   app.add_flag("--json", flags.json, "one JSON object on stdout");
+  app.add_flag("--stream", flags.stream,
+               "each client asks on one LookupStream instead of one Lookup call per lookup");
   app.add_option("--while-tuning", flags.while_tuning,
                  "job spec file: measure idle, then again while this job tunes");
   app.add_option("--token-file", flags.token_file, "bearer token for submitting that job")
@@ -166,6 +172,7 @@ int main(int argc, char** argv) {
   options.clients = flags.clients;
   options.duration = std::chrono::duration<double>(flags.seconds);
   options.call_deadline = std::chrono::milliseconds(flags.deadline_ms);
+  options.stream = flags.stream;
   tiletune::bench::LookupKeys keys;
   try {
     keys = tiletune::bench::ChooseLookupKeys(*stub, flags.keys, std::chrono::seconds(10));
