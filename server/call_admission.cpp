@@ -33,6 +33,14 @@ grpc::Status CallAdmission::WithDatabase(const grpc::ServerContextBase& call,
         })) {
       return status;
     }
+  } catch (const db::StoreUnwritable& e) {
+    // Passing (a full disk, a read-only server): the caller may retry.
+    spdlog::warn("request={} peer={} {}: not stored: {}", RequestId(call), call.peer(),
+                 policy.method, e.what());
+    return {grpc::StatusCode::UNAVAILABLE,
+            "the tuning database refuses writes (" + std::string(e.what()) +
+                "); nothing was changed, try again once it takes writes (the mutations health "
+                "says when)"};
   } catch (const db::StoreError& e) {
     spdlog::error("request={} peer={} {}: storage error: {}", RequestId(call), call.peer(),
                   policy.method, e.what());

@@ -22,8 +22,8 @@ namespace tiletune::server {
 // against the daemon's ceiling for its kind; the daemon must be ready (the
 // database open); the caller must be allowed (CallAuthorizer); a call that
 // needs the database is refused at once while it is known to be
-// unreachable, answers UNAVAILABLE when it turns out to be and INTERNAL on
-// another storage failure, and a call that creates jobs is refused while
+// unreachable, answers UNAVAILABLE when it turns out to be or refuses a
+// write and INTERNAL on another storage failure, and a call that creates jobs is refused while
 // the daemon drains. Any other exception out of a body answers INTERNAL and
 // is logged with the method and request id. Each RPC states what it needs
 // as a CallPolicy.

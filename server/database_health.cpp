@@ -10,43 +10,39 @@ void DatabaseHealth::Changed() {
   if (on_change_) on_change_(reachable_ && writable_);
 }
 
+void DatabaseHealth::Turn(bool& flag, bool now, spdlog::level::level_enum level,
+                          std::string_view message) {
+  if (flag == now) return;
+  flag = now;
+  spdlog::log(level, "{}", message);
+  Changed();
+}
+
 void DatabaseHealth::Unreachable(const std::string& why) {
   std::lock_guard lock(mu_);
   why_ = why;
-  if (!reachable_) return;
-  reachable_ = false;
-  spdlog::error(
-      "tuning database unreachable: {}; lookups are answered from the cache, calls "
-      "that need the database are refused until it is back",
-      why);
-  Changed();
+  Turn(reachable_, false, spdlog::level::err,
+       fmt::format("tuning database unreachable: {}; lookups are answered from the cache, calls "
+                   "that need the database are refused until it is back",
+                   why));
 }
 
 void DatabaseHealth::Reachable() {
   std::lock_guard lock(mu_);
-  if (reachable_) return;
-  reachable_ = true;
-  spdlog::info("tuning database reachable again");
-  Changed();
+  Turn(reachable_, true, spdlog::level::info, "tuning database reachable again");
 }
 
 void DatabaseHealth::Unwritable(const std::string& why) {
   std::lock_guard lock(mu_);
-  if (!writable_) return;
-  writable_ = false;
-  spdlog::error(
-      "tuning database refuses writes: {}; lookups go on, job items and jobs whose state "
-      "could not be stored are stored once a write lands again",
-      why);
-  Changed();
+  Turn(writable_, false, spdlog::level::err,
+       fmt::format("tuning database refuses writes: {}; lookups go on, job items and jobs whose "
+                   "state could not be stored are stored once a write lands again",
+                   why));
 }
 
 void DatabaseHealth::Written() {
   std::lock_guard lock(mu_);
-  if (writable_) return;
-  writable_ = true;
-  spdlog::info("tuning database takes writes again");
-  Changed();
+  Turn(writable_, true, spdlog::level::info, "tuning database takes writes again");
 }
 
 void DatabaseHealth::WriteOutcome(const db::StoreUnwritable* refused) {

@@ -3,6 +3,9 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
+
+#include <spdlog/common.h>
 
 #include "db/tuning_store.h"
 
@@ -61,6 +64,8 @@ class DatabaseHealth {
 
  private:
   void Changed();  // under mu_
+  // Under mu_: sets `flag` to `now`; a change is logged once and reported.
+  void Turn(bool& flag, bool now, spdlog::level::level_enum level, std::string_view message);
 
   const ChangeFn on_change_;
   mutable std::mutex mu_;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "db/tuning_store.h"
+#include "tests/support/daemon_calls.h"
 #include "tests/support/poll_until.h"
 #include "tests/support/tiletuned_process.h"
 
@@ -14,28 +15,6 @@ namespace tiletune::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-v1::Job WaitForJob(v1::TuningService::Stub& stub, const std::string& id,
-                   const std::function<bool(const v1::Job&)>& done,
-                   std::chrono::seconds timeout = kEventCeiling) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  v1::Job job;
-  while (std::chrono::steady_clock::now() < deadline) {
-    grpc::ClientContext ctx;
-    v1::GetJobRequest req;
-    req.set_job_id(id);
-    if (stub.GetJob(&ctx, req, &job).ok() && done(job)) return job;
-    std::this_thread::sleep_for(100ms);
-  }
-  ADD_FAILURE() << "job " << id
-                << " did not reach the expected state; last: " << job.ShortDebugString();
-  return job;
-}
-
-bool Finished(const v1::Job& job) {
-  return job.state() == v1::JOB_SUCCEEDED || job.state() == v1::JOB_FAILED ||
-         job.state() == v1::JOB_CANCELLED;
-}
 
 TEST(DaemonLifecycle, ServesHealthDevicesAndStopsCleanlyOnSigterm) {
   TempDir dir;
@@ -186,7 +165,7 @@ TEST(DaemonLifecycle, KillNineMidJobResumesAndKeepsRecords) {
 
   daemon.Start();
   stub = daemon.Stub();
-  auto job = WaitForJob(*stub, id, Finished);
+  auto job = WaitForJob(*stub, id);
   EXPECT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
   EXPECT_NE(daemon.log().find("resuming 1 interrupted job item"), std::string::npos);
   // The resumed item did not try more variants than its budget.

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "runtime/host/cpu_fingerprint.h"
+#include "tests/support/daemon_calls.h"
 #include "tests/support/poll_until.h"
 #include "tests/support/postgres_test_database.h"
 #include "tests/support/tiletuned_process.h"
@@ -41,27 +42,10 @@ grpc::Status Submit(const TiletunedProcess& daemon, const v1::JobSpec& spec, std
   return status;
 }
 
-v1::Job Get(const TiletunedProcess& daemon, const std::string& id) {
-  grpc::ClientContext ctx;
-  v1::GetJobRequest request;
-  request.set_job_id(id);
-  v1::Job job;
-  EXPECT_TRUE(daemon.Stub()->GetJob(&ctx, request, &job).ok());
-  return job;
-}
-
 // The last event of a WatchJob stream.
 v1::JobEvent LastEventOfWatch(const TiletunedProcess& daemon, const std::string& id) {
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + kEventCeiling);
-  v1::WatchJobRequest request;
-  request.set_job_id(id);
-  auto reader = daemon.Stub()->WatchJob(&ctx, request);
-  v1::JobEvent event, last;
-  while (reader->Read(&event)) last = event;
-  const auto status = reader->Finish();
-  EXPECT_TRUE(status.ok()) << status.error_message();
-  return last;
+  const auto events = WatchJobToEnd(*daemon.Stub(), id);
+  return events.empty() ? v1::JobEvent() : events.back();
 }
 
 v1::LookupResponse Lookup(const TiletunedProcess& daemon, const v1::KernelKey& key,
@@ -164,7 +148,7 @@ TEST_F(FleetFlow, JobsRunOnceOnADaemonOfTheirClassAndEveryDaemonListsTheFleet) {
     v1::Job job;
     PollUntil(
         [&] {
-          job = Get(a, job_id);
+          job = GetJob(*a.Stub(), job_id);
           return job.state() != v1::JOB_QUEUED && job.state() != v1::JOB_RUNNING;
         },
         In(kEventCeiling), 100ms);
@@ -385,7 +369,7 @@ TEST(FleetOnOneNode, JobsQueuePerDeviceAndTheFleetIsThisDaemon) {
   daemon.Start();
   std::string id;
   ASSERT_TRUE(Submit(daemon, TinyJob("", {GemmKey(8, 8, 8)}), &id).ok());
-  EXPECT_EQ(Get(daemon, id).device(), "cpu:0");
+  EXPECT_EQ(GetJob(*daemon.Stub(), id).device(), "cpu:0");
   const auto refused = Submit(daemon, TinyJob("no-such-class", {GemmKey(8, 8, 8)}), &id);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(refused.error_message().find("spec.device.device_class"), std::string::npos);

@@ -13,6 +13,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/daemon_calls.h"
 #include "tests/support/tiletuned_process.h"
 
 namespace tiletune::testing {
@@ -20,54 +21,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-v1::Job GetJob(v1::TuningService::Stub& stub, const std::string& id) {
-  grpc::ClientContext ctx;
-  v1::GetJobRequest request;
-  request.set_job_id(id);
-  v1::Job job;
-  EXPECT_TRUE(stub.GetJob(&ctx, request, &job).ok());
-  return job;
-}
-
-bool Finished(v1::JobState state) {
-  return state == v1::JOB_SUCCEEDED || state == v1::JOB_FAILED || state == v1::JOB_CANCELLED;
-}
-
-// Polls until the job is in a state `done` accepts; fails the test after
-// five minutes.
-v1::Job WaitForJob(v1::TuningService::Stub& stub, const std::string& id,
-                   bool (*done)(v1::JobState)) {
-  const auto deadline = std::chrono::steady_clock::now() + 300s;
-  for (;;) {
-    v1::Job job = GetJob(stub, id);
-    if (done(job.state()) || std::chrono::steady_clock::now() > deadline) {
-      EXPECT_TRUE(done(job.state())) << job.ShortDebugString();
-      return job;
-    }
-    std::this_thread::sleep_for(50ms);
-  }
-}
-
-std::string Submit(v1::TuningService::Stub& stub, v1::JobSpec spec) {
-  v1::SubmitJobRequest submit;
-  *submit.mutable_spec() = std::move(spec);
-  v1::SubmitJobResponse submitted;
-  grpc::ClientContext ctx;
-  const auto status = stub.SubmitJob(&ctx, submit, &submitted);
-  EXPECT_TRUE(status.ok()) << status.error_message();
-  return submitted.job_id();
-}
-
 v1::LookupResponse Lookup(v1::TuningService::Stub& stub, const v1::KernelKey& key,
                           const std::string& device_class = "") {
   v1::LookupRequest request;
   *request.mutable_key() = key;
   request.mutable_device()->set_device_class(device_class);
-  v1::LookupResponse response;
-  grpc::ClientContext ctx;
-  const auto status = stub.Lookup(&ctx, request, &response);
-  EXPECT_TRUE(status.ok()) << status.error_message();
-  return response;
+  return testing::Lookup(stub, request);
 }
 
 std::string Export(v1::TuningService::Stub& stub) {
@@ -120,7 +79,7 @@ class ImportVerificationFlow : public ::testing::Test {
     spec.mutable_budget()->set_max_variants(5);
     *spec.add_kernels() = Key();
     auto stub = source_->Stub();
-    const v1::Job job = WaitForJob(*stub, Submit(*stub, spec), Finished);
+    const v1::Job job = WaitForJob(*stub, SubmitJob(*stub, spec));
     ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
     *exported_ = Export(*stub);
     const auto hit = Lookup(*stub, Key());
@@ -164,8 +123,9 @@ TEST_F(ImportVerificationFlow, AnImportedRecordIsServedOnlyOnceItsVerifyJobReMea
   blocker.mutable_budget()->set_max_variants(200);
   blocker.mutable_budget()->set_max_seconds(600);
   *blocker.add_kernels() = GemmKey(512, 512, 512);
-  const std::string blocker_id = Submit(*stub, blocker);
-  WaitForJob(*stub, blocker_id, [](v1::JobState s) { return s == v1::JOB_RUNNING || Finished(s); });
+  const std::string blocker_id = SubmitJob(*stub, blocker);
+  WaitForJob(*stub, blocker_id,
+             [](const v1::Job& j) { return j.state() == v1::JOB_RUNNING || JobFinished(j); });
 
   const auto imported = Import(*stub, *exported_);
   ASSERT_EQ(imported.rejects_size(), 0) << imported.ShortDebugString();
@@ -202,7 +162,7 @@ TEST_F(ImportVerificationFlow, AnImportedRecordIsServedOnlyOnceItsVerifyJobReMea
     v1::Job cancelled;
     ASSERT_TRUE(stub->CancelJob(&ctx, cancel, &cancelled).ok());
   }
-  const v1::Job verify = WaitForJob(*stub, verification.job_id(), Finished);
+  const v1::Job verify = WaitForJob(*stub, verification.job_id());
   ASSERT_EQ(verify.state(), v1::JOB_SUCCEEDED) << verify.ShortDebugString();
   // One item, timing the imported kernel alone against the baseline.
   ASSERT_EQ(verify.items_size(), 1);
@@ -267,7 +227,7 @@ TEST_F(ImportVerificationFlow, TrustServesAtOnceAndSaysSo) {
       std::regex_search(again.out, job, std::regex("unverified until verify job (j-[0-9a-f]+)")))
       << again.out;
   // Ended before the daemon stops: stopping is not what this test is about.
-  EXPECT_EQ(WaitForJob(*stub, job[1], Finished).state(), v1::JOB_SUCCEEDED);
+  EXPECT_EQ(WaitForJob(*stub, job[1]).state(), v1::JOB_SUCCEEDED);
   EXPECT_EQ(daemon->Stop(SIGTERM), 0);
 }
 

@@ -16,6 +16,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "runtime/content_hash.h"
+#include "tests/support/daemon_calls.h"
 #include "tests/support/poll_until.h"
 #include "tests/support/tiletuned_process.h"
 
@@ -52,25 +53,12 @@ v1::GetKernelRequest RequestFor(const v1::KernelKey& key) {
 }
 
 void TuneToWinner(v1::TuningService::Stub& stub, const v1::KernelKey& key) {
-  v1::SubmitJobRequest submit;
-  submit.mutable_spec()->set_strategy(v1::STRATEGY_RANDOM);
-  submit.mutable_spec()->set_seed(11);
-  submit.mutable_spec()->mutable_budget()->set_max_variants(5);
-  *submit.mutable_spec()->add_kernels() = key;
-  v1::SubmitJobResponse submitted;
-  {
-    grpc::ClientContext ctx;
-    ASSERT_TRUE(stub.SubmitJob(&ctx, submit, &submitted).ok());
-  }
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + kEventCeiling);
-  v1::WatchJobRequest watch;
-  watch.set_job_id(submitted.job_id());
-  auto reader = stub.WatchJob(&ctx, watch);
-  v1::JobEvent event;
-  while (reader->Read(&event)) {
-  }
-  ASSERT_TRUE(reader->Finish().ok());
+  v1::JobSpec spec;
+  spec.set_strategy(v1::STRATEGY_RANDOM);
+  spec.set_seed(11);
+  spec.mutable_budget()->set_max_variants(5);
+  *spec.add_kernels() = key;
+  WatchJobToEnd(stub, SubmitJob(stub, spec));
 }
 
 const v1::AbiField& Field(const v1::KernelAbi& abi, const std::string& name) {

@@ -103,6 +103,17 @@ TEST(StorageFailure, AFullDiskTurnsWritesUnhealthyAndTheJobFinishesOnceThereIsRo
     const auto status = daemon.Stub()->Lookup(&ctx, request, &response);
     EXPECT_TRUE(status.ok()) << status.error_message();
   }
+  // A call that must write is refused as passing, and says why.
+  {
+    grpc::ClientContext ctx;
+    v1::SubmitJobRequest request;
+    *request.mutable_spec() = spec;
+    v1::SubmitJobResponse response;
+    const auto status = daemon.Stub()->SubmitJob(&ctx, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+    EXPECT_NE(status.error_message().find("the tuning database refuses writes"), std::string::npos)
+        << status.error_message();
+  }
   // The job's own progress meets the full disk too: its item stops and
   // the scheduler keeps trying to store where it stands.
   EXPECT_TRUE(Eventually(

@@ -16,6 +16,7 @@
 #include "kernels/core/kernel_key.h"
 #include "kernels/core/key_space.h"
 #include "kernels/core/search_space.h"
+#include "tests/support/daemon_calls.h"
 #include "tests/support/poll_until.h"
 #include "tests/support/postgres_test_database.h"
 #include "tests/support/tiletuned_process.h"
@@ -24,39 +25,6 @@ namespace tiletune::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::string Submit(v1::TuningService::Stub& stub, const v1::JobSpec& spec) {
-  grpc::ClientContext ctx;
-  v1::SubmitJobRequest req;
-  *req.mutable_spec() = spec;
-  v1::SubmitJobResponse resp;
-  auto status = stub.SubmitJob(&ctx, req, &resp);
-  EXPECT_TRUE(status.ok()) << status.error_message();
-  return resp.job_id();
-}
-
-v1::Job Get(v1::TuningService::Stub& stub, const std::string& id) {
-  grpc::ClientContext ctx;
-  v1::GetJobRequest req;
-  req.set_job_id(id);
-  v1::Job job;
-  EXPECT_TRUE(stub.GetJob(&ctx, req, &job).ok());
-  return job;
-}
-
-std::vector<v1::JobEvent> WatchToEnd(v1::TuningService::Stub& stub, const std::string& id) {
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + kEventCeiling);
-  v1::WatchJobRequest req;
-  req.set_job_id(id);
-  auto reader = stub.WatchJob(&ctx, req);
-  std::vector<v1::JobEvent> events;
-  v1::JobEvent event;
-  while (reader->Read(&event)) events.push_back(event);
-  auto status = reader->Finish();
-  EXPECT_TRUE(status.ok()) << status.error_message();
-  return events;
-}
 
 // The state of the daemon's first device.
 v1::Device::State DeviceState(v1::TuningService::Stub& stub) {
@@ -107,8 +75,8 @@ TEST(TuningFlow, SubmitWatchThenLookupHits) {
   spec.set_seed(11);
   spec.mutable_budget()->set_max_variants(5);
   *spec.add_kernels() = key;
-  const std::string id = Submit(*stub, spec);
-  const auto events = WatchToEnd(*stub, id);
+  const std::string id = SubmitJob(*stub, spec);
+  const auto events = WatchJobToEnd(*stub, id);
   ASSERT_GE(events.size(), 3u);
   EXPECT_EQ(events.front().kind(), v1::JobEvent::KIND_SNAPSHOT);
   EXPECT_EQ(events.back().kind(), v1::JobEvent::KIND_JOB_FINISHED);
@@ -119,7 +87,7 @@ TEST(TuningFlow, SubmitWatchThenLookupHits) {
   EXPECT_TRUE(kinds.contains(v1::JobEvent::KIND_BEST_SO_FAR));
   EXPECT_TRUE(kinds.contains(v1::JobEvent::KIND_ITEM_FINISHED));
 
-  const auto job = Get(*stub, id);
+  const auto job = GetJob(*stub, id);
   ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
   ASSERT_EQ(job.items(0).winner(), v1::WINNER_TUNED)
       << job.ShortDebugString() << "\ndecision: " << WhyVendor(*stub, key);
@@ -180,9 +148,9 @@ TEST(TuningFlow, TheSearchSpansEveryTemplateServingTheKey) {
   spec.mutable_budget()->set_max_variants(static_cast<int>(space.ValidVariants().size()));
   spec.mutable_budget()->set_max_seconds(3600);  // every variant runs, however slow
   *spec.add_kernels() = key;
-  const std::string id = Submit(*stub, spec);
-  WatchToEnd(*stub, id);
-  ASSERT_EQ(Get(*stub, id).state(), v1::JOB_SUCCEEDED);
+  const std::string id = SubmitJob(*stub, spec);
+  WatchJobToEnd(*stub, id);
+  ASSERT_EQ(GetJob(*stub, id).state(), v1::JOB_SUCCEEDED);
   const v1::Record record = Lookup(*stub, key).record();
   EXPECT_EQ(daemon.Stop(SIGTERM), 0);
 
@@ -246,11 +214,11 @@ TEST(TuningFlow, OnPostgresTheTunedRecordIsServedByEveryDaemonOfTheDatabase) {
   spec.set_seed(11);
   spec.mutable_budget()->set_max_variants(5);
   *spec.add_kernels() = key;
-  const std::string id = Submit(*stub, spec);
-  const auto events = WatchToEnd(*stub, id);
+  const std::string id = SubmitJob(*stub, spec);
+  const auto events = WatchJobToEnd(*stub, id);
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events.back().kind(), v1::JobEvent::KIND_JOB_FINISHED);
-  const auto job = Get(*stub, id);
+  const auto job = GetJob(*stub, id);
   ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
   ASSERT_EQ(job.items(0).winner(), v1::WINNER_TUNED)
       << job.ShortDebugString() << "\ndecision: " << WhyVendor(*stub, key);
@@ -276,7 +244,7 @@ TEST(TuningFlow, OnPostgresTheTunedRecordIsServedByEveryDaemonOfTheDatabase) {
   EXPECT_NE(database.Query("SELECT count(*) FROM trials"), "0");
   EXPECT_FALSE(std::filesystem::exists(daemon.db_path())) << "a SQLite file was created";
 
-  EXPECT_EQ(Get(*other.Stub(), id).state(), v1::JOB_SUCCEEDED);
+  EXPECT_EQ(GetJob(*other.Stub(), id).state(), v1::JOB_SUCCEEDED);
 }
 
 // Fleet mode: two daemons share a PostgreSQL database and a device queue.
@@ -308,12 +276,12 @@ TEST(TuningFlow, OnPostgresTheItemOfAKilledDaemonIsFinishedByAnother) {
   v1::JobSpec spec;
   spec.mutable_budget()->set_max_variants(2);
   *spec.add_kernels() = GemmKey(96, 80, 64);
-  const std::string id = Submit(*a.Stub(), spec);
+  const std::string id = SubmitJob(*a.Stub(), spec);
   // A variant counts as compiled when its run starts: a now runs the hang.
-  ASSERT_TRUE(PollUntil([&] { return Get(*a.Stub(), id).items(0).compiled() > 0; },
+  ASSERT_TRUE(PollUntil([&] { return GetJob(*a.Stub(), id).items(0).compiled() > 0; },
                         In(kEventCeiling), 50ms))
       << a.log();
-  ASSERT_EQ(Get(*a.Stub(), id).state(), v1::JOB_RUNNING);
+  ASSERT_EQ(GetJob(*a.Stub(), id).state(), v1::JOB_RUNNING);
 
   b.Start();
   // a's heartbeat keeps the item a's: a renewal made more than a lease after
@@ -333,7 +301,7 @@ TEST(TuningFlow, OnPostgresTheItemOfAKilledDaemonIsFinishedByAnother) {
   v1::Job job;
   PollUntil(
       [&] {
-        job = Get(*b.Stub(), id);
+        job = GetJob(*b.Stub(), id);
         return job.state() != v1::JOB_QUEUED && job.state() != v1::JOB_RUNNING;
       },
       In(kEventCeiling), 100ms);
@@ -356,9 +324,9 @@ TEST(TuningFlow, NothingFasterThanTheBaselineIsAVendorRecord) {
   v1::JobSpec spec;
   spec.mutable_budget()->set_max_variants(2);
   *spec.add_kernels() = key;
-  const std::string id = Submit(*stub, spec);
-  WatchToEnd(*stub, id);
-  const auto job = Get(*stub, id);
+  const std::string id = SubmitJob(*stub, spec);
+  WatchJobToEnd(*stub, id);
+  const auto job = GetJob(*stub, id);
   ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
   EXPECT_EQ(job.items(0).winner(), v1::WINNER_VENDOR);
 
@@ -398,9 +366,9 @@ TEST(TuningFlow, PlantedHangCrashAndWrongVariantsAreIsolated) {
   spec.mutable_budget()->set_max_variants(2);
   spec.mutable_budget()->set_max_seconds(3600);  // every variant runs, however slow
   *spec.add_kernels() = RowKey("softmax", 128, 257);
-  const std::string id = Submit(*stub, spec);
-  WatchToEnd(*stub, id);
-  const auto job = Get(*stub, id);
+  const std::string id = SubmitJob(*stub, spec);
+  WatchJobToEnd(*stub, id);
+  const auto job = GetJob(*stub, id);
   EXPECT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
   EXPECT_EQ(job.items(0).failed(), 3);
 
@@ -451,11 +419,11 @@ TEST(TuningFlow, RepeatedWorkerCrashesQuarantineTheDevice) {
   v1::JobSpec spec;
   spec.mutable_budget()->set_max_variants(2);
   *spec.add_kernels() = RowKey("rmsnorm", 16, 64);
-  const std::string id = Submit(*stub, spec);
+  const std::string id = SubmitJob(*stub, spec);
   ASSERT_TRUE(PollUntil([&] { return DeviceState(*stub) == v1::Device::STATE_QUARANTINED; },
                         In(kEventCeiling), 50ms));
   // The item is left to resume after a restart, not failed.
-  EXPECT_EQ(Get(*stub, id).state(), v1::JOB_RUNNING);
+  EXPECT_EQ(GetJob(*stub, id).state(), v1::JOB_RUNNING);
   auto metrics = HttpGet(daemon.metrics_address(), "/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->find("tiletune_device_quarantined{device=\"cpu:0\"} 1"), std::string::npos)
@@ -473,11 +441,11 @@ TEST(TuningFlow, TuningTheSameSpaceAgainCompilesNothing) {
   spec.mutable_budget()->set_max_variants(3);
   spec.mutable_budget()->set_max_seconds(3600);  // every variant runs, however slow
   *spec.add_kernels() = RowKey("layernorm", 24, 200);
-  const std::string first = Submit(*stub, spec);
-  WatchToEnd(*stub, first);
-  const std::string second = Submit(*stub, spec);
-  WatchToEnd(*stub, second);
-  EXPECT_EQ(Get(*stub, second).state(), v1::JOB_SUCCEEDED);
+  const std::string first = SubmitJob(*stub, spec);
+  WatchJobToEnd(*stub, first);
+  const std::string second = SubmitJob(*stub, spec);
+  WatchJobToEnd(*stub, second);
+  EXPECT_EQ(GetJob(*stub, second).state(), v1::JOB_SUCCEEDED);
   auto metrics = HttpGet(daemon.metrics_address(), "/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->find("tiletune_compiles_total{cache=\"miss\"} 3"), std::string::npos)
@@ -499,10 +467,10 @@ TEST(TuningFlow, CancelStopsARunningJobWithinASecond) {
   spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
   spec.mutable_budget()->set_max_variants(200);
   *spec.add_kernels() = GemmKey(512, 512, 512);
-  const std::string id = Submit(*stub, spec);
-  ASSERT_TRUE(
-      PollUntil([&] { return Get(*stub, id).items(0).compiled() > 0; }, In(kEventCeiling), 50ms));
-  ASSERT_EQ(Get(*stub, id).state(), v1::JOB_RUNNING);
+  const std::string id = SubmitJob(*stub, spec);
+  ASSERT_TRUE(PollUntil([&] { return GetJob(*stub, id).items(0).compiled() > 0; },
+                        In(kEventCeiling), 50ms));
+  ASSERT_EQ(GetJob(*stub, id).state(), v1::JOB_RUNNING);
 
   const auto started = std::chrono::steady_clock::now();
   {
@@ -515,7 +483,7 @@ TEST(TuningFlow, CancelStopsARunningJobWithinASecond) {
   }
   EXPECT_TRUE(PollUntil([&] { return DeviceState(*stub) == v1::Device::STATE_IDLE; }, started + 1s))
       << "device still busy a second after CancelJob";
-  EXPECT_EQ(Get(*stub, id).state(), v1::JOB_CANCELLED);
+  EXPECT_EQ(GetJob(*stub, id).state(), v1::JOB_CANCELLED);
   grpc::ClientContext ctx;
   v1::CancelJobRequest again;
   again.set_job_id(id);
@@ -553,9 +521,9 @@ TEST(TuningFlow, TuneOnMissFloodMakesOneJobAndNeverWaits) {
   EXPECT_EQ(jobs.jobs_size(), 1);
   // Every miss was counted; the count reaches the job's row at a flush (every
   // second) even while the device is busy tuning it.
-  PollUntil([&] { return Get(*stub, *job_ids.begin()).miss_count() >= 100; }, In(kEventCeiling),
+  PollUntil([&] { return GetJob(*stub, *job_ids.begin()).miss_count() >= 100; }, In(kEventCeiling),
             50ms);
-  EXPECT_EQ(Get(*stub, *job_ids.begin()).miss_count(), 100);
+  EXPECT_EQ(GetJob(*stub, *job_ids.begin()).miss_count(), 100);
 }
 
 // Submits a long job (exhaustive over a large GEMM space, an hour's budget)
@@ -568,8 +536,8 @@ std::string OccupyDevice(v1::TuningService::Stub& stub) {
   spec.mutable_budget()->set_max_variants(200);
   spec.mutable_budget()->set_max_seconds(3600);
   *spec.add_kernels() = GemmKey(512, 512, 512);
-  const std::string id = Submit(stub, spec);
-  PollUntil([&] { return Get(stub, id).state() == v1::JOB_RUNNING; });
+  const std::string id = SubmitJob(stub, spec);
+  PollUntil([&] { return GetJob(stub, id).state() == v1::JOB_RUNNING; });
   return id;
 }
 
@@ -596,13 +564,13 @@ TEST(TuningFlow, QueuedJobsRunInPriorityOrder) {
   // The device is occupied until both have arrived: free, it could claim
   // `low` before `high` exists.
   const std::string first = OccupyDevice(*stub);
-  ASSERT_EQ(Get(*stub, first).state(), v1::JOB_RUNNING);
-  const std::string low = Submit(*stub, spec_for(1, 101));
-  const std::string high = Submit(*stub, spec_for(5, 102));
+  ASSERT_EQ(GetJob(*stub, first).state(), v1::JOB_RUNNING);
+  const std::string low = SubmitJob(*stub, spec_for(1, 101));
+  const std::string high = SubmitJob(*stub, spec_for(5, 102));
   CancelJob(*stub, first);
-  for (const auto& id : {low, high}) WatchToEnd(*stub, id);
-  const auto low_job = Get(*stub, low);
-  const auto high_job = Get(*stub, high);
+  for (const auto& id : {low, high}) WatchJobToEnd(*stub, id);
+  const auto low_job = GetJob(*stub, low);
+  const auto high_job = GetJob(*stub, high);
   EXPECT_LT(high_job.started_at().seconds() * 1000000000LL + high_job.started_at().nanos(),
             low_job.started_at().seconds() * 1000000000LL + low_job.started_at().nanos());
 }
@@ -781,9 +749,9 @@ TEST(TrustedTuning, DecisionRetimesWinnerRunnerUpAndBaselineInterleaved) {
   spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
   spec.mutable_budget()->set_max_variants(4);
   *spec.add_kernels() = GemmKey(96, 80, 64);
-  const std::string id = Submit(*stub, spec);
-  WatchToEnd(*stub, id);
-  ASSERT_EQ(Get(*stub, id).state(), v1::JOB_SUCCEEDED);
+  const std::string id = SubmitJob(*stub, spec);
+  WatchJobToEnd(*stub, id);
+  ASSERT_EQ(GetJob(*stub, id).state(), v1::JOB_SUCCEEDED);
   EXPECT_EQ(daemon.Stop(SIGTERM), 0);
 
   auto store = db::OpenSqliteStore({daemon.db_path().string()});
@@ -844,10 +812,10 @@ TEST(TrustedTuning, LargeProblemsAreValidatedOnSampledRowsAndSaySo) {
   spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
   spec.mutable_budget()->set_max_variants(2);
   *spec.add_kernels() = GemmKey(301, 67, 45, {"bias"});  // 1.8e6 operations
-  const std::string id = Submit(*stub, spec);
-  WatchToEnd(*stub, id);
-  ASSERT_EQ(Get(*stub, id).state(), v1::JOB_SUCCEEDED) << Get(*stub, id).ShortDebugString();
-  const bool tuned = Get(*stub, id).items(0).winner() == v1::WINNER_TUNED;
+  const std::string id = SubmitJob(*stub, spec);
+  WatchJobToEnd(*stub, id);
+  ASSERT_EQ(GetJob(*stub, id).state(), v1::JOB_SUCCEEDED) << GetJob(*stub, id).ShortDebugString();
+  const bool tuned = GetJob(*stub, id).items(0).winner() == v1::WINNER_TUNED;
   const auto lookup =
       RunCommand({BinaryPath("tiletune"), "--server", daemon.address(), "lookup", "--op", "gemm",
                   "--dtype", "f32", "--shape", "m=301,n=67,k=45", "--chain", "bias"});
@@ -892,7 +860,7 @@ TEST(TrustedTuning, AVariantThatDoesNotClearTheMarginIsNotServed) {
   v1::JobSpec spec;
   spec.mutable_budget()->set_max_variants(2);
   *spec.add_kernels() = key;
-  WatchToEnd(*stub, Submit(*stub, spec));
+  WatchJobToEnd(*stub, SubmitJob(*stub, spec));
   const auto answer = Lookup(*stub, key);
   EXPECT_EQ(answer.result(), v1::LookupResponse::RESULT_MISS);
   ASSERT_TRUE(answer.has_record());
@@ -915,15 +883,15 @@ TEST(TrustedTuning, VariantsThatFailedAreSkippedInLaterJobs) {
   spec.mutable_budget()->set_max_variants(1);
   spec.mutable_budget()->set_max_seconds(3600);  // every variant runs, however slow
   *spec.add_kernels() = RowKey("softmax", 32, 129);
-  const std::string first = Submit(*stub, spec);
-  WatchToEnd(*stub, first);
+  const std::string first = SubmitJob(*stub, spec);
+  WatchJobToEnd(*stub, first);
   // The memory is in the database: it survives a restart.
   EXPECT_EQ(daemon.Stop(SIGTERM), 0);
   daemon.Start();
   stub = daemon.Stub();
-  const std::string second = Submit(*stub, spec);
-  WatchToEnd(*stub, second);
-  EXPECT_EQ(Get(*stub, second).state(), v1::JOB_SUCCEEDED);
+  const std::string second = SubmitJob(*stub, spec);
+  WatchJobToEnd(*stub, second);
+  EXPECT_EQ(GetJob(*stub, second).state(), v1::JOB_SUCCEEDED);
   EXPECT_EQ(daemon.Stop(SIGTERM), 0);
 
   auto store = db::OpenSqliteStore({daemon.db_path().string()});
@@ -952,7 +920,7 @@ TEST(TrustedTuning, StaleRecordIsServedFlaggedAndRetunedOnce) {
   v1::JobSpec spec;
   spec.mutable_budget()->set_max_variants(1);
   *spec.add_kernels() = key;
-  WatchToEnd(*stub, Submit(*stub, spec));
+  WatchJobToEnd(*stub, SubmitJob(*stub, spec));
   EXPECT_FALSE(Lookup(*stub, key).staleness().stale());
   EXPECT_EQ(daemon.Stop(SIGTERM), 0);
   {
@@ -980,8 +948,8 @@ TEST(TrustedTuning, StaleRecordIsServedFlaggedAndRetunedOnce) {
   EXPECT_NE(listed.out.find("stale: measured with another toolchain"), std::string::npos)
       << listed.out;
 
-  WatchToEnd(*stub, *retune_jobs.begin());
-  EXPECT_EQ(Get(*stub, *retune_jobs.begin()).spec().name(), "stale-retune");
+  WatchJobToEnd(*stub, *retune_jobs.begin());
+  EXPECT_EQ(GetJob(*stub, *retune_jobs.begin()).spec().name(), "stale-retune");
   EXPECT_FALSE(Lookup(*stub, key).staleness().stale());
   grpc::ClientContext ctx;
   v1::ListJobsResponse jobs;
@@ -997,7 +965,7 @@ TEST(TrustedTuning, MissedKeysQueueByMissCountUnderACap) {
   daemon.Start();
   auto stub = daemon.Stub();
   const std::string occupying = OccupyDevice(*stub);
-  ASSERT_EQ(Get(*stub, occupying).state(), v1::JOB_RUNNING);
+  ASSERT_EQ(GetJob(*stub, occupying).state(), v1::JOB_RUNNING);
 
   const auto once = RowKey("softmax", 16, 130);
   const auto often = RowKey("softmax", 16, 131);
@@ -1014,10 +982,10 @@ TEST(TrustedTuning, MissedKeysQueueByMissCountUnderACap) {
       << capped.fallback().reason();
 
   CancelJob(*stub, occupying);
-  WatchToEnd(*stub, once_job);
-  WatchToEnd(*stub, often_job);
-  const auto once_ran = Get(*stub, once_job);
-  const auto often_ran = Get(*stub, often_job);
+  WatchJobToEnd(*stub, once_job);
+  WatchJobToEnd(*stub, often_job);
+  const auto once_ran = GetJob(*stub, once_job);
+  const auto often_ran = GetJob(*stub, often_job);
   EXPECT_EQ(once_ran.miss_count(), 1);
   EXPECT_EQ(often_ran.miss_count(), 5);
   // Same priority: the more missed key ran first although queued later.
