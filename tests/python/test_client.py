@@ -170,6 +170,19 @@ def test_a_bad_key_is_refused_naming_the_field(daemon):
     assert "key.shape" in refused.value.details
 
 
+def test_lookups_on_one_stream_answer_as_lookup_does(tuned):
+    client, gemm = tuned
+    with client.lookup_stream() as stream:
+        assert stream.lookup(gemm) == client.lookup(gemm)
+        with pytest.raises(tiletune.DaemonError) as refused:
+            stream.lookup(tiletune.key("gemm", {"m": 4, "n": 4}))
+        assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT
+        assert "key.shape" in refused.value.details
+        # That lookup failed alone: the stream goes on.
+        missed = stream.lookup(tiletune.key("gemm", {"m": 31, "n": 9, "k": 7}))
+        assert missed.result == tiletune_pb2.LookupResponse.RESULT_MISS
+
+
 def test_records_list_as_messages(tuned):
     client, gemm = tuned
     records = list(client.list_records(op="gemm"))

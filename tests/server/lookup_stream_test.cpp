@@ -2,12 +2,15 @@
 // same request, in the requests' order; a failed lookup fails alone; the
 // stream is admitted (credentials) and counted as one call.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <fstream>
 #include <regex>
 
 #include <google/protobuf/util/message_differencer.h>
 
+#include "client/channel.h"
+#include "client/lookup_stream_client.h"
 #include "tests/support/daemon_calls.h"
 #include "tests/support/test_key.h"
 #include "tests/support/tiletuned_process.h"
@@ -124,6 +127,40 @@ TEST(LookupStream, ClosedReadsRefuseAStreamWithoutACredential) {
   EXPECT_TRUE(admitted.ok()) << admitted.error_message();
   EXPECT_EQ(answer.code(), grpc::StatusCode::OK);
   EXPECT_EQ(answer.response().result(), v1::LookupResponse::RESULT_MISS);
+}
+
+TEST(LookupStream, TheClientLibraryGoesOnAfterABadKeyAndReopensAfterARestart) {
+  using namespace std::chrono_literals;
+  TempDir dir;
+  // The socket's path outlives a restart (the TCP port does not).
+  const std::string socket = (dir.path() / "tiletuned.sock").string();
+  TiletunedProcess daemon(dir.path(), {"--listen-unix", socket});
+  daemon.Start();
+  client::LookupStreamClient lookups(client::MakeChannel("unix:" + socket), 30s);
+  const v1::LookupRequest good = RequestFor(RowsTestKey("softmax", 8, 64));
+  v1::KernelKey bad = RowsTestKey("softmax", 8, 64);
+  bad.set_op("no-such-op");
+
+  v1::LookupResponse response;
+  grpc::Status status = lookups.Lookup(good, response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.result(), v1::LookupResponse::RESULT_MISS);
+  status = lookups.Lookup(RequestFor(bad), response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("key.op"), std::string::npos) << status.error_message();
+  status = lookups.Lookup(good, response);
+  EXPECT_TRUE(status.ok()) << "the stream should go on after one bad key: "
+                           << status.error_message();
+
+  EXPECT_EQ(daemon.Stop(SIGKILL), 128 + SIGKILL);
+  const auto asked = std::chrono::steady_clock::now();
+  status = lookups.Lookup(good, response, 2s);
+  EXPECT_FALSE(status.ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 10s) << "the deadline was not kept";
+  daemon.Start();
+  EXPECT_TRUE(PollUntil([&] { return lookups.Lookup(good, response, 5s).ok(); }))
+      << "no new stream after the restart";
+  EXPECT_EQ(response.result(), v1::LookupResponse::RESULT_MISS);
 }
 
 }  // namespace

@@ -14,10 +14,10 @@ The generated protobuf modules are ``tiletune.v1`` (built from proto/ with
 the package).
 """
 
-from tiletune.client import (Client, DaemonError, Kernel, RefusedKernel, SubmitRetry, as_dict, key,
-                             new_request_id, open_channel, verify)
+from tiletune.client import (Client, DaemonError, Kernel, LookupStream, RefusedKernel, SubmitRetry,
+                             as_dict, key, new_request_id, open_channel, verify)
 from tiletune.host_launcher import HostKernel
 from tiletune.launch_abi import LaunchError
 
-__all__ = ["Client", "DaemonError", "Kernel", "LaunchError", "RefusedKernel", "HostKernel",
-           "SubmitRetry", "as_dict", "key", "new_request_id", "open_channel", "verify"]
+__all__ = ["Client", "DaemonError", "Kernel", "LookupStream", "LaunchError", "RefusedKernel",
+           "HostKernel", "SubmitRetry", "as_dict", "key", "new_request_id", "open_channel", "verify"]

@@ -7,6 +7,7 @@ import hashlib
 import ipaddress
 import os
 import pathlib
+import queue
 import secrets
 import struct
 import time
@@ -81,6 +82,52 @@ def as_dict(message):
 class RefusedKernel(Exception):
     """A served kernel that must not be loaded: its code does not match its
     content hash, or its signature does not verify under a trusted key."""
+
+
+_STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
+_END = object()
+
+
+class LookupStream:
+    """Lookups on one LookupStream call, one at a time: lookup() sends a
+    request and returns its LookupResponse, or raises DaemonError for that
+    lookup alone (a bad key: the stream goes on) or for the stream (then the
+    next lookup opens a new one). close() (or `with`) ends the call. Made by
+    Client.lookup_stream()."""
+
+    def __init__(self, stub, timeout):
+        self._stub = stub
+        self._timeout = timeout
+        self._open()
+
+    def _open(self):
+        self._requests = queue.SimpleQueue()
+        self._answers = self._stub.LookupStream(iter(self._requests.get, _END),
+                                                timeout=self._timeout)
+
+    def lookup(self, kernel_key, tune_on_miss=False, device=""):
+        self._requests.put(Client._lookup_request(kernel_key, tune_on_miss, device))
+        try:
+            answer = next(self._answers)
+        except grpc.RpcError as e:
+            self._open()
+            raise DaemonError(e.code(), e.details()) from None
+        except StopIteration:
+            self._open()
+            raise DaemonError(grpc.StatusCode.UNAVAILABLE, "the lookup stream ended") from None
+        if answer.code:
+            raise DaemonError(_STATUS_CODES.get(answer.code, grpc.StatusCode.UNKNOWN),
+                              answer.message)
+        return answer.response
+
+    def close(self):
+        self._requests.put(_END)  # the daemon then ends the call
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def _dims(sizes):
@@ -274,6 +321,13 @@ class Client:
     def lookup(self, kernel_key, tune_on_miss=False, device=""):
         return self._call(self._stub.Lookup,
                           self._lookup_request(kernel_key, tune_on_miss, device))
+
+    def lookup_stream(self, timeout=None):
+        """A LookupStream: lookups on one long-lived call, for a caller that
+        asks often (about half the cost of a lookup() each). `timeout`, in
+        seconds, bounds the whole stream (None: the daemon's
+        max_stream_seconds does)."""
+        return LookupStream(self._stub, timeout)
 
     def batch_lookup(self, kernel_keys, tune_on_miss=False, device=""):
         """One LookupResponse per key, in order, in one call."""
