@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "kernels/core/kernel_key.h"
+#include "tests/support/daemon_calls.h"
 #include "tests/support/tiletuned_process.h"
 
 namespace tiletune::testing {
@@ -57,13 +58,9 @@ std::string WriteFile(const std::filesystem::path& path, const std::string& text
 }
 
 v1::LookupResponse Lookup(v1::TuningService::Stub& stub, const v1::KernelKey& key) {
-  grpc::ClientContext ctx;
-  v1::LookupRequest req;
-  *req.mutable_key() = key;
-  v1::LookupResponse resp;
-  const auto status = stub.Lookup(&ctx, req, &resp);
-  EXPECT_TRUE(status.ok()) << status.error_message();
-  return resp;
+  v1::LookupRequest request;
+  *request.mutable_key() = key;
+  return testing::Lookup(stub, request);
 }
 
 TEST(FusionFlow, CliTunesOpGraphsAndLookupAnswersPerKernelOfThePlan) {
