@@ -12,13 +12,25 @@ struct StreamEnd {
   std::optional<grpc::Status> status;
 };
 
+// The streams of one client not ended yet: its channel must outlive them.
+struct LookupStreamClient::LiveStreams {
+  std::mutex mu;
+  std::condition_variable ended;
+  int count = 0;
+};
+
 // The open call. A hold keeps gRPC from ending it (OnDone) while the client
 // may still touch it; Release lets go of the hold, and OnDone deletes it
 // once its last operation is done.
 class LookupStreamClient::Stream final
     : public grpc::ClientBidiReactor<v1::LookupRequest, v1::LookupStreamResponse> {
  public:
-  explicit Stream(v1::TuningService::Stub& stub) : end_(std::make_shared<StreamEnd>()) {
+  Stream(v1::TuningService::Stub& stub, std::shared_ptr<LiveStreams> live)
+      : end_(std::make_shared<StreamEnd>()), live_(std::move(live)) {
+    {
+      std::lock_guard lock(live_->mu);
+      ++live_->count;
+    }
     stub.async()->LookupStream(&context_, this);
     AddHold();
     StartCall();
@@ -67,7 +79,11 @@ class LookupStreamClient::Stream final
       end_->status = status;
       end_->told.notify_all();
     }
+    const std::shared_ptr<LiveStreams> live = live_;
     delete this;
+    std::lock_guard lock(live->mu);
+    --live->count;
+    live->ended.notify_all();
   }
 
  private:
@@ -79,6 +95,7 @@ class LookupStreamClient::Stream final
   }
 
   const std::shared_ptr<StreamEnd> end_;
+  const std::shared_ptr<LiveStreams> live_;
   grpc::ClientContext context_;
   std::mutex mu_;
   std::condition_variable answered_;
@@ -91,11 +108,20 @@ class LookupStreamClient::Stream final
 
 LookupStreamClient::LookupStreamClient(std::shared_ptr<grpc::Channel> channel,
                                        std::chrono::milliseconds deadline)
-    : stub_(v1::TuningService::NewStub(std::move(channel))), deadline_(deadline) {}
+    : stub_(v1::TuningService::NewStub(std::move(channel))),
+      deadline_(deadline),
+      live_(std::make_shared<LiveStreams>()) {}
 
 LookupStreamClient::~LookupStreamClient() {
-  std::lock_guard lock(mu_);
-  if (stream_) stream_->Release(/*gently=*/true);
+  {
+    std::lock_guard lock(mu_);
+    if (stream_) stream_->Release(/*gently=*/true);
+  }
+  // gRPC needs the channel until each call has ended; one the daemon does
+  // not end (hung) is left to the process's end after a while.
+  std::unique_lock lock(live_->mu);
+  live_->ended.wait_for(lock, deadline_ + std::chrono::seconds(5),
+                        [this] { return live_->count == 0; });
 }
 
 grpc::Status LookupStreamClient::GiveUp(std::chrono::steady_clock::time_point until) {
@@ -119,7 +145,7 @@ grpc::Status LookupStreamClient::Lookup(const v1::LookupRequest& request,
                                         std::optional<std::chrono::milliseconds> deadline) {
   const auto until = std::chrono::steady_clock::now() + deadline.value_or(deadline_);
   std::lock_guard lock(mu_);
-  if (!stream_) stream_ = new Stream(*stub_);
+  if (!stream_) stream_ = new Stream(*stub_, live_);
   v1::LookupStreamResponse answer;
   if (!stream_->Ask(request, until, answer)) return GiveUp(until);
   if (answer.code() != grpc::StatusCode::OK) {

@@ -36,12 +36,14 @@ class LookupStreamClient {
 
  private:
   class Stream;
+  struct LiveStreams;
 
   // Under mu_: gives the stream up after a failed lookup; why it failed.
   grpc::Status GiveUp(std::chrono::steady_clock::time_point until);
 
   const std::unique_ptr<v1::TuningService::Stub> stub_;
   const std::chrono::milliseconds deadline_;
+  const std::shared_ptr<LiveStreams> live_;
   std::mutex mu_;
   Stream* stream_ = nullptr;  // deletes itself once given up and ended
 };
