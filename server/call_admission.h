@@ -23,10 +23,10 @@ namespace tiletune::server {
 // database open); the caller must be allowed (CallAuthorizer); a call that
 // needs the database is refused at once while it is known to be
 // unreachable, answers UNAVAILABLE when it turns out to be or refuses a
-// write and INTERNAL on another storage failure, and a call that creates jobs is refused while
-// the daemon drains. Any other exception out of a body answers INTERNAL and
-// is logged with the method and request id. Each RPC states what it needs
-// as a CallPolicy.
+// write and INTERNAL on another storage failure, and a call that creates
+// jobs is refused while the daemon drains. Any other exception out of a body
+// answers INTERNAL and is logged with the method and request id. Each RPC
+// states what it needs as a CallPolicy.
 
 // Which of the daemon's ceilings bounds a call (see CallDeadline).
 enum class CallCeiling {

@@ -90,15 +90,15 @@ grpc::ByteBuffer Encoded(const v1::LookupResponse& response, const LookupCache::
   return grpc::ByteBuffer(&slice, 1);
 }
 
-// A lookup from bytes to bytes: a HIT's record is appended from the cache,
-// not copied into the reply; with attach_artifact (which reads the record)
-// the reply is a whole message.
 // Parsed as gRPC parses a typed method's request, with its status.
 grpc::Status Parse(const grpc::ByteBuffer& bytes, v1::LookupRequest& request) {
   grpc::ByteBuffer copy(bytes);  // Deserialize takes the buffer's contents
   return grpc::SerializationTraits<v1::LookupRequest>::Deserialize(&copy, &request);
 }
 
+// A lookup from bytes to bytes: a HIT's record is appended from the cache,
+// not copied into the reply; with attach_artifact (which reads the record)
+// the reply is a whole message.
 grpc::Status AnswerEncodedLookup(const ServiceContext& ctx, LookupResolver& resolver,
                                  const v1::LookupRequest& request, Framing framing,
                                  grpc::ByteBuffer& reply) {

@@ -4,11 +4,11 @@
 // still wins, and the CLI's watch carries on past the stream ceiling.
 #include <gtest/gtest.h>
 
-#include <sstream>
 #include <thread>
 
 #include "db/tuning_store.h"
 #include "tests/support/poll_until.h"
+#include "tests/support/prometheus_scrape.h"
 #include "tests/support/tiletuned_process.h"
 
 namespace tiletune::testing {
@@ -36,14 +36,12 @@ std::string SubmitBusyJob(v1::TuningService::Stub& stub) {
 // WatchJob calls the daemon has answered, whatever their status, from its
 // /metrics (the latency histogram counts every call once it ends).
 double WatchCallsEnded(const TiletunedProcess& daemon) {
-  const std::string series = "tiletune_grpc_request_duration_seconds_count{method=\"WatchJob\"} ";
   const auto metrics = HttpGet(daemon.metrics_address(), "/metrics");
   EXPECT_TRUE(metrics);
-  std::istringstream lines(metrics.value_or(""));
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind(series, 0) == 0) return std::stod(line.substr(series.size()));
-  }
-  return 0;
+  const std::string count =
+      ParseScrape(metrics.value_or(""))
+          .Value("tiletune_grpc_request_duration_seconds_count", {{"method", "WatchJob"}});
+  return count.empty() ? 0 : std::stod(count);
 }
 
 // Watches `job_id` until the stream ends; `deadline` 0: none.

@@ -5,13 +5,13 @@
 #include <signal.h>
 
 #include <fstream>
-#include <regex>
 
 #include <google/protobuf/util/message_differencer.h>
 
 #include "client/channel.h"
 #include "client/lookup_stream_client.h"
 #include "tests/support/daemon_calls.h"
+#include "tests/support/prometheus_scrape.h"
 #include "tests/support/test_key.h"
 #include "tests/support/tiletuned_process.h"
 
@@ -22,20 +22,6 @@ v1::LookupRequest RequestFor(const v1::KernelKey& key) {
   v1::LookupRequest request;
   *request.mutable_key() = key;
   return request;
-}
-
-// The value of the one sample of `metric` whose labels include each of
-// `labels`; -1 when there is none.
-double Sample(const std::string& scrape, const std::string& metric,
-              const std::vector<std::string>& labels) {
-  std::istringstream lines(scrape);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.starts_with(metric + "{")) continue;
-    bool all = true;
-    for (const auto& label : labels) all = all && line.find(label) != std::string::npos;
-    if (all) return std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return -1;
 }
 
 TEST(LookupStream, EachAnswerIsLookupsForTheSameRequestInOrder) {
@@ -85,17 +71,18 @@ TEST(LookupStream, EachAnswerIsLookupsForTheSameRequestInOrder) {
   EXPECT_EQ(answers[2].response().result(), v1::LookupResponse::RESULT_MISS);
 
   // One call; its lookups counted as Lookup's are.
-  const auto scrape = HttpGet(daemon.metrics_address(), "/metrics");
-  ASSERT_TRUE(scrape);
+  const auto text = HttpGet(daemon.metrics_address(), "/metrics");
+  ASSERT_TRUE(text);
+  const Scrape scrape = ParseScrape(*text);
   EXPECT_EQ(
-      Sample(*scrape, "tiletune_grpc_requests_total", {"method=\"LookupStream\"", "code=\"ok\""}),
-      1)
-      << *scrape;
-  EXPECT_EQ(Sample(*scrape, "tiletune_lookups_total", {"result=\"invalid\""}), 2) << *scrape;
-  EXPECT_EQ(Sample(*scrape, "tiletune_lookups_total", {"result=\"hit\""}) +
-                Sample(*scrape, "tiletune_lookups_total", {"result=\"miss\""}),
+      scrape.Value("tiletune_grpc_requests_total", {{"method", "LookupStream"}, {"code", "ok"}}),
+      "1")
+      << *text;
+  EXPECT_EQ(scrape.Value("tiletune_lookups_total", {{"result", "invalid"}}), "2") << *text;
+  EXPECT_EQ(std::stod(scrape.Value("tiletune_lookups_total", {{"result", "hit"}})) +
+                std::stod(scrape.Value("tiletune_lookups_total", {{"result", "miss"}})),
             6)
-      << *scrape;
+      << *text;
 }
 
 TEST(LookupStream, ClosedReadsRefuseAStreamWithoutACredential) {
