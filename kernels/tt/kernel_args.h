@@ -22,4 +22,17 @@ typedef struct tt_chain_args {
   float scalars[TT_MAX_CHAIN];
 } tt_chain_args;
 
+// A CUDA tensor map (the driver's CUtensorMap: 128 opaque bytes, 64-byte
+// aligned) as a kernel argument: the launcher encodes it on the host for one
+// tensor and one copy box (docs/kernel-abi.md), TMA kernels read it
+// (tt/arch/sm90_tma.h).
+#ifdef __cplusplus
+#define TT_ALIGNED(n) alignas(n)
+#else
+#define TT_ALIGNED(n) _Alignas(n)
+#endif
+typedef struct tt_tensor_map {
+  TT_ALIGNED(64) unsigned long long opaque[16];
+} tt_tensor_map;
+
 #endif

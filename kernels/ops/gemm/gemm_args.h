@@ -22,4 +22,16 @@ typedef struct tt_gemm_args {
   long long lda, ldb, ldc;
 } tt_gemm_args;
 
+// The argument struct of the TMA GEMM kernels
+// (ops/gemm/device/gemm_sm90a_tma_ws.h): the gemm's arguments, then the
+// tensor maps of A, B and C for the variant's copy boxes, which the
+// launcher encodes (docs/kernel-abi.md); a variant that stores C without
+// the copy engine leaves c_map unread.
+typedef struct tt_gemm_tma_args {
+  tt_gemm_args gemm;
+  tt_tensor_map a_map;
+  tt_tensor_map b_map;
+  tt_tensor_map c_map;
+} tt_gemm_tma_args;
+
 #endif
