@@ -48,6 +48,9 @@ const Catalog& TheCatalog() {
     for (const gemm::GemmTarget& target : {gemm::kSm90Target, gemm::kGfx90aTarget}) {
       c.Add(gemm::kOpName, gemm::MakeTileGemm(target));
     }
+    c.Add(gemm::kOpName, gemm::MakeTmaWsGemm());
+    c.Add(gemm::kOpName, gemm::MakeTmaDecodeGemm());
+    c.Add(gemm::kOpName, gemm::MakeMmaDecodeGemm());
     for (const gpu::GpuVendor& vendor : {gpu::kCuda, gpu::kHip}) {
       c.Add(gemm::kOpName, gemm::MakeSimtGemm(vendor));
       c.Add(softmax::kOpName, softmax::MakeGpuRows(vendor));

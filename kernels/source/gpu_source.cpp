@@ -18,8 +18,12 @@ namespace {
 constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
 
 std::string KernelBody(const GpuKernelSpec& spec, const OpSpec& op, int64_t planted_fault) {
+  // The op's struct: the argument itself, or its member in a TMA argument.
+  const std::string op_args =
+      spec.tma_argument ? "args." + spec.tma_argument->op_member : std::string("args");
   const std::string call = "  " + spec.function + "<Config>(args, " +
-                           (spec.takes_prologue ? "Prologue{&args}, " : "") + "Epilogue{&args});\n";
+                           (spec.takes_prologue ? "Prologue{&" + op_args + "}, " : "") +
+                           "Epilogue{&" + op_args + "});\n";
   switch (planted_fault) {
     case 1:
       // An infinite loop without side effects may be deleted by the compiler;
@@ -34,8 +38,8 @@ std::string KernelBody(const GpuKernelSpec& spec, const OpSpec& op, int64_t plan
       // 4 TiB past the output is outside any allocation of any GPU.
       return "  // planted fault: a store far past the output (illegal address)\n"
              "  if (blockIdx.x == 0 && threadIdx.x == 0) {\n"
-             "    static_cast<volatile float*>(args." +
-             std::string(OutputTensor(op).name) +
+             "    static_cast<volatile float*>(" +
+             op_args + "." + std::string(OutputTensor(op).name) +
              ")[1LL << 40] = 1.0f;\n"
              "  }\n" +
              call;
@@ -57,7 +61,8 @@ std::vector<std::pair<std::string, v1::ChainOp>> TensorOps(const v1::KernelKey& 
     }
   }
   for (int i = 0; i < key.chain_size(); ++i) {
-    if (ReadsTensor(key.chain(i))) ops.emplace_back("chain[" + std::to_string(i) + "]", key.chain(i));
+    if (ReadsTensor(key.chain(i)))
+      ops.emplace_back("chain[" + std::to_string(i) + "]", key.chain(i));
   }
   return ops;
 }
@@ -143,6 +148,10 @@ KernelSource GenerateGpuSource(const v1::KernelKey& raw, const GpuVendor& vendor
   const OpSpec& op = OpSpecOf(key.op());
   const std::string args_type(op.abi.struct_name);
   const EpilogueDialect dialect{args_type, "long long", "__device__ "};
+  // Tensor maps are read where the argument lies (param space): the copy
+  // engine takes their address, so the argument is a __grid_constant__.
+  const std::string argument =
+      spec.tma_argument ? "const __grid_constant__ " + spec.tma_argument->struct_name : args_type;
 
   KernelSource source;
   source.kernel_name = spec.kernel_name;
@@ -158,7 +167,7 @@ KernelSource GenerateGpuSource(const v1::KernelKey& raw, const GpuVendor& vendor
       (spec.takes_prologue ? PrologueFunctor(key, dialect) + "\n" : "") +
       EpilogueFunctor(key, dialect, planted_fault == 3) + "\n}  // namespace\n\nTT_KERNEL(" +
       std::to_string(spec.block[0] * spec.block[1] * spec.block[2]) + ") " + spec.entry_attributes +
-      source.entry + "(" + args_type + " args) {\n" + KernelBody(spec, op, planted_fault) + "}\n";
+      source.entry + "(" + argument + " args) {\n" + KernelBody(spec, op, planted_fault) + "}\n";
   source.headers = DeviceHeaders();
   // hipRTC defaults to C++14; the tile library is C++17 on both vendors.
   source.compile_options = {"-std=c++17"};
@@ -168,6 +177,10 @@ KernelSource GenerateGpuSource(const v1::KernelKey& raw, const GpuVendor& vendor
   for (int64_t b : spec.block) source.launch.add_block(b);
   source.launch.set_shared_memory_bytes(spec.shared_memory_bytes);
   source.launch.set_blocks_per_compute_unit(static_cast<int32_t>(spec.blocks_per_compute_unit));
+  if (spec.tma_argument) {
+    for (const auto& map : spec.tma_argument->tensor_maps) *source.launch.add_tensor_maps() = map;
+    source.launch.set_argument_bytes(spec.tma_argument->bytes);
+  }
   return source;
 }
 

@@ -52,6 +52,17 @@ struct GpuKernelSpec {
   // Row kernels take the key's prologue as a second functor:
   // function<Config>(args, Prologue{&args}, Epilogue{&args}).
   bool takes_prologue = false;
+  // TMA kernels: the entry takes `struct_name` (the op's struct as member
+  // `op_member`, then tensor maps) as a __grid_constant__ argument of
+  // `bytes`, and the launcher encodes `tensor_maps` into it
+  // (LaunchGeometry.tensor_maps). Empty: the op's struct, by value.
+  struct TmaArgument {
+    std::string struct_name;  // "tt_gemm_tma_args"
+    std::string op_member;    // "gemm"
+    int64_t bytes = 0;
+    std::vector<v1::TensorMapArgument> tensor_maps;
+  };
+  std::optional<TmaArgument> tma_argument;
 };
 
 // x_type and y_type: the key's input and output element types (the row,
@@ -78,7 +89,8 @@ std::string GpuEntry(std::string_view stem, const Variant& variant);
 
 // The complete source of a GPU kernel for the key and vendor: the Config
 // block, the epilogue chain (and prologue) as functors and one extern "C"
-// __global__ entry taking the op's launch ABI struct (OpSpec.abi) by value;
+// __global__ entry taking the op's launch ABI struct (OpSpec.abi) by value
+// (or spec.tma_argument's struct that holds it);
 // its launch geometry; the embedded device headers. `planted_fault` is 0 for a real kernel, else
 // one of kPlantedFault's: 1 never ends, 2 writes far past the output (illegal address), 3 adds 1 to
 // every output.

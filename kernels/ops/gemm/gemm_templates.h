@@ -13,6 +13,13 @@ namespace tiletune::kernels::gemm {
 // read as tf32 on CUDA when the key allows it.
 std::unique_ptr<KernelTemplate> MakeTileGemm(const GemmTarget& target);
 
+// The CUDA families beside it (tma_and_decode_gemm_space.h): tma_ws_gemm
+// (sm_90a prefill), tma_decode_gemm (sm_90a decode), mma_decode_gemm (any
+// NVIDIA GPU, decode).
+std::unique_ptr<KernelTemplate> MakeTmaWsGemm();
+std::unique_ptr<KernelTemplate> MakeTmaDecodeGemm();
+std::unique_ptr<KernelTemplate> MakeMmaDecodeGemm();
+
 // gpu_gemm_tiled: the SIMT-core GEMM of the f32 keys the tile GEMM does not
 // serve, on one GPU vendor.
 std::unique_ptr<KernelTemplate> MakeSimtGemm(const gpu::GpuVendor& vendor);

@@ -28,8 +28,8 @@ std::optional<v1::DType> ChainTensorDtype(const v1::KernelKey& key) {
   return std::nullopt;
 }
 
-// What every GEMM kernel's Config starts with: its element types and
-// operand layouts; tanh approximated where the output is 16-bit.
+}  // namespace
+
 gpu::GpuKernelSpec GemmSpec(const v1::KernelKey& key, const GemmProblem& p,
                             std::string_view kernel_name, std::string header,
                             std::string function) {
@@ -45,8 +45,6 @@ gpu::GpuKernelSpec GemmSpec(const v1::KernelKey& key, const GemmProblem& p,
   if (key.output_dtype() != v1::DTYPE_F32) spec.defines.emplace_back("TT_APPROX_TANH 1");
   return spec;
 }
-
-}  // namespace
 
 std::optional<std::string> UnsupportedTileGemm(const v1::KernelKey& raw) {
   const v1::KernelKey key = NormalizeKernelKey(raw);

@@ -6,6 +6,7 @@
 
 #include "kernels/core/kernel_template.h"
 #include "kernels/ops/gemm/tile_gemm_space.h"
+#include "kernels/source/gpu_source.h"
 
 namespace tiletune::kernels::gemm {
 
@@ -27,6 +28,12 @@ std::optional<std::string> UnsupportedTileGemm(const v1::KernelKey& key);
 // adds 1 to every output. Throws std::invalid_argument when the variant lacks a parameter.
 KernelSource TileGemmSource(const v1::KernelKey& key, const GemmTarget& target,
                             const Variant& variant, int64_t planted_fault);
+
+// What every GEMM kernel's Config starts with (every GEMM source builds on
+// it): its element types and operand layouts; tanh approximated where the
+// output is 16-bit.
+gpu::GpuKernelSpec GemmSpec(const v1::KernelKey& key, const GemmProblem& p,
+                            std::string_view kernel_name, std::string header, std::string function);
 
 // The naive GEMM (gemm_naive.h) with the same epilogue and rounding.
 KernelSource NaiveGemmSource(const v1::KernelKey& key, const GemmTarget& target);

@@ -148,6 +148,7 @@ GemmProblem ProblemOf(const v1::KernelKey& raw) {
   p.ldb = p.b_col_major ? p.k : p.n;
   p.ldc = p.n;
   p.element_bytes = key.input_dtype() == v1::DTYPE_F32 ? 4 : 2;
+  p.out_element_bytes = key.output_dtype() == v1::DTYPE_F32 ? 4 : 2;
   return p;
 }
 

@@ -49,6 +49,7 @@ struct GemmProblem {
   int64_t lda = 0, ldb = 0, ldc = 0;
   // Bytes of an A or B element: 2 (bf16, f16), or 4 (f32 read as tf32).
   int64_t element_bytes = 2;
+  int64_t out_element_bytes = 2;  // of C: 2 (bf16, f16) or 4 (f32)
 };
 GemmProblem ProblemOf(const v1::KernelKey& key);
 

@@ -246,6 +246,48 @@ TT_DEVICE void wait_async() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
+// ---- Streams from global memory into registers -------------------------------------
+// 16 bytes as four 32-bit words (packed 16-bit pairs, low half first).
+struct words4 {
+  unsigned w[4];
+};
+// Read once (a decode GEMM's weights): not kept in L1.
+TT_DEVICE words4 load_streaming(const void* p) {
+  words4 r;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r.w[0]), "=r"(r.w[1]), "=r"(r.w[2]), "=r"(r.w[3])
+               : "l"(p));
+  return r;
+}
+// Read by many warps (a decode GEMM's activations): kept in L1.
+TT_DEVICE words4 load_reused(const void* p) {
+  words4 r;
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r.w[0]), "=r"(r.w[1]), "=r"(r.w[2]), "=r"(r.w[3])
+               : "l"(p));
+  return r;
+}
+
+// One m16n8k16 on raw fragments: acc (rows lane/4 and lane/4 + 8, columns
+// 2 (lane % 4) + {0, 1}) += a (16 x 16, row layout) * b (16 x 8, columns
+// lane / 4, k 2 (lane % 4) + {0, 1} in b0 and + 8 in b1).
+template <class T>
+TT_DEVICE void mma_m16n8k16(float (&acc)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  static_assert(same_type<T, bf16>::value || same_type<T, f16>::value,
+                "m16n8k16 here multiplies bf16 or f16");
+  if constexpr (same_type<T, bf16>::value) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, "
+        "%7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, "
+        "%7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
 TT_DEVICE void trap() {
   __trap();
 }

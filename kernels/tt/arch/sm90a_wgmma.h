@@ -96,6 +96,22 @@ TT_DEVICE void hold(rt<float, 16, N, row_l>& d) {
   }
 }
 
+// ---- Register reallocation -----------------------------------------------------
+// A warp-specialised block moves registers from the warpgroup that only
+// issues copies to those that hold accumulators. Every warp of the
+// warpgroup runs it; the kernel needs a register cap at entry
+// (__launch_bounds__(threads, 1), as TT_KERNEL gives), else ptxas ignores it.
+template <int N>
+TT_DEVICE void shrink_registers() {
+  static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg takes 24..256 in steps of 8");
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
+}
+template <int N>
+TT_DEVICE void grow_registers() {
+  static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg takes 24..256 in steps of 8");
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+}
+
 // ---- Warpgroup MMA -----------------------------------------------------------------
 // d (this warp's 16 x N share of the warpgroup's 64 x N tile) += A * B^T,
 // where A is the 64 x 16 block the descriptor `a` names and B^T the N x 16
@@ -109,17 +125,18 @@ namespace detail {
   "+f"(d.tiles[0][t].data[0]), "+f"(d.tiles[0][t].data[1]), "+f"(d.tiles[0][t].data[2]),     \
       "+f"(d.tiles[0][t].data[3]), "+f"(d.tiles[0][t].data[4]), "+f"(d.tiles[0][t].data[5]), \
       "+f"(d.tiles[0][t].data[6]), "+f"(d.tiles[0][t].data[7])
-#define TT_WG_D32 TT_WG_D8(0), TT_WG_D8(1), TT_WG_D8(2), TT_WG_D8(3)
+#define TT_WG_D16 TT_WG_D8(0), TT_WG_D8(1)
+#define TT_WG_D24 TT_WG_D16, TT_WG_D8(2)
+#define TT_WG_D32 TT_WG_D16, TT_WG_D8(2), TT_WG_D8(3)
 #define TT_WG_D64 TT_WG_D32, TT_WG_D8(4), TT_WG_D8(5), TT_WG_D8(6), TT_WG_D8(7)
 #define TT_WG_D128                                                                             \
   TT_WG_D64, TT_WG_D8(8), TT_WG_D8(9), TT_WG_D8(10), TT_WG_D8(11), TT_WG_D8(12), TT_WG_D8(13), \
       TT_WG_D8(14), TT_WG_D8(15)
 
-#define TT_WG_R32                            \
-  "%0, %1, %2, %3, %4, %5, %6, %7, "         \
-  "%8, %9, %10, %11, %12, %13, %14, %15, "   \
-  "%16, %17, %18, %19, %20, %21, %22, %23, " \
-  "%24, %25, %26, %27, %28, %29, %30, %31"
+#define TT_WG_R8 "%0, %1, %2, %3, %4, %5, %6, %7"
+#define TT_WG_R16 TT_WG_R8 ", %8, %9, %10, %11, %12, %13, %14, %15"
+#define TT_WG_R24 TT_WG_R16 ", %16, %17, %18, %19, %20, %21, %22, %23"
+#define TT_WG_R32 TT_WG_R24 ", %24, %25, %26, %27, %28, %29, %30, %31"
 #define TT_WG_R64                            \
   TT_WG_R32                                  \
   ", "                                       \
@@ -148,10 +165,23 @@ namespace detail {
 
 template <class T, int N>
 TT_DEVICE void mma_ABt(rt<float, 16, N, row_l>& d, unsigned long long a, unsigned long long b) {
-  static_assert(N == 64 || N == 128 || N == 256, "wgmma tiles here are 64, 128 or 256 wide");
+  static_assert(N == 16 || N == 32 || N == 48 || N == 64 || N == 128 || N == 256,
+                "wgmma tiles here are 16, 32, 48, 64, 128 or 256 wide");
   constexpr bool is_bf16 = same_type<T, bf16>::value;
   static_assert(is_bf16 || same_type<T, f16>::value, "wgmma operands here are bf16 or f16");
-  if constexpr (N == 64 && is_bf16) {
+  if constexpr (N == 16 && is_bf16) {
+    TT_WGMMA("m64n16k16.f32.bf16.bf16", TT_WG_R8, 8, 9, TT_WG_D8(0));
+  } else if constexpr (N == 16) {
+    TT_WGMMA("m64n16k16.f32.f16.f16", TT_WG_R8, 8, 9, TT_WG_D8(0));
+  } else if constexpr (N == 32 && is_bf16) {
+    TT_WGMMA("m64n32k16.f32.bf16.bf16", TT_WG_R16, 16, 17, TT_WG_D16);
+  } else if constexpr (N == 32) {
+    TT_WGMMA("m64n32k16.f32.f16.f16", TT_WG_R16, 16, 17, TT_WG_D16);
+  } else if constexpr (N == 48 && is_bf16) {
+    TT_WGMMA("m64n48k16.f32.bf16.bf16", TT_WG_R24, 24, 25, TT_WG_D24);
+  } else if constexpr (N == 48) {
+    TT_WGMMA("m64n48k16.f32.f16.f16", TT_WG_R24, 24, 25, TT_WG_D24);
+  } else if constexpr (N == 64 && is_bf16) {
     TT_WGMMA("m64n64k16.f32.bf16.bf16", TT_WG_R32, 32, 33, TT_WG_D32);
   } else if constexpr (N == 64) {
     TT_WGMMA("m64n64k16.f32.f16.f16", TT_WG_R32, 32, 33, TT_WG_D32);
@@ -170,9 +200,14 @@ TT_DEVICE void mma_ABt(rt<float, 16, N, row_l>& d, unsigned long long a, unsigne
 #undef TT_WG_R128
 #undef TT_WG_R64
 #undef TT_WG_R32
+#undef TT_WG_R24
+#undef TT_WG_R16
+#undef TT_WG_R8
 #undef TT_WG_D128
 #undef TT_WG_D64
 #undef TT_WG_D32
+#undef TT_WG_D24
+#undef TT_WG_D16
 #undef TT_WG_D8
 
 }  // namespace detail

@@ -51,6 +51,29 @@ TEST(KeySpace, ADecodeGemmSpansTheTileAndTheSimtGemm) {
   EXPECT_EQ(bf16.first().name(), gemm::kTileGemmName);
 }
 
+// x @ W.t() in bf16 (B column-major): the decode families compete with the
+// tile GEMM for m <= 64, tma_ws_gemm above; the tile GEMM stays first (its
+// baseline, cuBLASLt, is every family's).
+TEST(KeySpace, KMajorBf16GemmsSpanTheDecodeOrTmaFamilies) {
+  auto k_major = [](int64_t m) {
+    v1::KernelKey key = Gemm(m, 4096, 4096, v1::DTYPE_BF16);
+    auto* layout = key.add_layouts();
+    layout->set_tensor("b");
+    layout->set_layout(v1::LAYOUT_COL_MAJOR);
+    return key;
+  };
+  std::string why;
+  const KeySpace decode = KeySpace::Of(k_major(16), kH200, &why);
+  ASSERT_EQ(decode.templates().size(), 3u) << why;
+  EXPECT_EQ(decode.first().name(), gemm::kTileGemmName);
+  const auto decode_counts = VariantsPerTemplate(decode);
+  EXPECT_GT(decode_counts.at("tma_decode_gemm"), 0u);
+  EXPECT_GT(decode_counts.at("mma_decode_gemm"), 0u);
+  const KeySpace prefill = KeySpace::Of(k_major(4096), kH200, &why);
+  ASSERT_EQ(prefill.templates().size(), 2u) << why;
+  EXPECT_GT(VariantsPerTemplate(prefill).at("tma_ws_gemm"), 0u);
+}
+
 TEST(KeySpace, HostGemmsSpanTheBlockedAndTheRowwiseGemm) {
   const v1::KernelKey key = Gemm(8, 64, 8, v1::DTYPE_F32);
   std::string why;

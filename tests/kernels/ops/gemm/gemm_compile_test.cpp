@@ -56,7 +56,17 @@ std::vector<KeyCase> Keys() {
       {"col_row_200x96x72", "200x96x72 f16 col/row",
        GemmTestKey(200, 96, 72, 1, H, B, true, false, {"gelu_erf"})},
       {"wgmma_split_k", "96x64x1024 f16 row/col bias gelu: 64-wide wgmma tiles, split-K clusters",
-       GemmTestKey(96, 64, 1024, 1, H, H, false, true, {"bias", "gelu_tanh"})}};
+       GemmTestKey(96, 64, 1024, 1, H, H, false, true, {"bias", "gelu_tanh"})},
+      // The decode families (m <= 64) and tma_ws_gemm on odd shapes: C rows
+      // of 500 bytes store without TMA, a batch of 2, every decode m_pad.
+      {"decode_16x4096_bias_silu", "decode 16x4096x4096 bf16 row/col bias silu",
+       GemmTestKey(16, 4096, 4096, 1, B, B, false, true, {"bias", "silu"})},
+      {"decode_odd_7x1000x1032", "decode 7x1000x1032 bf16 row/col bias gelu residual",
+       GemmTestKey(7, 1000, 1032, 1, B, B, false, true, {"bias", "gelu_tanh", "residual_add"})},
+      {"decode_odd_61x1000x1032", "decode 61x1000x1032 f16 row/col, f32 out",
+       GemmTestKey(61, 1000, 1032, 1, H, F, false, true, {"relu"})},
+      {"tma_ws_odd_300x250x136", "300x250x136 batch 2 f16 row/col relu",
+       GemmTestKey(300, 250, 136, 2, H, H, false, true, {"relu"})}};
 }
 
 // What NVRTC sees for a source: the CUDA backend's target (sm_90a when the
@@ -67,17 +77,22 @@ runtime::cuda::CubinTarget TargetFor(const KernelSource& source, const std::stri
   return {arch, source.compile_options};
 }
 
-// Compiles every variant of the key (and its baseline) with `compiler` for
-// `arch` on `threads` threads; fails with the logs of those that do not.
+// Compiles every variant of every template serving the key (and the
+// baseline) with `compiler` for `arch` on `threads` threads; fails with the
+// logs of those that do not.
 void ExpectAllCompile(runtime::RtcCompiler& compiler, const std::string& backend,
                       const std::string& arch, unsigned threads, const KeyCase& c) {
   std::string why;
-  const KernelTemplate* t = FindKernelTemplate(c.key, backend, &why);
-  ASSERT_TRUE(t) << c.name << ": " << why;
+  const auto templates = ServingKernelTemplates(c.key, backend, &why);
+  ASSERT_FALSE(templates.empty()) << c.name << ": " << why;
   std::vector<KernelSource> sources;
-  for (const Variant& v : t->Space(c.key).ValidVariants()) sources.push_back(t->Source(c.key, v));
+  for (const KernelTemplate* t : templates) {
+    for (const Variant& v : t->Space(c.key).ValidVariants()) sources.push_back(t->Source(c.key, v));
+  }
   // HIP's naive GEMM; on cuda the pass after cuBLASLt, where the chain needs one.
-  if (auto baseline = t->BaselineFor(c.key).source) sources.push_back(std::move(*baseline));
+  if (auto baseline = templates.front()->BaselineFor(c.key).source) {
+    sources.push_back(std::move(*baseline));
+  }
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::string> failures(sources.size());
   std::atomic<size_t> next{0};
@@ -105,7 +120,7 @@ void ExpectAllCompile(runtime::RtcCompiler& compiler, const std::string& backend
   for (const auto& f : failures) {
     if (!f.empty()) ADD_FAILURE() << f;
   }
-  std::cout << compiler.version() << ": " << sources.size() << " tile GEMM sources of " << c.name
+  std::cout << compiler.version() << ": " << sources.size() << " GEMM sources of " << c.name
             << " for " << arch << " in " << seconds << " s on " << threads << " threads\n";
   ::testing::Test::RecordProperty("sources", static_cast<int>(sources.size()));
   ::testing::Test::RecordProperty("seconds", std::to_string(seconds));

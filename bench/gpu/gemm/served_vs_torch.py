@@ -1,0 +1,193 @@
+"""The GEMMs tiletuned serves against torch, in one process on one GPU:
+x @ W.t() in bf16 for each shape and chain, as an inference server runs them.
+
+It submits one tuning job for every key (timing the cold tuning), then for
+each key asks the daemon what it serves (Lookup + GetKernel, through the
+Python package), checks the served kernel against a float64 reference on
+fresh inputs, and times in interleaved rounds, with L2 cleaned before every
+call (a read sweep over 2x the L2, so no dirty lines are written back inside
+a timed call):
+
+  tiletune     the served kernel (a TUNED record), or nothing for VENDOR
+  F.linear     torch's own call (cuBLAS), then the chain as torch ops
+  addmm        torch's fused epilogue where it has one (bias: addmm,
+               bias+gelu_tanh: _addmm_activation), else F.linear's time
+
+and prints ms, ratios (torch / tiletune) and the fraction of the roofline
+(the larger of FLOPs / 790 TFLOP/s and bytes / 4.24 TB/s, over the time).
+
+  python3 served_vs_torch.py --server unix:/path --trusted-key KEY \
+      [--shapes "m,n,k;..."] [--chains "plain,bias+gelu_tanh"] [--json FILE]
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+import tiletune
+from tiletune.v1 import records_pb2, tiletune_pb2
+
+PEAK_FLOPS = 790e12
+PEAK_BYTES = 4.24e12
+DEFAULT_SHAPES = ("1,4096,4096;16,4096,4096;16,6144,4096;16,14336,4096;16,4096,14336;"
+                  "1,14336,4096;64,4096,4096;2048,4096,4096;2048,6144,4096;2048,14336,4096;"
+                  "2048,4096,14336;4096,4096,4096;4096,6144,4096;4096,14336,4096;"
+                  "4096,4096,14336")
+TORCH_ACT = {"relu": F.relu, "gelu_tanh": lambda v: F.gelu(v, approximate="tanh"),
+             "silu": F.silu}
+
+
+def parse_shapes(text):
+    return [tuple(int(v) for v in s.split(",")) for s in text.split(";") if s.strip()]
+
+
+def chain_of(name):
+    return [] if name == "plain" else name.split("+")
+
+
+class Cleaner:
+    """Reads a buffer of twice the L2 so that a timed call starts with its
+    operands out of cache and no dirty lines to write back."""
+
+    def __init__(self):
+        l2 = torch.cuda.get_device_properties(0).L2_cache_size
+        self.buf = torch.ones(2 * l2 // 4, dtype=torch.float32, device="cuda")
+        self.sink = torch.empty((), device="cuda")
+
+    def __call__(self):
+        torch.sum(self.buf, out=self.sink)
+
+
+def timed_us(fn, clean):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    clean()
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1e3
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--trusted-key", required=True)
+    ap.add_argument("--shapes", default=DEFAULT_SHAPES)
+    ap.add_argument("--chains", default="plain,bias+gelu_tanh")
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--json")
+    ap.add_argument("--max-variants", type=int, default=None)
+    args = ap.parse_args()
+
+    client = tiletune.Client(args.server, timeout=60.0, trusted_keys=[args.trusted_key])
+    shapes, chains = parse_shapes(args.shapes), args.chains.split(",")
+    keys = {(s, c): tiletune.key("gemm", {"m": s[0], "n": s[1], "k": s[2]}, dtype="bf16",
+                                 chain=chain_of(c), layouts={"b": "col"})
+            for s in shapes for c in chains}
+    started = time.monotonic()
+    job_id = client.submit_job(list(keys.values()), max_variants=args.max_variants,
+                               name="served-vs-torch")
+    final = client.wait_job(job_id, timeout=3600.0)
+    tuning_s = time.monotonic() - started
+    print(f"tuning job: {len(keys)} keys in {tuning_s:.1f} s "
+          f"({tuning_s / len(keys):.1f} s a key), state {final.state}", flush=True)
+
+    clean = Cleaner()
+    rows = []
+    for (shape, chain), key in keys.items():
+        m, n, k = shape
+        ops = chain_of(chain)
+        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16) / k ** 0.5
+        bias = torch.randn(n, device="cuda", dtype=torch.bfloat16) if "bias" in ops else None
+        act = next((o for o in ops if o in TORCH_ACT), None)
+
+        def linear():
+            y = F.linear(x, w, bias)
+            return TORCH_ACT[act](y) if act else y
+
+        fused = None
+        if bias is not None and act == "gelu_tanh":
+            def fused():
+                return torch._addmm_activation(bias, x, w.t(), use_gelu=True)
+        elif bias is not None and act is None:
+            def fused():
+                return torch.addmm(bias, x, w.t())
+
+        answer = client.lookup(key, device="cuda:0")
+        record = answer.record if answer.HasField("record") else None
+        served = None
+        why = "miss"
+        if answer.result == tiletune_pb2.LookupResponse.RESULT_HIT:
+            kernel = client.get_kernel(key, device="cuda:0")
+            served = kernel.cuda("cuda:0") if kernel is not None else None
+            why = "served" if served is not None else client.last_fallback.reason
+        elif record is not None and record.winner == records_pb2.WINNER_VENDOR:
+            why = "VENDOR: " + record.baseline_name
+
+        def ours():
+            y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+            tensors = [x, w, y] + ([bias] if bias is not None else [])
+            served.bind(("a", "b", "c"), ())(torch.cuda.current_stream().cuda_stream,
+                                             [t.data_ptr() for t in tensors], ())
+            return y
+
+        error = None
+        if served is not None:
+            ref = x.double() @ w.double().t()
+            if bias is not None:
+                ref = ref + bias.double()
+            if act:
+                ref = TORCH_ACT[act](ref)
+            got = ours().double()
+            error = ((got - ref).norm() / ref.norm()).item()
+
+        contenders = {"F.linear": linear}
+        if fused is not None:
+            contenders["addmm"] = fused
+        if served is not None:
+            contenders["tiletune"] = ours
+        for fn in contenders.values():
+            fn()
+        times = {name: [] for name in contenders}
+        for _ in range(args.rounds):
+            for name, fn in contenders.items():
+                times[name].append(timed_us(fn, clean))
+        med = {name: statistics.median(t) for name, t in times.items()}
+        torch_best = min(med["F.linear"], med.get("addmm", float("inf")))
+        floor_us = max(2 * m * n * k / PEAK_FLOPS,
+                       2 * (m * k + n * k + m * n) / PEAK_BYTES) * 1e6
+        row = {"m": m, "n": n, "k": k, "chain": chain, "served": why,
+               "kernel": record.config.kernel_name if record is not None else "",
+               "daemon_speedup": record.speedup if record is not None else None,
+               "baseline": record.baseline_name if record is not None else "",
+               "rel_error": error, "us": med,
+               "ratio_vs_linear": med["F.linear"] / med["tiletune"] if "tiletune" in med else None,
+               "ratio_vs_best_torch": torch_best / med["tiletune"] if "tiletune" in med else None,
+               "roofline_tiletune": floor_us / med["tiletune"] if "tiletune" in med else None,
+               "roofline_torch": floor_us / torch_best}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+    print(f"\n{'shape':>18} {'chain':>14} {'tiletune':>9} {'F.linear':>9} {'addmm':>9} "
+          f"{'x linear':>8} {'x best':>7} {'roof':>5}  served")
+    for r in rows:
+        us = r["us"]
+        tt = f"{us['tiletune']:9.1f}" if "tiletune" in us else f"{'-':>9}"
+        add = f"{us['addmm']:9.1f}" if "addmm" in us else f"{'-':>9}"
+        ratio = f"{r['ratio_vs_linear']:8.3f}" if r["ratio_vs_linear"] else f"{'-':>8}"
+        best = f"{r['ratio_vs_best_torch']:7.3f}" if r["ratio_vs_best_torch"] else f"{'-':>7}"
+        roof = r["roofline_tiletune"] or r["roofline_torch"]
+        print(f"{r['m']:>6}x{r['n']:>5}x{r['k']:>5} {r['chain']:>14} {tt} {us['F.linear']:9.1f} "
+              f"{add} {ratio} {best} {roof:5.2f}  {r['served']} {r['kernel']}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"tuning_seconds": tuning_s, "keys": len(keys), "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+#include "kernels/ops/gemm/tma_and_decode_gemm_space.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+namespace tiletune::kernels::gemm {
+namespace {
+
+// TMA copies move whole 16-byte runs: a tensor map's row stride is a
+// multiple of 16 bytes (cuTensorMapEncodeTiled).
+constexpr int64_t kTmaStrideBytes = 16;
+// One 64-wide k box of 16-bit elements: 128 bytes, the swizzle's row.
+constexpr int64_t kBoxK = 64;
+constexpr int64_t kSwizzleAtomBytes = 1024;
+constexpr int64_t kBarrierBytes = 8;
+// tma_ws_gemm: two consumer warpgroups (gemm_sm90a_tma_ws.h), each holding
+// block_m / 2 x block_n fp32 accumulators; 128 a thread is what the
+// reallocated registers (232) carry without spilling.
+constexpr int64_t kConsumers = 2;
+constexpr int64_t kWarpgroupThreads = 128;
+constexpr int64_t kMaxAccumulators = 128;
+// tma_decode_gemm: copies in flight per block (stages x k_boxes boxes):
+// fewer starve the memory, more only take shared memory other blocks of
+// the SM could use.
+constexpr int64_t kMinBoxesInFlight = 6, kMaxBoxesInFlight = 16;
+// mma_decode_gemm: one chunk of k per 16-byte load of four lanes, and the
+// loads a lane keeps in flight (warp_rows x unroll x 4 registers each).
+constexpr int64_t kDecodeChunkK = 32;
+constexpr int64_t kMaxLanesLoads = 8;
+
+int64_t CeilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// What every family here reads: K-major 16-bit operands whose rows 16-byte
+// loads (and tensor maps) can stride.
+std::optional<std::string> UnsupportedOperands(const GemmProblem& p) {
+  if (p.element_bytes != 2 || p.a_col_major || !p.b_col_major) {
+    return "16-bit A row-major and B column-major only (x @ W.t())";
+  }
+  if (p.lda * p.element_bytes % kTmaStrideBytes != 0 ||
+      p.ldb * p.element_bytes % kTmaStrideBytes != 0) {
+    return "lda and ldb must be multiples of " + std::to_string(kTmaStrideBytes / p.element_bytes) +
+           " elements (" + std::to_string(kTmaStrideBytes) + "-byte rows)";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> UnsupportedTmaWsGemm(const GemmProblem& p) {
+  if (p.m <= kDecodeMaxRows) {
+    return "m <= " + std::to_string(kDecodeMaxRows) + " is for the decode families";
+  }
+  return UnsupportedOperands(p);
+}
+
+std::optional<std::string> UnsupportedDecodeGemm(const GemmProblem& p) {
+  if (p.m > kDecodeMaxRows) return "a decode GEMM takes m <= " + std::to_string(kDecodeMaxRows);
+  return UnsupportedOperands(p);
+}
+
+int64_t DecodeRows(int64_t m) {
+  return std::max<int64_t>(16, CeilDiv(m, 16) * 16);
+}
+
+int64_t TmaWsGemmSharedBytes(const GemmProblem& p, const Variant& v) {
+  const int64_t bm = v.at("block_m"), bn = v.at("block_n"), stages = v.at("stages");
+  const int64_t pipeline = stages * (bm + bn) * kBoxK * p.element_bytes;
+  const int64_t staging = v.at("store_tma") ? bm * bn * p.out_element_bytes : 0;
+  return pipeline + staging + 2 * stages * kBarrierBytes + kSwizzleAtomBytes;
+}
+
+int64_t TmaDecodeGemmSharedBytes(const Variant& v) {
+  const int64_t bw = v.at("block_w"), mp = v.at("m_pad"), stages = v.at("stages");
+  const int64_t pipeline = stages * v.at("k_boxes") * (bw + mp) * kBoxK * 2;
+  const int64_t partial = bw * (mp + 4) * int64_t{sizeof(float)};
+  return std::max(pipeline, partial) + stages * kBarrierBytes + kSwizzleAtomBytes;
+}
+
+int64_t MmaDecodeGemmSharedBytes(const Variant& v) {
+  const int64_t block_n = 8 * v.at("warp_rows") * v.at("warps_n");
+  return v.at("warps_k") * 16 * v.at("m_tiles") * (block_n + 4) * int64_t{sizeof(float)};
+}
+
+SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
+  SearchSpace space;
+  space.Add("block_m", {128, 256})
+      .Add("block_n", {128, 256})
+      .Add("stages", {2, 3, 4, 5, 6})
+      .Add("group_m", {1, 8, 16})
+      .Add("store_tma", {0, 1});
+  space.Require("the target has TMA and warpgroup MMA (sm_90a)",
+                [target](const Variant&) { return target.warpgroup_mma; });
+  space.Require("a consumer holds at most " + std::to_string(kMaxAccumulators) +
+                    " accumulators a thread (block_m x block_n / 256)",
+                [](const Variant& v) {
+                  return v.at("block_m") * v.at("block_n") / (kConsumers * kWarpgroupThreads) <=
+                         kMaxAccumulators;
+                });
+  // C's copies need 16-byte rows too; where they may, they always pay (the
+  // consumers go on while the copy engine writes), so it is not searched.
+  space.Require("store_tma exactly when C's rows are multiples of 16 bytes", [p](const Variant& v) {
+    return v.at("store_tma") == (p.ldc * p.out_element_bytes % kTmaStrideBytes == 0 ? 1 : 0);
+  });
+  space.Require("shared memory per block <= " + std::to_string(target.max_shared_bytes),
+                [p, target](const Variant& v) {
+                  return TmaWsGemmSharedBytes(p, v) <= target.max_shared_bytes;
+                });
+  space.Require("the deepest pipeline that fits, or one stage less", [p, target](const Variant& v) {
+    Variant deeper = v;
+    deeper["stages"] = v.at("stages") + 2;
+    return TmaWsGemmSharedBytes(p, deeper) > target.max_shared_bytes;
+  });
+  space.Require("raster groups no taller than the row tiles", [p](const Variant& v) {
+    return v.at("group_m") == 1 || v.at("group_m") <= CeilDiv(p.m, v.at("block_m"));
+  });
+  return space;
+}
+
+SearchSpace TmaDecodeGemmSpace(const GemmProblem& p, const GemmTarget& target) {
+  SearchSpace space;
+  space.Add("block_w", {64, 128})
+      .Add("m_pad", {DecodeRows(p.m)})
+      .Add("k_boxes", {1, 2, 4})
+      .Add("stages", {2, 3, 4, 6, 8})
+      .Add("split_k", {1, 2, 4});
+  space.Require("the target has TMA and warpgroup MMA (sm_90a)",
+                [target](const Variant&) { return target.warpgroup_mma; });
+  space.Require("stages x k_boxes copies in flight: " + std::to_string(kMinBoxesInFlight) + " to " +
+                    std::to_string(kMaxBoxesInFlight),
+                [](const Variant& v) {
+                  const int64_t boxes = v.at("stages") * v.at("k_boxes");
+                  return boxes >= kMinBoxesInFlight && boxes <= kMaxBoxesInFlight;
+                });
+  space.Require("split_k > 1 only while tiles x split_k fill at most 2 waves of " +
+                    std::to_string(target.multiprocessors) + " SMs, each split 2+ stages of k",
+                [p, target](const Variant& v) {
+                  const int64_t split = v.at("split_k");
+                  const int64_t tiles = CeilDiv(p.n, v.at("block_w")) * p.batch;
+                  const int64_t stage_k = kBoxK * v.at("k_boxes");
+                  return split == 1 || (tiles * split <= 2 * target.multiprocessors &&
+                                        CeilDiv(p.k, stage_k) >= 2 * split);
+                });
+  space.Require("shared memory per block <= " + std::to_string(target.max_shared_bytes),
+                [target](const Variant& v) {
+                  return TmaDecodeGemmSharedBytes(v) <= target.max_shared_bytes;
+                });
+  return space;
+}
+
+SearchSpace MmaDecodeGemmSpace(const GemmProblem& p, const GemmTarget& target) {
+  SearchSpace space;
+  space.Add("m_tiles", {DecodeRows(p.m) / 16})
+      .Add("warp_rows", {1, 2, 4})
+      .Add("warps_n", {1, 2, 4})
+      .Add("warps_k", {4, 8, 16})
+      .Add("unroll", {4, 8});
+  space.Require("an NVIDIA target (mma.sync)",
+                [target](const Variant&) { return target.vendor.backend == gpu::kCuda.backend; });
+  space.Require("128 to 512 threads a block", [](const Variant& v) {
+    const int64_t threads = v.at("warps_n") * v.at("warps_k") * 32;
+    return threads >= 128 && threads <= 512;
+  });
+  space.Require("at most " + std::to_string(kMaxLanesLoads) +
+                    " 16-byte weight loads a lane in flight (warp_rows x unroll x m_tiles)",
+                [](const Variant& v) {
+                  return v.at("warp_rows") * v.at("unroll") * v.at("m_tiles") <= kMaxLanesLoads;
+                });
+  space.Require("every k slice has a chunk to load",
+                [p](const Variant& v) { return CeilDiv(p.k, kDecodeChunkK) >= v.at("warps_k"); });
+  space.Require("shared memory per block <= " + std::to_string(target.max_shared_bytes),
+                [target](const Variant& v) {
+                  return MmaDecodeGemmSharedBytes(v) <= target.max_shared_bytes;
+                });
+  return space;
+}
+
+}  // namespace tiletune::kernels::gemm

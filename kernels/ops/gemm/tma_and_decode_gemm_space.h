@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "kernels/core/search_space.h"
+#include "kernels/ops/gemm/tile_gemm_space.h"
+
+namespace tiletune::kernels::gemm {
+
+// The GEMM families beside the tile GEMM, each with its own space, launch
+// and source (tma_and_decode_gemm_source.cpp), all for A row-major and B column-major
+// (x @ W.t(), K-major operands) with 16-bit inputs:
+//
+//   tma_ws_gemm     (gemm_sm90a_tma_ws.h) sm_90a: TMA copies, a producer
+//                   warpgroup and two consumer warpgroups, a persistent grid,
+//                   TMA stores of C; for m > 64 (prefill).
+//   tma_decode_gemm (gemm_sm90a_tma_decode.h) sm_90a: C^T = W A^T with the
+//                   weights as the wgmma M side, TMA streaming, split-K over
+//                   a cluster; for m <= 64 (decode).
+//   mma_decode_gemm (gemm_decode_mma.h) any NVIDIA GPU (mma.sync): weights
+//                   straight into registers, split-K over warps; m <= 64.
+//
+// A family that cannot read the key says why (Unsupported*); its space is
+// empty (its rules say why) where the device does not fit it.
+std::optional<std::string> UnsupportedTmaWsGemm(const GemmProblem& problem);
+std::optional<std::string> UnsupportedDecodeGemm(const GemmProblem& problem);
+SearchSpace TmaWsGemmSpace(const GemmProblem& problem, const GemmTarget& target);
+SearchSpace TmaDecodeGemmSpace(const GemmProblem& problem, const GemmTarget& target);
+SearchSpace MmaDecodeGemmSpace(const GemmProblem& problem, const GemmTarget& target);
+
+// Dynamic shared memory of a variant, as the device plans compute it
+// (their static_asserts check the launch reserves at least as much).
+int64_t TmaWsGemmSharedBytes(const GemmProblem& problem, const Variant& v);
+int64_t TmaDecodeGemmSharedBytes(const Variant& v);
+int64_t MmaDecodeGemmSharedBytes(const Variant& v);
+
+// Rows of A a decode variant computes (m rounded up to 16), and the most
+// rows the decode families take.
+inline constexpr int64_t kDecodeMaxRows = 64;
+int64_t DecodeRows(int64_t m);
+
+}  // namespace tiletune::kernels::gemm
