@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <thread>
@@ -20,6 +22,7 @@
 #include "client/launcher/trusted_keys.h"
 #include "kernels/core/abi_description.h"
 #include "kernels/core/kernel_key.h"
+#include "kernels/ops/gemm/gemm_args.h"
 #include "launcher_test_support.h"
 #include "loopback_ports.h"
 #include "proto/artifact_statement.h"
@@ -367,6 +370,27 @@ TEST(TrustedKeys, ATamperedTensorMapIsRefused) {
     EXPECT_TRUE(Contains(trusted.Refusal(tampered, code).value_or(""), "signature does not verify"))
         << what;
   }
+}
+
+TEST(AbiPacking, ATmaKernelsArgumentIsItsStructThenRoomForItsTensorMaps) {
+  v1::KernelAbi abi = TmaArtifact().abi();
+  LaunchArgs args;
+  args.tensors = {{"a", reinterpret_cast<const void*>(0x10000)},
+                  {"b", reinterpret_cast<const void*>(0x20000)},
+                  {"c", reinterpret_cast<const void*>(0x30000)}};
+  PackedArgs packed = PackArgs(abi, args, 704);
+  ASSERT_EQ(packed.size(), 704u);
+  const auto* bytes = static_cast<const unsigned char*>(packed.data());
+  const void* a = nullptr;
+  long long m = 0;
+  std::memcpy(&a, bytes + offsetof(tt_gemm_args, a), sizeof(a));
+  std::memcpy(&m, bytes + offsetof(tt_gemm_args, m), sizeof(m));
+  EXPECT_EQ(a, args.tensors["a"]);
+  EXPECT_EQ(m, 37);
+  EXPECT_TRUE(std::all_of(bytes + abi.struct_bytes(), bytes + 704, [](unsigned char b) {
+    return b == 0;
+  })) << "the maps' bytes are the encoder's";
+  EXPECT_EQ(PackArgs(abi, args).size(), 272u) << "no maps: the struct alone";
 }
 
 TEST(AbiPacking, AnAbiThisLauncherDoesNotKnowIsRefused) {
