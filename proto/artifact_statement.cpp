@@ -31,7 +31,7 @@ std::string SignedStatement(const v1::KernelArtifact& a) {
   const v1::KernelAbi& abi = a.abi();
   const v1::LaunchGeometry& launch = a.launch();
   std::ostringstream s;
-  s << "tiletune-artifact=2\n"
+  s << "tiletune-artifact=3\n"
     << "content_hash=" << a.content_hash() << "\n"
     << "code_bytes=" << a.code_bytes() << "\n"
     << "format=" << static_cast<int>(a.format()) << "\n"
@@ -43,8 +43,12 @@ std::string SignedStatement(const v1::KernelArtifact& a) {
     << "key=" << a.canonical_key() << "\n"
     << "launch=" << Dims(launch.grid()) << " " << Dims(launch.block()) << " "
     << launch.shared_memory_bytes() << " " << launch.threads() << " "
-    << launch.blocks_per_compute_unit() << "\n"
-    << "abi=" << abi.struct_name() << " " << abi.version() << " " << abi.struct_bytes() << " "
+    << launch.blocks_per_compute_unit() << " " << launch.argument_bytes() << "\n";
+  for (const v1::TensorMapArgument& map : launch.tensor_maps()) {
+    s << "tensor_map=" << map.tensor() << " " << map.offset() << " " << map.box_inner() << " "
+      << map.box_rows() << " " << map.swizzle_bytes() << "\n";
+  }
+  s << "abi=" << abi.struct_name() << " " << abi.version() << " " << abi.struct_bytes() << " "
     << static_cast<int>(abi.passing()) << " " << abi.struct_alignment() << " " << abi.max_chain()
     << " " << abi.tensor_alignment() << "\n";
   for (const v1::AbiField& f : abi.fields()) {

@@ -8,7 +8,7 @@ namespace tiletune {
 
 // What an artifact's signature covers, one "name=value" line each: the code
 // (its content hash), how it is loaded and launched (format, entry, target,
-// launch geometry), what it is (device class, kernel name, source hash, the
+// launch geometry with its tensor maps), what it is (device class, kernel name, source hash, the
 // key's canonical string) and its whole argument ABI, every field and chain
 // slot with all it says: everything a launcher acts on but the source.
 // The daemon signs this text and the C++ launcher verifies it;

@@ -24,6 +24,17 @@ void SetLaunchGeometry(const v1::LaunchGeometry& launch, int compute_units, Kern
     args.grid[0] = static_cast<uint32_t>(std::min<int64_t>(args.grid[0], persistent));
   }
   args.shared_memory_bytes = static_cast<uint32_t>(launch.shared_memory_bytes());
+  args.tensor_maps = launch.tensor_maps();
+  args.argument_bytes = launch.argument_bytes();
+}
+
+std::optional<std::string> TensorMapsRefusal(std::string_view backend,
+                                             const KernelArguments& args) {
+  if (args.tensor_maps.empty()) return std::nullopt;
+  std::string tensors;
+  for (const auto& map : args.tensor_maps) tensors += (tensors.empty() ? "" : ", ") + map.tensor();
+  return "the " + std::string(backend) + " executor encodes no tensor maps (TMA is CUDA's, " +
+         "sm_90+), and the kernel's argument carries maps of " + tensors;
 }
 
 std::unique_ptr<DeviceExecutor> OpenDeviceExecutor(std::string_view backend, std::string* why) {

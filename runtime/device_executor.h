@@ -48,6 +48,14 @@ struct KernelArguments {
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t shared_memory_bytes = 0;
+  // TMA kernels (LaunchGeometry.tensor_maps, argument_bytes): the tensor
+  // maps the kernel's argument carries after the op's struct, and the
+  // argument's size; empty and 0 for other kernels. The CUDA executor
+  // encodes them for `key`'s tensors; the others refuse them
+  // (TensorMapsRefusal).
+  google::protobuf::RepeatedPtrField<v1::TensorMapArgument> tensor_maps;
+  int64_t argument_bytes = 0;
+  v1::KernelKey key;  // normalized: the tensors' dtypes, shapes and layouts
 };
 
 // A vendor library's call as the baseline of a key (cuBLASLt...), made by
@@ -105,9 +113,13 @@ class DeviceExecutor {
   virtual void FlushCaches() = 0;
 };
 
-// args' grid, block and shared memory from a kernel's launch geometry, a
-// persistent grid sized for a device of `compute_units` SMs/CUs.
+// args' grid, block, shared memory and tensor maps from a kernel's launch
+// geometry, a persistent grid sized for a device of `compute_units` SMs/CUs.
 void SetLaunchGeometry(const v1::LaunchGeometry& launch, int compute_units, KernelArguments& args);
+
+// Why the `backend` executor, which encodes no tensor maps (TMA is CUDA's,
+// sm_90+), cannot launch with `args`; nullopt when they carry none.
+std::optional<std::string> TensorMapsRefusal(std::string_view backend, const KernelArguments& args);
 
 // The executor of `backend` for this process's device; nullptr with `why`
 // when this build has none for it.

@@ -5,6 +5,7 @@
 
 #include "kernels/core/op_registry.h"
 #include "kernels/tt/kernel_args.h"
+#include "runtime/cuda/tensor_map.h"
 
 namespace tiletune::runtime {
 namespace {
@@ -39,8 +40,15 @@ std::optional<std::string> PackKernelArgs(const KernelArguments& args, PackedKer
            std::to_string(std::max(args.chain_tensors.size(), args.chain_scalars.size())) +
            " ops exceeds TT_MAX_CHAIN (" + std::to_string(TT_MAX_CHAIN) + ")";
   }
-  packed->words_.assign((abi.size + sizeof(uint64_t) - 1) / sizeof(uint64_t), 0);
-  packed->bytes_ = abi.size;
+  if (auto error = cuda::TensorMapLayoutError(args.tensor_maps, args.argument_bytes,
+                                              static_cast<int64_t>(abi.size))) {
+    return *error;
+  }
+  // A TMA kernel's maps follow the struct, zero until the executor encodes them.
+  const size_t bytes =
+      args.tensor_maps.empty() ? abi.size : static_cast<size_t>(args.argument_bytes);
+  packed->words_.assign((bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t), 0);
+  packed->bytes_ = bytes;
   for (const kernels::AbiField& field : abi.fields) {
     const std::string name(field.name);
     switch (field.kind) {

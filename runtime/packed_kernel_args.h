@@ -27,9 +27,11 @@ class PackedKernelArgs {
 };
 
 // Lays `args` out as args.op's launch ABI (OpSpec.abi), field by field by
-// name, the same on every backend; the reason when args has no op, lacks a
-// tensor of the op (prologue_out may be left out: null), an integer or float
-// field, or carries a longer chain than the struct holds.
+// name, the same on every backend; with tensor maps, argument_bytes long,
+// the maps left zero for the executor to encode. The reason when args has
+// no op, lacks a tensor of the op (prologue_out may be left out: null), an
+// integer or float field, carries a longer chain than the struct holds, or
+// tensor maps that do not fit after it (cuda::TensorMapLayoutError).
 std::optional<std::string> PackKernelArgs(const KernelArguments& args, PackedKernelArgs* packed);
 
 }  // namespace tiletune::runtime

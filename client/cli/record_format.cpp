@@ -32,6 +32,18 @@ std::string LaunchText(const v1::LaunchGeometry& launch) {
     parts.push_back(FormatBytes(launch.shared_memory_bytes()) + " shared");
   }
   if (launch.threads() > 0) parts.push_back(Counted(launch.threads(), "thread"));
+  // A TMA kernel's: its argument's size and each map's tensor, offset, box
+  // (inner x rows) and swizzle, the box as launchers encode it.
+  if (launch.argument_bytes() > 0) {
+    parts.push_back(FormatBytes(launch.argument_bytes()) + " argument");
+  }
+  for (const v1::TensorMapArgument& map : launch.tensor_maps()) {
+    parts.push_back(fmt::format("tensor map of {} at byte {}: box {}x{}, {}", map.tensor(),
+                                map.offset(), map.box_inner(), map.box_rows(),
+                                map.swizzle_bytes() > 0
+                                    ? std::to_string(map.swizzle_bytes()) + " B swizzle"
+                                    : std::string("no swizzle")));
+  }
   std::string text;
   for (const auto& part : parts) text += (text.empty() ? "" : ", ") + part;
   return text;

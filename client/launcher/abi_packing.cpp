@@ -1,5 +1,6 @@
 #include "client/launcher/abi_packing.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -153,7 +154,7 @@ std::optional<std::string> UnsupportedAbi(const v1::KernelAbi& abi) {
   return std::nullopt;
 }
 
-PackedArgs PackArgs(const v1::KernelAbi& abi, const LaunchArgs& args) {
+PackedArgs PackArgs(const v1::KernelAbi& abi, const LaunchArgs& args, int64_t argument_bytes) {
   RefuseUnknown(args.tensors, abi, v1::AbiField::KIND_TENSOR, "tensor");
   RefuseUnknown(args.ints, abi, v1::AbiField::KIND_INT64, "integer");
   RefuseUnknown(args.floats, abi, v1::AbiField::KIND_FLOAT32, "float");
@@ -164,7 +165,7 @@ PackedArgs PackArgs(const v1::KernelAbi& abi, const LaunchArgs& args) {
   RefuseUnreadSlots(args.chain_tensors, chain, &v1::ChainSlot::tensor, "tensor");
   RefuseUnreadSlots(args.chain_scalars, chain, &v1::ChainSlot::scalar, "scalar");
 
-  PackedArgs packed(static_cast<size_t>(abi.struct_bytes()));
+  PackedArgs packed(static_cast<size_t>(std::max(abi.struct_bytes(), argument_bytes)));
   for (const v1::AbiField& field : abi.fields()) {
     switch (field.kind()) {
       case v1::AbiField::KIND_TENSOR: {

@@ -34,10 +34,12 @@ class PackedArgs {
 std::optional<std::string> UnsupportedAbi(const v1::KernelAbi& abi);
 
 // `args` laid out as `abi` says, field by field (one function for every
-// format). Throws LaunchError naming the field: a tensor the kernel needs
+// format), in an argument of `argument_bytes` where that is longer than the
+// struct (a TMA kernel's, whose tensor maps follow the struct: left zero
+// here). Throws LaunchError naming the field: a tensor the kernel needs
 // that is missing or null, an address not aligned to abi.tensor_alignment, a
 // chain slot's tensor or scalar missing or given to a slot that reads none,
 // an integer other than the key's, a name the struct does not have.
-PackedArgs PackArgs(const v1::KernelAbi& abi, const LaunchArgs& args);
+PackedArgs PackArgs(const v1::KernelAbi& abi, const LaunchArgs& args, int64_t argument_bytes = 0);
 
 }  // namespace tiletune::launcher

@@ -214,12 +214,14 @@ LaunchOutcome CublasLtGemmCall::Run(void* stream, const LaunchArgs& args,
 
 TunedCudaKernel::TunedCudaKernel(std::shared_ptr<CudaContexts> cuda, v1::KernelArtifact artifact,
                                  std::string code, std::string reason,
-                                 std::shared_ptr<const CublasLtGemmCall> fallback)
+                                 std::shared_ptr<const CublasLtGemmCall> fallback,
+                                 std::vector<cu::PlannedTensorMap> tensor_maps)
     : KernelHandle(Runner::kTuned, std::move(reason)),
       cuda_(std::move(cuda)),
       artifact_(std::move(artifact)),
       code_(std::move(code)),
-      fallback_(std::move(fallback)) {}
+      fallback_(std::move(fallback)),
+      tensor_maps_(std::move(tensor_maps)) {}
 
 std::optional<std::string> TunedCudaKernel::LoadIntoCurrentContext() const {
   const cu::CUcontext context = cuda_->Current();
@@ -230,7 +232,11 @@ std::optional<std::string> TunedCudaKernel::LoadIntoCurrentContext() const {
 }
 
 LaunchOutcome TunedCudaKernel::Launch(void* stream, const LaunchArgs& args) const {
-  PackedArgs packed = PackArgs(artifact_.abi(), args);
+  PackedArgs packed = PackArgs(artifact_.abi(), args, artifact_.launch().argument_bytes());
+  // Encoded per launch: a map holds its tensor's address.
+  if (auto refusal = cu::EncodeTensorMaps(cuda_->driver(), tensor_maps_, packed.data())) {
+    throw LaunchError(refusal->tensor, refusal->message);
+  }
   const cu::CUcontext context = RequireCurrent(*cuda_);
   const auto loaded = cuda_->KernelIn(context, artifact_, code_);
   if (const auto* why = std::get_if<std::string>(&loaded)) {

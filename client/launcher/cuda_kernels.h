@@ -7,10 +7,12 @@
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "client/launcher/kernel_handle.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_driver_api.h"
+#include "runtime/cuda/tensor_map.h"
 #include "tiletune/v1/artifacts.pb.h"
 
 namespace tiletune::launcher {
@@ -110,8 +112,11 @@ class CublasLtHandle final : public KernelHandle {
 class TunedCudaKernel final : public KernelHandle {
  public:
   // `fallback`: what runs where the kernel does not load; may be null.
+  // `tensor_maps`: the artifact's maps planned for its ABI
+  // (runtime::cuda::PlanTensorMaps), encoded at each launch.
   TunedCudaKernel(std::shared_ptr<CudaContexts> cuda, v1::KernelArtifact artifact, std::string code,
-                  std::string reason, std::shared_ptr<const CublasLtGemmCall> fallback);
+                  std::string reason, std::shared_ptr<const CublasLtGemmCall> fallback,
+                  std::vector<runtime::cuda::PlannedTensorMap> tensor_maps);
 
   // Loads it into the calling thread's current context, if there is one;
   // why it does not load.
@@ -123,6 +128,7 @@ class TunedCudaKernel final : public KernelHandle {
   const v1::KernelArtifact artifact_;
   const std::string code_;
   const std::shared_ptr<const CublasLtGemmCall> fallback_;
+  const std::vector<runtime::cuda::PlannedTensorMap> tensor_maps_;
 };
 
 }  // namespace tiletune::launcher

@@ -291,16 +291,28 @@ std::shared_ptr<const KernelHandle> KernelLauncher::Impl::Load(Entry& entry,
   if (why) return Fallback(entry, "the served kernel's launch ABI: " + *why);
   const std::string reason =
       "tuned kernel " + artifact.kernel_name() + " (code " + artifact.content_hash() + ")";
+  const v1::LaunchGeometry& launch = artifact.launch();
+  if (artifact.format() != v1::KernelArtifact::FORMAT_CUBIN &&
+      (!launch.tensor_maps().empty() || launch.argument_bytes() != 0)) {
+    return Fallback(entry,
+                    "the served kernel's launch geometry has tensor maps, which only CUBINs take");
+  }
   switch (artifact.format()) {
     case v1::KernelArtifact::FORMAT_CUBIN: {
-      if (auto bad = UnlaunchableGeometry(artifact.launch())) {
+      if (auto bad = UnlaunchableGeometry(launch)) {
         return Fallback(entry, "the served kernel's launch geometry: " + *bad);
+      }
+      auto maps = runtime::cuda::PlanTensorMaps(launch.tensor_maps(), launch.argument_bytes(),
+                                                artifact.abi());
+      if (const auto* bad = std::get_if<std::string>(&maps)) {
+        return Fallback(entry, "the served kernel's tensor maps: " + *bad);
       }
       std::string missing;
       auto cuda = CudaContexts::Process(&missing);
       if (!cuda) return Fallback(entry, "a CUBIN was served, but CUDA is not usable: " + missing);
-      return std::make_shared<TunedCudaKernel>(std::move(cuda), std::move(artifact),
-                                               std::move(code), reason, VendorOf(entry));
+      return std::make_shared<TunedCudaKernel>(
+          std::move(cuda), std::move(artifact), std::move(code), reason, VendorOf(entry),
+          std::move(std::get<std::vector<runtime::cuda::PlannedTensorMap>>(maps)));
     }
     case v1::KernelArtifact::FORMAT_HOST_SHARED_OBJECT: {
       if (!options_.allow_host_code) {

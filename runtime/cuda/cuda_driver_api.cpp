@@ -34,6 +34,7 @@ bool ResolveAll(const SharedLibrary& lib, CudaDriverApi& api, std::string* missi
   ok &= ResolveSymbol(lib, "cuEventRecord", &api.cuEventRecord, missing);
   ok &= ResolveSymbol(lib, "cuEventSynchronize", &api.cuEventSynchronize, missing);
   ok &= ResolveSymbol(lib, "cuEventDestroy_v2", &api.cuEventDestroy, missing);
+  ok &= ResolveSymbol(lib, "cuTensorMapEncodeTiled", &api.cuTensorMapEncodeTiled, missing);
   ok &= ResolveSymbol(lib, "cuGetErrorName", &api.cuGetErrorName, missing);
   ok &= ResolveSymbol(lib, "cuGetErrorString", &api.cuGetErrorString, missing);
   // _v2 arrived with CUDA 12.8; older drivers have only the first one.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -44,6 +45,25 @@ inline constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
 inline constexpr unsigned CU_EVENT_DEFAULT = 0;
 
+// cuTensorMapEncodeTiled's enums (CUtensorMapDataType, CUtensorMapInterleave,
+// CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill): the
+// values tiletune encodes with.
+inline constexpr int CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6;
+inline constexpr int CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7;
+inline constexpr int CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9;
+inline constexpr int CU_TENSOR_MAP_INTERLEAVE_NONE = 0;
+inline constexpr int CU_TENSOR_MAP_SWIZZLE_NONE = 0;
+inline constexpr int CU_TENSOR_MAP_SWIZZLE_32B = 1;
+inline constexpr int CU_TENSOR_MAP_SWIZZLE_64B = 2;
+inline constexpr int CU_TENSOR_MAP_SWIZZLE_128B = 3;
+inline constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3;
+inline constexpr int CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0;
+
+// CUtensorMap: opaque, written by the driver at a 64-byte aligned address.
+struct CUtensorMap {
+  alignas(64) uint64_t opaque[16];
+};
+
 // Entry points of libcuda, resolved by the names cuda.h maps the API to
 // (cuMemAlloc is cuMemAlloc_v2...), with the legacy default stream.
 struct CudaDriverApi {
@@ -78,6 +98,11 @@ struct CudaDriverApi {
   CUresult (*cuEventSynchronize)(CUevent event);
   CUresult (*cuEventElapsedTime)(float* milliseconds, CUevent start, CUevent end);
   CUresult (*cuEventDestroy)(CUevent event);
+  // CUDA 12.0+.
+  CUresult (*cuTensorMapEncodeTiled)(CUtensorMap* map, int data_type, uint32_t rank, void* address,
+                                     const uint64_t* dims, const uint64_t* strides,
+                                     const uint32_t* box, const uint32_t* element_strides,
+                                     int interleave, int swizzle, int l2_promotion, int oob_fill);
   CUresult (*cuGetErrorName)(CUresult error, const char** name);
   CUresult (*cuGetErrorString)(CUresult error, const char** text);
 };

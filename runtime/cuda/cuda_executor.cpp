@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "kernels/ops/gemm/cublaslt_baseline.h"
+#include "runtime/cuda/tensor_map.h"
 
 namespace tiletune::runtime::cuda {
 namespace {
@@ -258,6 +259,7 @@ std::optional<std::string> CudaExecutor::Configure(const KernelArguments& args,
   }
   if (!function_) return std::string("no kernel loaded");
   if (auto error = PackKernelArgs(args, packed)) return error;
+  if (auto error = EncodeTensorMaps(*driver_, args, *packed)) return entry_ + ": " + *error;
   if (args.shared_memory_bytes <= shared_memory_limit_) return std::nullopt;
   if (auto error =
           Status(api_.cuFuncSetAttribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

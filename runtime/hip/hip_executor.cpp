@@ -174,6 +174,7 @@ std::optional<std::string> HipExecutor::Enqueue(const KernelArguments& args) {
            " B of dynamic shared memory exceed the device's " +
            std::to_string(max_shared_memory_bytes_) + " B per block";
   }
+  if (auto refusal = TensorMapsRefusal(backend(), args)) return entry_ + ": " + *refusal;
   PackedKernelArgs packed;
   if (auto error = PackKernelArgs(args, &packed)) return entry_ + ": " + *error;
   // AMD GPUs need no opt-in for large dynamic LDS (hipFuncSetAttribute takes

@@ -97,15 +97,21 @@ std::optional<std::string> HostExecutor::Call(const PackedKernelArgs& packed) co
   return std::nullopt;
 }
 
+std::optional<std::string> HostExecutor::Pack(const KernelArguments& args,
+                                              PackedKernelArgs* packed) const {
+  if (auto refusal = TensorMapsRefusal(backend(), args)) return refusal;
+  return PackKernelArgs(args, packed);
+}
+
 std::optional<std::string> HostExecutor::Launch(const KernelArguments& args) {
   PackedKernelArgs packed;
-  if (auto error = PackKernelArgs(args, &packed)) return error;
+  if (auto error = Pack(args, &packed)) return error;
   return Call(packed);
 }
 
 std::optional<std::string> HostExecutor::TimedLaunch(const KernelArguments& args, double* seconds) {
   PackedKernelArgs packed;
-  if (auto error = PackKernelArgs(args, &packed)) return error;
+  if (auto error = Pack(args, &packed)) return error;
   const auto start = std::chrono::steady_clock::now();
   auto error = Call(packed);
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

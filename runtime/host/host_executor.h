@@ -36,6 +36,8 @@ class HostExecutor final : public DeviceExecutor {
   void FlushCaches() override;
 
  private:
+  // PackKernelArgs, refusing tensor maps first.
+  std::optional<std::string> Pack(const KernelArguments& args, PackedKernelArgs* packed) const;
   std::optional<std::string> Call(const PackedKernelArgs& packed) const;
 
   std::vector<DeviceBuffer> buffers_;

@@ -1,14 +1,28 @@
 // KernelLauncher on a CUDA GPU: a CUBIN tuned by the real daemon launched
-// into the test's context, and cuBLASLt run as the fallback when the daemon
-// is down, each checked against float64 on an odd shape. Skipped without
-// libcuda, a GPU or cuBLASLt.
+// into the test's context, cuBLASLt run as the fallback when the daemon
+// is down, each checked against float64 on an odd shape, and a TMA kernel
+// launched with the tensor map the launcher encodes. Skipped without
+// libcuda, a GPU or cuBLASLt (the TMA test: without NVRTC or sm_90).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+
+#include "client/launcher/abi_packing.h"
+#include "client/launcher/cuda_kernels.h"
 #include "client/launcher/kernel_launcher.h"
+#include "kernels/core/abi_description.h"
+#include "kernels/source/device_headers.h"
 #include "launcher_test_support.h"
 #include "loopback_ports.h"
+#include "runtime/content_hash.h"
 #include "runtime/cuda/cuda_driver_api.h"
+#include "runtime/cuda/nvrtc_compiler.h"
+#include "tests/support/gemm_test_key.h"
 #include "tests/support/tiletuned_process.h"
+#include "tests/support/tma_box_copy.h"
 
 namespace tiletune::launcher {
 namespace {
@@ -127,6 +141,109 @@ TEST_F(CudaLauncherTest, ATunedCubinRunsInTheCallersContext) {
   LaunchArgs args = misaligned.HostArgs();
   args.tensors["a"] = reinterpret_cast<const char*>(args.tensors["a"]) + 4;
   EXPECT_THROW(handle->Launch(nullptr, args), LaunchError);
+}
+
+// tests/support/tma_box_copy.cu served as a TMA kernel would be: its map of
+// `a` in the launch geometry, the gemm ABI of its key. Launched twice on
+// different tensors (the maps hold addresses: they are encoded per launch),
+// each copy checked bit for bit with nothing written past c; then what an
+// encoding costs.
+TEST_F(CudaLauncherTest, ATmaKernelReadsTheTensorMapTheLauncherEncodesAtEachLaunch) {
+  const cu::CudaDriverApi& api = driver_->api();
+  int major = 0;
+  Check(api.cuDeviceGetAttribute(&major, cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0),
+        "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)");
+  int minor = 0;
+  Check(api.cuDeviceGetAttribute(&minor, cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0),
+        "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)");
+  if (major < 9) GTEST_SKIP() << "tensor maps need sm_90+; this is sm_" << major << minor;
+  std::string why;
+  const auto nvrtc = cu::NvrtcCompiler::Open(&why);
+  if (!nvrtc) GTEST_SKIP() << why;
+
+  constexpr int64_t kRows = 37, kInner = 200, kBatch = 3;  // no side a multiple of the box
+  const testing::TmaBoxCopy copy{2, 64, 16, 128};
+  const std::string arch = "sm_" + std::to_string(major) + std::to_string(minor);
+  const auto compiled = nvrtc->Compile(testing::TmaBoxCopySource(copy), "tma_box_copy.cu",
+                                       kernels::DeviceHeaders(), {}, arch);
+  ASSERT_TRUE(compiled.ok) << compiled.log;
+  const v1::KernelKey key = testing::GemmTestKey(kRows, kInner, kInner, kBatch, v1::DTYPE_BF16,
+                                                 v1::DTYPE_BF16, false, false);
+  v1::KernelArtifact artifact;
+  artifact.set_format(v1::KernelArtifact::FORMAT_CUBIN);
+  artifact.set_entry("tma_box_copy");
+  artifact.set_target(arch);
+  artifact.set_code_bytes(static_cast<int64_t>(compiled.binary.size()));
+  artifact.set_content_hash(runtime::ContentHash(compiled.binary));
+  *artifact.mutable_abi() = kernels::DescribeLaunchAbi(key, v1::KernelAbi::PASSING_BY_VALUE);
+  *artifact.mutable_launch() = testing::TmaBoxCopyLaunch(copy, kRows, kInner, kBatch);
+  const auto& launch = artifact.launch();
+  ASSERT_EQ(UnlaunchableGeometry(launch), std::nullopt);
+  auto planned = cu::PlanTensorMaps(launch.tensor_maps(), launch.argument_bytes(), artifact.abi());
+  ASSERT_TRUE(std::holds_alternative<std::vector<cu::PlannedTensorMap>>(planned))
+      << std::get<std::string>(planned);
+  const auto plan = std::get<std::vector<cu::PlannedTensorMap>>(planned);
+  auto cuda = CudaContexts::Process(&why);
+  ASSERT_TRUE(cuda) << why;
+  const TunedCudaKernel kernel(cuda, artifact, compiled.binary, "the TMA test kernel", nullptr,
+                               plan);
+
+  constexpr size_t kBytes = kBatch * kRows * kInner * 2, kGuardBytes = 4096;
+  const auto allocate = [&](size_t bytes, unsigned char fill) {
+    cu::CUdeviceptr device = 0;
+    EXPECT_EQ(api.cuMemAlloc(&device, bytes), cu::CUDA_SUCCESS);
+    EXPECT_EQ(api.cuMemsetD8(device, fill, bytes), cu::CUDA_SUCCESS);
+    return device;
+  };
+  const cu::CUdeviceptr b = allocate(kBatch * kInner * kInner * 2, 0);
+  for (const uint16_t seed : {uint16_t{1}, uint16_t{7}}) {
+    std::vector<uint16_t> a(kBytes / 2);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint16_t>(i * 40503u + seed) | 1u;
+    const cu::CUdeviceptr a_device = allocate(kBytes, 0), c = allocate(kBytes + kGuardBytes, 0xab);
+    Check(api.cuMemcpyHtoD(a_device, a.data(), kBytes), "cuMemcpyHtoD");
+    LaunchArgs args;
+    args.tensors = {{"a", reinterpret_cast<const void*>(a_device)},
+                    {"b", reinterpret_cast<const void*>(b)},
+                    {"c", reinterpret_cast<const void*>(c)}};
+    EXPECT_EQ(kernel.Launch(nullptr, args).runner, Runner::kTuned);
+    Check(api.cuCtxSynchronize(), "cuCtxSynchronize");
+    std::vector<unsigned char> out(kBytes + kGuardBytes);
+    Check(api.cuMemcpyDtoH(out.data(), c, out.size()), "cuMemcpyDtoH");
+    EXPECT_EQ(std::memcmp(out.data(), a.data(), kBytes), 0) << "seed " << seed;
+    EXPECT_TRUE(std::all_of(out.begin() + kBytes, out.end(), [](unsigned char v) {
+      return v == 0xab;
+    })) << "written past c";
+
+    // A tensor the map cannot take: nothing runs.
+    args.tensors["a"] = reinterpret_cast<const void*>(a_device + 8);
+    try {
+      kernel.Launch(nullptr, args);
+      ADD_FAILURE() << "a misaligned a was launched";
+    } catch (const LaunchError& e) {
+      EXPECT_EQ(e.field(), "a") << e.what();
+    }
+    api.cuMemFree(a_device);
+    api.cuMemFree(c);
+  }
+  api.cuMemFree(b);
+
+  // What encoding costs, per map: what a launch adds for each.
+  PackedArgs packed(static_cast<size_t>(launch.argument_bytes()));
+  const void* any = reinterpret_cast<const void*>(b);
+  std::memcpy(packed.data(), &any, sizeof(any));
+  ASSERT_FALSE(cu::EncodeTensorMaps(cuda->driver(), plan, packed.data()));
+  std::vector<unsigned char> first(
+      static_cast<const unsigned char*>(packed.data()),
+      static_cast<const unsigned char*>(packed.data()) + packed.size());
+  constexpr int kEncodings = 10000;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kEncodings; ++i) cu::EncodeTensorMaps(cuda->driver(), plan, packed.data());
+  const double micros =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+      kEncodings;
+  EXPECT_EQ(std::memcmp(first.data(), packed.data(), first.size()), 0) << "the same map each time";
+  RecordProperty("encode_us_per_map", std::to_string(micros));
+  std::cout << "cuTensorMapEncodeTiled: " << micros << " us per map\n";
 }
 
 }  // namespace

@@ -7,15 +7,27 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <thread>
 
+#include <google/protobuf/text_format.h>
+#include <google/protobuf/util/message_differencer.h>
+#include <sodium.h>
+
 #include "client/launcher/abi_packing.h"
 #include "client/launcher/trusted_keys.h"
+#include "kernels/core/abi_description.h"
+#include "kernels/core/kernel_key.h"
+#include "kernels/ops/gemm/gemm_args.h"
 #include "launcher_test_support.h"
 #include "loopback_ports.h"
+#include "proto/artifact_statement.h"
+#include "runtime/content_hash.h"
+#include "tests/support/gemm_test_key.h"
 #include "tests/support/tiletuned_process.h"
 
 namespace tiletune::launcher {
@@ -287,6 +299,98 @@ TEST(KernelLauncherWithoutDaemon, PlaintextTcpToAnotherHostIsRefused) {
                                   "dns:///localhost:1", "unix:/run/tiletune/tiletuned.sock"}) {
     EXPECT_NO_THROW(KernelLauncher{local}) << local;
   }
+}
+
+std::string SourceFile(const std::string& path) {
+  std::ifstream in(fs::path(TILETUNE_SOURCE_DIR) / path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A TMA kernel's artifact (tests/client/data/tma_artifact.textproto, which
+// the Python client's tests read too).
+v1::KernelArtifact TmaArtifact() {
+  v1::KernelArtifact artifact;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      SourceFile("tests/client/data/tma_artifact.textproto"), &artifact));
+  return artifact;
+}
+
+TEST(SignedStatement, ATmaKernelsStatementCoversItsTensorMapsAndArgumentSize) {
+  const v1::KernelArtifact artifact = TmaArtifact();
+  // The artifact is what a daemon would serve for its key.
+  const v1::KernelKey key =
+      testing::GemmTestKey(37, 200, 200, 3, v1::DTYPE_BF16, v1::DTYPE_BF16, false, false);
+  EXPECT_EQ(artifact.canonical_key(), kernels::CanonicalKeyString(key));
+  const v1::KernelAbi abi = kernels::DescribeLaunchAbi(key, v1::KernelAbi::PASSING_BY_VALUE);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(artifact.abi(), abi))
+      << abi.DebugString();
+  EXPECT_EQ(SignedStatement(artifact), SourceFile("tests/client/data/tma_artifact.statement"));
+}
+
+TEST(TrustedKeys, ATamperedTensorMapIsRefused) {
+  ASSERT_GE(sodium_init(), 0);
+  unsigned char public_key[crypto_sign_PUBLICKEYBYTES], secret_key[crypto_sign_SECRETKEYBYTES];
+  crypto_sign_keypair(public_key, secret_key);
+  const auto hex = [](const unsigned char* bytes, size_t size) {
+    std::string text(size * 2 + 1, '\0');
+    sodium_bin2hex(text.data(), text.size(), bytes, size);
+    text.pop_back();
+    return text;
+  };
+  const std::string code = "a TMA kernel's code";
+  v1::KernelArtifact signed_artifact = TmaArtifact();
+  signed_artifact.set_content_hash(runtime::ContentHash(code));
+  signed_artifact.set_code_bytes(static_cast<int64_t>(code.size()));
+  signed_artifact.set_signing_key(hex(public_key, sizeof(public_key)));
+  const std::string statement = SignedStatement(signed_artifact);
+  unsigned char signature[crypto_sign_BYTES];
+  crypto_sign_detached(signature, nullptr, reinterpret_cast<const unsigned char*>(statement.data()),
+                       statement.size(), secret_key);
+  signed_artifact.set_signature(hex(signature, sizeof(signature)));
+  const TrustedKeys trusted({signed_artifact.signing_key()});
+  ASSERT_EQ(trusted.Refusal(signed_artifact, code), std::nullopt);
+
+  using Tamper = void (*)(v1::LaunchGeometry&);
+  for (const auto& [what, tamper] : std::initializer_list<std::pair<const char*, Tamper>>{
+           {"a map moved",
+            [](v1::LaunchGeometry& l) { l.mutable_tensor_maps(0)->set_offset(576); }},
+           {"a map of another tensor",
+            [](v1::LaunchGeometry& l) { l.mutable_tensor_maps(1)->set_tensor("c"); }},
+           {"a wider box",
+            [](v1::LaunchGeometry& l) { l.mutable_tensor_maps(0)->set_box_inner(32); }},
+           {"fewer rows",
+            [](v1::LaunchGeometry& l) { l.mutable_tensor_maps(1)->set_box_rows(128); }},
+           {"another swizzle",
+            [](v1::LaunchGeometry& l) { l.mutable_tensor_maps(0)->set_swizzle_bytes(64); }},
+           {"a map left out", [](v1::LaunchGeometry& l) { l.mutable_tensor_maps()->RemoveLast(); }},
+           {"a map added", [](v1::LaunchGeometry& l) { *l.add_tensor_maps() = l.tensor_maps(0); }},
+           {"a longer argument", [](v1::LaunchGeometry& l) { l.set_argument_bytes(768); }}}) {
+    v1::KernelArtifact tampered = signed_artifact;
+    tamper(*tampered.mutable_launch());
+    EXPECT_TRUE(Contains(trusted.Refusal(tampered, code).value_or(""), "signature does not verify"))
+        << what;
+  }
+}
+
+TEST(AbiPacking, ATmaKernelsArgumentIsItsStructThenRoomForItsTensorMaps) {
+  v1::KernelAbi abi = TmaArtifact().abi();
+  LaunchArgs args;
+  args.tensors = {{"a", reinterpret_cast<const void*>(0x10000)},
+                  {"b", reinterpret_cast<const void*>(0x20000)},
+                  {"c", reinterpret_cast<const void*>(0x30000)}};
+  PackedArgs packed = PackArgs(abi, args, 704);
+  ASSERT_EQ(packed.size(), 704u);
+  const auto* bytes = static_cast<const unsigned char*>(packed.data());
+  const void* a = nullptr;
+  long long m = 0;
+  std::memcpy(&a, bytes + offsetof(tt_gemm_args, a), sizeof(a));
+  std::memcpy(&m, bytes + offsetof(tt_gemm_args, m), sizeof(m));
+  EXPECT_EQ(a, args.tensors["a"]);
+  EXPECT_EQ(m, 37);
+  EXPECT_TRUE(std::all_of(bytes + abi.struct_bytes(), bytes + 704, [](unsigned char b) {
+    return b == 0;
+  })) << "the maps' bytes are the encoder's";
+  EXPECT_EQ(PackArgs(abi, args).size(), 272u) << "no maps: the struct alone";
 }
 
 TEST(AbiPacking, AnAbiThisLauncherDoesNotKnowIsRefused) {

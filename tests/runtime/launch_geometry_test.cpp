@@ -1,5 +1,6 @@
 // A kernel's launch geometry as executors launch it: the grid as recorded,
-// or a persistent grid sized by the device's SM/CU count.
+// or a persistent grid sized by the device's SM/CU count; a TMA kernel's
+// tensor maps and argument size.
 #include <gtest/gtest.h>
 
 #include "runtime/device_executor.h"
@@ -39,6 +40,26 @@ TEST(LaunchGeometry, APersistentGridIsBlocksPerComputeUnitTimesTheDevicesUnits) 
   SetLaunchGeometry(bare, 132, args);
   EXPECT_EQ(args.grid, (std::array<uint32_t, 3>{7, 1, 1}));
   EXPECT_EQ(args.block, (std::array<uint32_t, 3>{1, 1, 1}));
+}
+
+TEST(LaunchGeometry, ATmaKernelsTensorMapsAndArgumentSizeComeAlong) {
+  v1::LaunchGeometry launch = Launch(64, 0);
+  v1::TensorMapArgument& map = *launch.add_tensor_maps();
+  map.set_tensor("b");
+  map.set_offset(448);
+  map.set_box_inner(64);
+  map.set_box_rows(256);
+  map.set_swizzle_bytes(128);
+  launch.set_argument_bytes(704);
+  KernelArguments args;
+  SetLaunchGeometry(launch, 132, args);
+  ASSERT_EQ(args.tensor_maps.size(), 1);
+  EXPECT_EQ(args.tensor_maps[0].SerializeAsString(), map.SerializeAsString());
+  EXPECT_EQ(args.argument_bytes, 704);
+  // The next kernel's geometry replaces them.
+  SetLaunchGeometry(Launch(64, 0), 132, args);
+  EXPECT_TRUE(args.tensor_maps.empty());
+  EXPECT_EQ(args.argument_bytes, 0);
 }
 
 }  // namespace

@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "kernels/core/op_registry.h"
 #include "kernels/ops/gemm/gemm_args.h"
 #include "kernels/ops/layernorm/layernorm_args.h"
+#include "runtime/host/host_executor.h"
 #include "tests/support/gemm_call.h"
 
 namespace tiletune::runtime {
@@ -80,6 +83,50 @@ TEST(PackedKernelArgs, RefusesWhatTheStructCannotCarry) {
   const auto too_long = PackKernelArgs(args, &packed);
   ASSERT_TRUE(too_long);
   EXPECT_NE(too_long->find("exceeds TT_MAX_CHAIN"), std::string::npos) << *too_long;
+}
+
+// tt_gemm_tma_args: the gemm struct, then room for the maps of a and b.
+void AddTmaMaps(KernelArguments& args) {
+  for (const auto& [tensor, offset] : {std::pair{"a", offsetof(tt_gemm_tma_args, a_map)},
+                                       {"b", offsetof(tt_gemm_tma_args, b_map)}}) {
+    v1::TensorMapArgument& map = *args.tensor_maps.Add();
+    map.set_tensor(tensor);
+    map.set_offset(static_cast<int64_t>(offset));
+    map.set_box_inner(64);
+    map.set_box_rows(64);
+    map.set_swizzle_bytes(128);
+  }
+  args.argument_bytes = sizeof(tt_gemm_tma_args);
+}
+
+TEST(PackedKernelArgs, ATmaKernelsArgumentIsTheStructThenZerosForItsMaps) {
+  KernelArguments args = testing::GemmCall(At(0x1000), At(0x2000), At(0x3000));
+  args.ints["ldc"] = 7;
+  AddTmaMaps(args);
+  PackedKernelArgs packed;
+  ASSERT_EQ(PackKernelArgs(args, &packed), std::nullopt);
+  ASSERT_EQ(packed.size(), sizeof(tt_gemm_tma_args));
+  tt_gemm_tma_args raw;
+  std::memcpy(&raw, packed.data(), sizeof(raw));
+  EXPECT_EQ(raw.gemm.a, At(0x1000).ptr);
+  EXPECT_EQ(raw.gemm.ldc, 7);
+  const auto* bytes = static_cast<const unsigned char*>(packed.data());
+  EXPECT_TRUE(std::all_of(bytes + sizeof(tt_gemm_args), bytes + packed.size(), [](unsigned char b) {
+    return b == 0;
+  })) << "the maps are the executor's to encode";
+
+  args.tensor_maps.Mutable(1)->set_offset(offsetof(tt_gemm_tma_args, a_map) + 64);
+  EXPECT_EQ(PackKernelArgs(args, &packed),
+            "tensor_maps[1] (b): offset 384 overlaps tensor_maps[0] (a)");
+}
+
+TEST(TensorMapsRefusal, TheHostExecutorRefusesAKernelWithTensorMaps) {
+  KernelArguments args = testing::GemmCall(At(0x1000), At(0x2000), At(0x3000));
+  EXPECT_EQ(TensorMapsRefusal("host", args), std::nullopt);
+  AddTmaMaps(args);
+  EXPECT_EQ(host::HostExecutor().Launch(args),
+            "the host executor encodes no tensor maps (TMA is CUDA's, sm_90+), and the kernel's "
+            "argument carries maps of a, b");
 }
 
 }  // namespace

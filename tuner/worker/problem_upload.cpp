@@ -27,6 +27,7 @@ runtime::KernelArguments UploadProblem(runtime::DeviceExecutor& executor, const 
   const size_t output_elements = static_cast<size_t>(p.output_elements);
   runtime::KernelArguments args;
   args.op = &spec;
+  args.key = p.key;
   for (const auto& [name, data] : p.tensors) args.tensors[name] = Upload(executor, data, in);
   args.tensors[std::string(kernels::OutputTensor(spec).name)] =
       executor.Allocate(output_elements * ElementBytes(p.key.output_dtype()));

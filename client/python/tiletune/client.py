@@ -138,7 +138,7 @@ def signed_statement(artifact):
     """What a KernelArtifact's signature covers (docs/kernel-abi.md,
     "Signatures"): the same text the daemon signs."""
     abi, launch = artifact.abi, artifact.launch
-    lines = ["tiletune-artifact=2",
+    lines = ["tiletune-artifact=3",
              f"content_hash={artifact.content_hash}",
              f"code_bytes={artifact.code_bytes}",
              f"format={artifact.format}",
@@ -149,9 +149,11 @@ def signed_statement(artifact):
              f"source_hash={artifact.source_hash}",
              f"key={artifact.canonical_key}",
              f"launch={_dims(launch.grid)} {_dims(launch.block)} {launch.shared_memory_bytes} "
-             f"{launch.threads} {launch.blocks_per_compute_unit}",
-             f"abi={abi.struct_name} {abi.version} {abi.struct_bytes} {abi.passing} "
-             f"{abi.struct_alignment} {abi.max_chain} {abi.tensor_alignment}"]
+             f"{launch.threads} {launch.blocks_per_compute_unit} {launch.argument_bytes}"]
+    lines += [f"tensor_map={m.tensor} {m.offset} {m.box_inner} {m.box_rows} {m.swizzle_bytes}"
+              for m in launch.tensor_maps]
+    lines.append(f"abi={abi.struct_name} {abi.version} {abi.struct_bytes} {abi.passing} "
+                 f"{abi.struct_alignment} {abi.max_chain} {abi.tensor_alignment}")
     for f in abi.fields:
         bits = struct.pack(">d", f.default_value).hex()
         lines.append(f"field={f.name} {f.kind} {f.offset} {f.bytes} {f.value} {f.role} {f.dtype} "

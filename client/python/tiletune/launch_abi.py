@@ -5,9 +5,10 @@ each op's struct."""
 
 import struct
 
-from tiletune.v1 import artifacts_pb2
+from tiletune.v1 import artifacts_pb2, kernel_key_pb2
 
 _F = artifacts_pb2.AbiField
+_K = kernel_key_pb2
 # The launch ABI versions this client packs.
 KNOWN_ABI_VERSIONS = (2,)
 
@@ -18,13 +19,148 @@ class LaunchError(ValueError):
 
 def check_loadable(artifact, format, passing, what):
     """Raises LaunchError unless `artifact` is code of `format` whose entry
-    takes its struct as `passing` says (`what`: "a CUBIN")."""
+    takes its struct as `passing` says (`what`: "a CUBIN"), with tensor maps
+    only where it is a CUBIN."""
     names = artifacts_pb2.KernelArtifact.Format, artifacts_pb2.KernelAbi.Passing
     if artifact.format != format:
         raise LaunchError(f"not {what}: {names[0].Name(artifact.format)}")
     if artifact.abi.passing != passing:
         raise LaunchError(f"{what} takes its struct {names[1].Name(passing)}; this ABI says "
                           + names[1].Name(artifact.abi.passing))
+    launch = artifact.launch
+    if format != artifacts_pb2.KernelArtifact.FORMAT_CUBIN and (
+            launch.tensor_maps or launch.argument_bytes):
+        raise LaunchError("the launch geometry has tensor maps, which only CUBINs take")
+
+
+# TMA kernels (docs/kernel-abi.md, "TMA kernels"): the kernel's one argument
+# is the op's struct, then a CUtensorMap per LaunchGeometry.tensor_maps entry
+# at its offset, argument_bytes in all. The twin of
+# runtime/cuda/tensor_map.cpp: the same rules, the same messages.
+TENSOR_MAP_BYTES = 128
+_TENSOR_MAP_ALIGNMENT = 64
+_MAX_ARGUMENT_BYTES = 4096  # cuLaunchKernel's classic limit on kernel parameters
+_MAX_BOX_SIDE = 256
+_MAX_DIM = 1 << 32
+_STRIDE_LIMIT = 1 << 40
+_SWIZZLES = {0: 0, 32: 1, 64: 2, 128: 3}  # bytes: CU_TENSOR_MAP_SWIZZLE_*
+# dtype: (CU_TENSOR_MAP_DATA_TYPE_*, bytes)
+_MAP_ELEMENTS = {_K.DTYPE_F32: (7, 4), _K.DTYPE_F16: (6, 2), _K.DTYPE_BF16: (9, 2)}
+
+
+class TensorMapPlan:
+    """One map of a kernel's argument checked against the tensor it
+    describes: where it goes (`offset`), where the struct holds its tensor's
+    address (`field_offset`), and cuTensorMapEncodeTiled's arguments (rank 3,
+    innermost first)."""
+
+    __slots__ = ("tensor", "field_offset", "offset", "data_type", "dims", "strides", "box",
+                 "swizzle")
+
+    def __init__(self, tensor, field_offset, offset, data_type, dims, strides, box, swizzle):
+        self.tensor, self.field_offset, self.offset = tensor, field_offset, offset
+        self.data_type, self.dims, self.strides = data_type, dims, strides
+        self.box, self.swizzle = box, swizzle
+
+
+def _entry(i, m):
+    return f"tensor_maps[{i}] ({m.tensor or 'no tensor'})"
+
+
+def tensor_map_layout_error(maps, argument_bytes, struct_bytes):
+    """Why `maps` cannot follow a struct of `struct_bytes` in an argument of
+    `argument_bytes`, naming the entry and the rule; None when they can."""
+    argument = f"argument_bytes {argument_bytes}"
+    if not maps:
+        return None if argument_bytes == 0 else \
+            f"{argument} without tensor maps (0 unless the kernel takes some)"
+    if argument_bytes <= struct_bytes:
+        return f"{argument} leaves no room for tensor maps after the {struct_bytes}-byte struct"
+    if argument_bytes > _MAX_ARGUMENT_BYTES:
+        return (f"{argument} is past cuLaunchKernel's limit of {_MAX_ARGUMENT_BYTES} bytes of "
+                "kernel parameters")
+    if argument_bytes % _TENSOR_MAP_ALIGNMENT:
+        return f"{argument} is not a multiple of 64, as a struct holding tensor maps is"
+    for i, m in enumerate(maps):
+        entry = _entry(i, m)
+        if not m.tensor:
+            return f"{entry}: names no tensor"
+        if m.offset % _TENSOR_MAP_ALIGNMENT:
+            return f"{entry}: offset {m.offset} is not a multiple of 64"
+        if m.offset < struct_bytes:
+            return f"{entry}: offset {m.offset} overlaps the {struct_bytes}-byte struct"
+        if m.offset + TENSOR_MAP_BYTES > argument_bytes:
+            return f"{entry}: offset {m.offset} puts its 128 bytes past {argument}"
+        for j in range(i):
+            if abs(maps[j].offset - m.offset) < TENSOR_MAP_BYTES:
+                return f"{entry}: offset {m.offset} overlaps {_entry(j, maps[j])}"
+        for name, side in (("box_inner", m.box_inner), ("box_rows", m.box_rows)):
+            if not 1 <= side <= _MAX_BOX_SIDE:
+                return f"{entry}: {name} {side} is outside 1..256"
+        if m.swizzle_bytes not in _SWIZZLES:
+            return f"{entry}: swizzle_bytes {m.swizzle_bytes} is none of 0, 32, 64, 128"
+    return None
+
+
+def _map_encoding(m, field):
+    """cuTensorMapEncodeTiled's (data type, dims, strides, box) for map `m`
+    of the tensor `field` describes, as stored: [batch][rows][inner], inner
+    its contiguous extent, dense (the ABI fixes every leading dimension to
+    the key's dense one); or the rule it breaks, as text."""
+    if field.dtype not in _MAP_ELEMENTS:
+        return (f"its tensor's dtype {_K.DType.Name(field.dtype)} has no tensor map element type "
+                "here (bf16, f16, f32)")
+    data_type, element = _MAP_ELEMENTS[field.dtype]
+    shape = list(field.shape)
+    if not shape:
+        return "its tensor has no shape"
+    for size in shape:
+        if not 1 <= size <= _MAX_DIM:
+            return f"its tensor's dimension of {size} is outside 1..2^32"
+    last, second = shape[-1], (shape[-2] if len(shape) >= 2 else 1)
+    col_major = len(shape) >= 2 and field.layout == _K.LAYOUT_COL_MAJOR
+    inner, rows = (second, last) if col_major else (last, second)
+    batch = _shape_numel(shape[:-2])
+    if batch > _MAX_DIM:
+        return f"its tensor's batch of {batch} entries is past 2^32"
+    row_stride = inner * element
+    if row_stride % 16:
+        return (f"row stride of {row_stride} bytes ({inner} elements of {element}) is not a "
+                "multiple of 16 bytes")
+    batch_stride = row_stride * rows
+    if batch_stride >= _STRIDE_LIMIT:
+        return f"batch stride of {batch_stride} bytes is not below 2^40"
+    inner_box = m.box_inner * element
+    if inner_box % 16:
+        return (f"box_inner of {m.box_inner} elements is {inner_box} bytes, not a multiple of "
+                "16 bytes")
+    if m.swizzle_bytes and inner_box > m.swizzle_bytes:
+        return (f"box_inner of {m.box_inner} elements is {inner_box} bytes, wider than its "
+                f"{m.swizzle_bytes}-byte swizzle")
+    return data_type, (inner, rows, batch), (row_stride, batch_stride), (m.box_inner, m.box_rows, 1)
+
+
+def plan_tensor_maps(launch, abi):
+    """The TensorMapPlans of `launch` for the tensors of `abi`, every
+    precondition of cuTensorMapEncodeTiled but the address checked; raises
+    LaunchError naming the entry, its tensor and the rule."""
+    maps = list(launch.tensor_maps)
+    error = tensor_map_layout_error(maps, launch.argument_bytes, abi.struct_bytes)
+    if error:
+        raise LaunchError(error)
+    tensors = {f.name: f for f in abi.fields if f.kind == _F.KIND_TENSOR}
+    plan = []
+    for i, m in enumerate(maps):
+        field = tensors.get(m.tensor)
+        if field is None:
+            raise LaunchError(f"{_entry(i, m)}: {abi.struct_name} has no tensor of that name")
+        encoding = _map_encoding(m, field)
+        if isinstance(encoding, str):
+            raise LaunchError(f"{_entry(i, m)}: {encoding}")
+        data_type, dims, strides, box = encoding
+        plan.append(TensorMapPlan(m.tensor, field.offset, m.offset, data_type, dims, strides, box,
+                                  _SWIZZLES[m.swizzle_bytes]))
+    return plan
 
 
 class TensorView:

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <numeric>
 #include <vector>
@@ -16,6 +18,8 @@
 #include "tests/runtime/cuda/nvrtc_for_tests.h"
 #include "tests/runtime/scratch_dir.h"
 #include "tests/support/gemm_call.h"
+#include "tests/support/gemm_test_key.h"
+#include "tests/support/tma_box_copy.h"
 
 namespace tiletune::runtime::cuda {
 namespace {
@@ -89,6 +93,17 @@ std::string LayoutKernel() {
          "extern \"C\" __global__ void layout(tt_gemm_args args) {\n"
          "  long long* out = (long long*)args.c;\n" +
          body + "}\n";
+}
+
+// `elements` distinct bit patterns of `bytes` each, none zero: what a copy
+// must reproduce bit for bit.
+std::vector<std::byte> BitPatterns(size_t elements, size_t bytes) {
+  std::vector<std::byte> out(elements * bytes);
+  for (size_t i = 0; i < elements; ++i) {
+    const uint32_t bits = static_cast<uint32_t>(i * 2654435761u % 0xfff0u + 1) | (i << 16);
+    std::memcpy(out.data() + i * bytes, &bits, bytes);
+  }
+  return out;
 }
 
 class CudaExecutorTest : public ::testing::Test {
@@ -253,6 +268,69 @@ TEST_F(CudaExecutorTest, LoadFailuresSayWhy) {
   const auto unloaded = executor_->Launch({});
   ASSERT_TRUE(unloaded);
   EXPECT_EQ(*unloaded, "no kernel loaded");
+}
+
+// The TMA test kernel (tests/support/tma_box_copy.cu) reading `a` through
+// the map the executor encodes from the launch geometry: a box copy of a
+// batched tensor whose sides are no multiple of the box, for each element
+// type and swizzle, checked bit for bit with nothing written past c.
+TEST_F(CudaExecutorTest, ATmaKernelReadsTheTensorMapTheExecutorEncodes) {
+  if (std::stoi(arch_.substr(3)) < 90) GTEST_SKIP() << "tensor maps need sm_90+; this is " << arch_;
+  constexpr int64_t kM = 37, kK = 200, kBatch = 3;
+  constexpr size_t kGuardBytes = 4096;
+  struct Case {
+    testing::TmaBoxCopy copy;
+    v1::DType dtype;
+  };
+  for (const Case& c : {Case{{2, 64, 16, 128}, v1::DTYPE_BF16}, Case{{2, 16, 8, 32}, v1::DTYPE_F16},
+                        Case{{4, 16, 8, 64}, v1::DTYPE_F32}, Case{{4, 32, 16, 128}, v1::DTYPE_F32},
+                        Case{{2, 24, 5, 0}, v1::DTYPE_BF16}}) {
+    const std::string name = "tma_box_copy_" + std::to_string(c.copy.element_bytes) + "_" +
+                             std::to_string(c.copy.box_inner) + "x" +
+                             std::to_string(c.copy.box_rows) + "_" +
+                             std::to_string(c.copy.swizzle_bytes);
+    SCOPED_TRACE(name);
+    ASSERT_EQ(executor_->Load(Cubin(testing::TmaBoxCopySource(c.copy), name), "tma_box_copy"),
+              std::nullopt);
+    const size_t bytes = static_cast<size_t>(c.copy.element_bytes);
+    const std::vector<std::byte> a = BitPatterns(kBatch * kM * kK, bytes);
+    const std::vector<std::byte> poison(a.size() + kGuardBytes, std::byte{0xab});
+    KernelArguments args = testing::GemmCall(executor_->Allocate(a.size()),
+                                             executor_->Allocate(kBatch * kK * kK * bytes),
+                                             executor_->Allocate(poison.size()));
+    executor_->CopyIn(args.tensors.at("a"), a.data(), a.size());
+    executor_->CopyIn(args.tensors.at("c"), poison.data(), poison.size());
+    args.key = testing::GemmTestKey(kM, kK, kK, kBatch, c.dtype, c.dtype, false, false);
+    args.ints = {{"m", kM},     {"n", kK},   {"k", kK},  {"batch", kBatch},
+                 {"lda", kK}, {"ldb", kK}, {"ldc", kK}};
+    SetLaunchGeometry(testing::TmaBoxCopyLaunch(c.copy, kM, kK, kBatch),
+                      executor_->compute_units(), args);
+    ASSERT_EQ(args.tensor_maps.size(), 1);
+    ASSERT_EQ(executor_->Launch(args), std::nullopt);
+    std::vector<std::byte> c_out(poison.size());
+    executor_->CopyOut(c_out.data(), args.tensors.at("c"), c_out.size());
+    const auto differs = std::mismatch(a.begin(), a.end(), c_out.begin());
+    EXPECT_EQ(differs.first, a.end()) << "c differs from a from element "
+                                      << (differs.first - a.begin()) / bytes;
+    EXPECT_TRUE(std::all_of(c_out.begin() + a.size(), c_out.end(),
+                            [](std::byte b) { return b == std::byte{0xab}; }))
+        << "written past c";
+    // The worker times it the same way.
+    double seconds = -1;
+    ASSERT_EQ(executor_->TimedLaunch(args, &seconds), std::nullopt);
+    EXPECT_GT(seconds, 0);
+
+    // A tensor a map cannot take is refused before anything runs.
+    KernelArguments misaligned = args;
+    misaligned.tensors["a"].ptr = static_cast<std::byte*>(misaligned.tensors["a"].ptr) + 8;
+    const auto error = executor_->Launch(misaligned);
+    ASSERT_TRUE(error);
+    EXPECT_NE(error->find("tma_box_copy: a: address "), std::string::npos) << *error;
+    EXPECT_NE(error->find(" is not aligned to 16 bytes, as a tensor map's must be"),
+              std::string::npos)
+        << *error;
+    executor_->ReleaseAll();
+  }
 }
 
 // An illegal address poisons the context: the worker must end (exit code 3)
