@@ -83,7 +83,7 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
       const void* bias = fold.bias_op ? args.chain_tensors.at(*fold.bias_op).ptr : nullptr;
       const runtime::cuda::CublasLtGemm vendor(rig.cublaslt, runtime::cuda::CublasLtGemmSpecOf(key),
                                                bias);
-      row.vendor = MeasureVendor(rig, args, problem, reference, vendor.algorithm(),
+      row.vendor = MeasureVendor(rig, args, problem, reference, vendor.algorithm().description(),
                                  [&] { vendor.Enqueue(operands); });
     }
     if (epilogue != Epilogue::kPlain) {
@@ -98,7 +98,7 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
           rig.cublaslt,
           runtime::cuda::CublasLtGemmSpecOf(GemmKey(shape, Epilogue::kPlain, precision)), nullptr);
       row.unfused = MeasureVendor(rig, args, problem, reference,
-                                  plain.algorithm() + " + " + pass_source.entry, [&] {
+                                  plain.algorithm().description() + " + " + pass_source.entry, [&] {
                                     plain.Enqueue(operands);
                                     pass.Enqueue(args);
                                   });
