@@ -15,7 +15,10 @@ std::string TimedBaseline::label() const {
 std::vector<BaselineRoute> BaselineRoutes(const kernels::Baseline& baseline) {
   if (baseline.vendor_library.empty()) return {{baseline.name, true}};
   std::vector<BaselineRoute> routes;
-  if (baseline.vendor_call_suffices) routes.push_back({baseline.vendor_library, false});
+  // A vendor call that comes without a pass computes the key by itself.
+  if (baseline.vendor_call_suffices || !baseline.source) {
+    routes.push_back({baseline.vendor_library, false});
+  }
   if (baseline.source) routes.push_back({baseline.name, true});
   return routes;
 }
@@ -31,10 +34,6 @@ std::optional<TimedBaseline> TimeBaseline(TuningRun& run) {
     return run.Fail("baseline " + baseline.name + " has no source to compile");
   }
   const std::vector<BaselineRoute> routes = BaselineRoutes(baseline);
-  if (routes.empty()) {
-    return run.Fail("baseline " + baseline.name +
-                    ": the library cannot compute the chain and no pass comes with it");
-  }
 
   std::string artifact_path;
   if (baseline.source) {

@@ -43,7 +43,9 @@ struct TimedBaseline {
 // or the item was cancelled (run.Cancel).
 std::optional<TimedBaseline> TimeBaseline(TuningRun& run);
 
-// The one way, or the two, the baseline runs: {name, with its source}.
+// The one way, or the two, the baseline runs: {name, with its source}. A
+// vendor call runs alone where it suffices or comes without a source, and
+// followed by its source where it has one.
 struct BaselineRoute {
   std::string name;
   bool with_source = false;

@@ -42,7 +42,8 @@ struct Baseline {
   std::string vendor_library;  // empty for a compiled baseline
   // The vendor call alone computes the whole key (the library's own
   // epilogue takes the chain): beside the call + `source`, it then competes
-  // without the pass, named `vendor_library`.
+  // without the pass, named `vendor_library`. (A call without a source runs
+  // alone anyway.)
   bool vendor_call_suffices = false;
 };
 

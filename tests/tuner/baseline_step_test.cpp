@@ -38,6 +38,14 @@ TEST(BaselineRoutes, AChainCublasLtCannotFuseRunsOnlyWithThePass) {
             (std::vector<std::pair<std::string, bool>>{{"cublasLt+gemm_epilogue_pass", true}}));
 }
 
+TEST(BaselineRoutes, AVendorCallWithoutAPassRunsAlone) {
+  const kernels::Baseline library_only{.name = "openblas", .vendor_library = "openblas"};
+  const auto routes = BaselineRoutes(library_only);
+  ASSERT_EQ(routes.size(), 1u);
+  EXPECT_EQ(routes[0].name, "openblas");
+  EXPECT_FALSE(routes[0].with_source);
+}
+
 TEST(BaselineRoutes, OurOwnBaselineRunsItsSource) {
   const kernels::Baseline naive{.name = "host-naive", .source = kernels::KernelSource{}};
   const auto routes = BaselineRoutes(naive);
