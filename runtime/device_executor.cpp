@@ -13,6 +13,10 @@ std::optional<std::string> DeviceExecutor::LoadVendor(const VendorCall& call) {
          call.library + ")";
 }
 
+std::optional<v1::VendorAlgorithm> DeviceExecutor::VendorAlgorithmRun() const {
+  return std::nullopt;
+}
+
 void SetLaunchGeometry(const v1::LaunchGeometry& launch, int compute_units, KernelArguments& args) {
   for (int i = 0; i < 3; ++i) {
     args.grid[i] = i < launch.grid_size() ? static_cast<uint32_t>(launch.grid(i)) : 1;

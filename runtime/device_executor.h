@@ -60,13 +60,21 @@ struct KernelArguments {
 
 // A vendor library's call as the baseline of a key (cuBLASLt...), made by
 // the executor itself. `pass_artifact_path` and `pass_entry` name the
-// compiled element-wise pass that runs after the call where the library's
-// own epilogue cannot express the key's chain; both are empty otherwise.
+// compiled element-wise pass that computes the key's chain after the
+// library's plain product (needed where the library's own epilogue cannot
+// express the chain, allowed where it can); both empty: the library
+// computes the whole key.
 struct VendorCall {
   std::string library;
   v1::KernelKey key;
   std::string pass_artifact_path;
   std::string pass_entry;
+  // Which of the library's algorithms runs: its heuristic's
+  // `heuristic_index`-th of the `heuristic_requested` asked for, or `chosen`
+  // when set (one an earlier call ran: VendorAlgorithmRun).
+  int heuristic_requested = 1;
+  int heuristic_index = 0;
+  std::optional<v1::VendorAlgorithm> chosen;
 };
 
 // Runs compiled kernels on one device for the benchmark worker: memory,
@@ -102,6 +110,9 @@ class DeviceExecutor {
   // run (and time) the call and its pass together; Unload or Load drops it.
   // The reason on failure. By default: this backend calls no vendor library.
   virtual std::optional<std::string> LoadVendor(const VendorCall& call);
+  // The algorithm the loaded vendor call ran at its last launch; nullopt
+  // before one, and for a library with no algorithms to choose (the default).
+  virtual std::optional<v1::VendorAlgorithm> VendorAlgorithmRun() const;
 
   // Runs the loaded kernel once and waits for it; the reason on failure.
   virtual std::optional<std::string> Launch(const KernelArguments& args) = 0;

@@ -188,6 +188,10 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.tuning.tolerance_half; }},
       {"min_speedup", "a tuned kernel is served only above this speedup",
        [](auto& c) { return &c.tuning.min_speedup; }},
+      {"baseline_algorithms",
+       "a vendor baseline (cuBLASLt) times this many of its heuristic's algorithms and keeps the "
+       "fastest correct one (1-256)",
+       [](auto& c) { return &c.tuning.baseline_algorithms; }},
       {"reject_spills", "reject variants whose compile report shows register spills",
        [](auto& c) { return &c.tuning.reject_spills; }},
       {"warmup_runs", "untimed runs before timing", [](auto& c) { return &c.tuning.warmup_runs; }},
@@ -391,6 +395,11 @@ std::optional<ConfigError> ValidateConfig(const DaemonConfig& c) {
     return ConfigError{"max_throttle_retries must not be negative"};
   }
   if (c.tuning.noise_factor < 0) return ConfigError{"noise_factor must not be negative"};
+  if (c.tuning.baseline_algorithms < 1 ||
+      c.tuning.baseline_algorithms > tuner::kMaxBaselineAlgorithms) {
+    return ConfigError{"baseline_algorithms must be between 1 and " +
+                       std::to_string(tuner::kMaxBaselineAlgorithms)};
+  }
   if (c.tuning.compile_niceness < 0 || c.tuning.compile_niceness > 19) {
     return ConfigError{"compile_niceness must be between 0 and 19"};
   }

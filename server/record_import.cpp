@@ -125,6 +125,12 @@ std::optional<kernels::FieldError> CheckMeasurement(const v1::Record& record,
         {&record.decision().baseline(), "record.decision.baseline"}}) {
     if (auto e = CheckTiming(*timing, field)) return e;
   }
+  for (int i = 0; i < record.baseline_candidates_size(); ++i) {
+    if (auto e = CheckTiming(record.baseline_candidates(i).timing(),
+                             "record.baseline_candidates[" + std::to_string(i) + "].timing")) {
+      return e;
+    }
+  }
   const double tuned = record.tuned().median_us();
   const double baseline = record.baseline().median_us();
   if (baseline <= 0) {

@@ -46,6 +46,9 @@ bool Retime(TuningRun& run, std::chrono::milliseconds run_limit, std::vector<Con
   auto time_once = [&](Contender& c) {
     if (!c.error.empty()) return true;
     request.set_vendor_baseline(c.vendor_baseline);
+    request.clear_vendor_algorithm();
+    if (c.vendor_algorithm)
+      *request.mutable_vendor_algorithm()->mutable_chosen() = *c.vendor_algorithm;
     request.set_artifact_path(c.artifact_path);
     request.set_entry(c.source.entry);
     *request.mutable_launch() = c.source.launch;
@@ -57,6 +60,11 @@ bool Retime(TuningRun& run, std::chrono::milliseconds run_limit, std::vector<Con
     if (result.outcome == BenchmarkWorker::Outcome::kCancelled) return false;
     if (result.outcome != BenchmarkWorker::Outcome::kOk) {
       c.error = std::string("re-timing ") + OutcomeName(result.outcome) + ": " + result.error;
+      return true;
+    }
+    if (c.vendor_algorithm &&
+        result.response.vendor_algorithm().algo() != c.vendor_algorithm->algo()) {
+      c.error = "re-timing ran " + result.response.vendor_algorithm().description();
       return true;
     }
     c.round_medians_s.push_back(result.response.timing().median_us() * 1e-6);
@@ -91,7 +99,8 @@ std::optional<Verdict> Decide(TuningRun& run, const TimedBaseline& baseline,
   if (!variants) return run.Cancel();
   Contender baseline_rounds{.source = baseline.baseline.source.value_or(kernels::KernelSource{}),
                             .artifact_path = baseline.artifact_path,
-                            .vendor_baseline = baseline.baseline.vendor_library};
+                            .vendor_baseline = baseline.baseline.vendor_library,
+                            .vendor_algorithm = baseline.algorithm};
   if (!variants->empty() && !Retime(run, baseline.run_limit, *variants, baseline_rounds)) {
     return run.Cancel();
   }
@@ -140,9 +149,9 @@ Verdict Judge(const std::vector<Contender>& variants, const Contender& baseline_
   decision.set_noise(margin.noise);
   decision.set_required_margin(margin.required);
   decision.set_measured_margin(margin.measured);
-  decision.set_reason(std::string(margin.tuned ? "beats " : "does not beat ") +
-                      baseline.baseline.name + " by " + Percent(margin.measured) +
-                      " (needed more than " + Percent(margin.required) + ": min_speedup " +
+  decision.set_reason(std::string(margin.tuned ? "beats " : "does not beat ") + baseline.label() +
+                      " by " + Percent(margin.measured) + " (needed more than " +
+                      Percent(margin.required) + ": min_speedup " +
                       std::to_string(limits.min_speedup) + ", noise " + Percent(margin.noise) +
                       " x " + std::to_string(limits.noise_factor) + ")");
   verdict.fastest = DecidedVariant{

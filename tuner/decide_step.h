@@ -17,6 +17,9 @@ struct Contender {
   kernels::KernelSource source;
   std::string artifact_path;
   std::string vendor_baseline;  // the baseline's vendor library call, if it has one
+  // The vendor call's algorithm the baseline step kept; a re-timing that
+  // ran another (the library refused it) fails.
+  std::optional<v1::VendorAlgorithm> vendor_algorithm;
   std::vector<double> round_medians_s;
   int repetitions = 0;
   v1::DeviceState last_state;

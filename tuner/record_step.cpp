@@ -18,14 +18,16 @@ std::string HostName() {
 }  // namespace
 
 v1::Record RecordOf(const TuningItem& item, const runtime::DeviceInfo& device,
-                    const std::string& baseline_name, const Verdict& verdict) {
+                    const TimedBaseline& baseline, const Verdict& verdict) {
   v1::Record record;
   *record.mutable_key() = item.key;
   record.set_device_class(device.fingerprint.device_class());
   *record.mutable_device() = device.fingerprint;
   *record.mutable_toolchain() = device.toolchain;
   *record.mutable_baseline() = verdict.baseline;
-  record.set_baseline_name(baseline_name);
+  record.set_baseline_name(baseline.baseline.name);
+  if (baseline.algorithm) *record.mutable_baseline_algorithm() = *baseline.algorithm;
+  record.mutable_baseline_candidates()->Add(baseline.candidates.begin(), baseline.candidates.end());
   *record.mutable_measured_at() = google::protobuf::util::TimeUtil::GetCurrentTime();
   record.set_job_id(item.job_id);
   record.set_daemon(HostName());

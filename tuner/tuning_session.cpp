@@ -32,7 +32,7 @@ TuningOutcome TuningSession::Run(const TuningItem& item, const std::vector<v1::T
   if (!timed) return run.Stopped();
   const std::optional<Verdict> verdict = Decide(run, *baseline, std::move(*timed));
   if (!verdict) return run.Stopped();
-  return run.Succeed(RecordOf(item, parts_.device, baseline->baseline.name, *verdict));
+  return run.Succeed(RecordOf(item, parts_.device, *baseline, *verdict));
 }
 
 }  // namespace tiletune::tuner

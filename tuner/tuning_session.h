@@ -15,6 +15,10 @@
 
 namespace tiletune::tuner {
 
+// The most baseline_algorithms may ask for: each is a worker run, and the
+// worker holds the heuristic's answer for as many.
+inline constexpr int kMaxBaselineAlgorithms = 256;
+
 // The rules one tuning run follows. Every limit is a named daemon setting.
 struct TuningLimits {
   int default_max_variants = 24;
@@ -39,6 +43,10 @@ struct TuningLimits {
   // A tuned kernel is served only when it beats the baseline by more than
   // this factor (noise margin); otherwise the record says VENDOR.
   double min_speedup = 1.02;
+  // A vendor baseline (cuBLASLt) tries this many of its heuristic's
+  // algorithms, each validated and timed; the fastest correct one is the
+  // baseline. 1: the heuristic's first choice alone.
+  int baseline_algorithms = 8;
   // A variant whose compiler report shows register spills is rejected
   // before it is timed (spills are local-memory traffic on GPUs).
   bool reject_spills = true;

@@ -19,6 +19,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu 
   >"$out/gpu.csv" 2>&1
 summary=""
 for t in test_kernels_tile_gpu test_kernels_tile_compile test_tuner_gpu_rows test_tuner_vendor_baseline \
+  test_launcher \
   test_runtime_cuda; do
   "$here/$t" --gtest_brief=1 >"$out/tests-$t.txt" 2>&1
   summary+="$t: $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/tests-$t.txt" | tr '\n' ' ')"$'\n'

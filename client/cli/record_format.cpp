@@ -114,6 +114,28 @@ std::string ProvenanceText(const v1::Provenance& provenance) {
                      OrDash(provenance.verification()));
 }
 
+// The table's short form: "cublasLt algo 3 of 8", the name alone for a
+// baseline without algorithms.
+std::string BaselineShort(const v1::Record& record) {
+  if (!record.has_baseline_algorithm()) return OrDash(record.baseline_name());
+  const v1::VendorAlgorithm& a = record.baseline_algorithm();
+  return fmt::format("{} algo {} of {}", record.baseline_name(), a.heuristic_index(),
+                     a.heuristic_results());
+}
+
+// Every candidate the baseline step tried, "#3 19.0" (µs), "#0+pass 25.1",
+// "#1 failed"; the reasons are in --json.
+std::string CandidatesText(const v1::Record& record) {
+  std::string list;
+  for (const v1::BaselineCandidate& c : record.baseline_candidates()) {
+    const std::string time =
+        c.error().empty() ? FormatMicros(c.timing().median_us()) : std::string("failed");
+    list += fmt::format("{}#{}{} {}", list.empty() ? "" : ", ", c.algorithm().heuristic_index(),
+                        c.algorithm().epilogue_pass() ? "+pass" : "", time);
+  }
+  return fmt::format("{} (µs): {}", Counted(record.baseline_candidates_size(), "candidate"), list);
+}
+
 std::string StaleText(const v1::Staleness& staleness) {
   return "stale: " + staleness.reason();
 }
@@ -131,8 +153,14 @@ void AddRecordFields(const v1::Record& record, TextTable& fields) {
   }
   fields.AddRow({"tuned", TimingText(record.tuned())});
   fields.AddRow(
-      {"baseline", TimingText(record.baseline()) +
-                       (record.baseline_name().empty() ? "" : " " + record.baseline_name())});
+      {"baseline",
+       TimingText(record.baseline()) +
+           (record.baseline_name().empty() ? "" : " " + record.baseline_name()) +
+           (record.has_baseline_algorithm() ? ": " + record.baseline_algorithm().description()
+                                            : "")});
+  if (record.baseline_candidates_size() > 1) {
+    fields.AddRow({"baseline tried", CandidatesText(record)});
+  }
   fields.AddRow({"speedup", FormatSpeedup(record.speedup())});
   fields.AddRow({"roofline", record.has_roofline() ? RooflineText(record.roofline()) : "-"});
   if (!record.decision().reason().empty()) {
@@ -172,9 +200,10 @@ std::string TrustName(v1::Trust trust) {
 void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out,
                        std::optional<size_t> max_width) {
   TextTable table({"KEY", "DEVICE CLASS", "WINNER", "TRUST", "TUNED µs", "BASELINE µs", "SPEEDUP",
-                   "TFLOP/s", "% OF ROOFLINE", "VALIDATED", "MEASURED", "STALE"});
+                   "BASELINE", "TFLOP/s", "% OF ROOFLINE", "VALIDATED", "MEASURED", "STALE"});
   // `records show`-like detail stays with --wide and lookup.
   table.CutToFit("STALE", 12);
+  table.DropToFit("BASELINE");
   table.DropToFit("VALIDATED");
   table.DropToFit("TFLOP/s");
   table.DropToFit("% OF ROOFLINE");
@@ -190,8 +219,9 @@ void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out
                   client::ShortEnumName(client::kWinnerNaming, r.winner()),
                   TrustName(r.provenance().trust()), FormatMicros(r.tuned().median_us()),
                   FormatMicros(r.baseline().median_us()), FormatSpeedup(r.speedup()),
-                  TflopsShort(r), RooflineShort(r), ValidationShare(r.validation()),
-                  FormatTimestamp(r.measured_at()), stale ? StaleText(records.staleness(i)) : "-"});
+                  BaselineShort(r), TflopsShort(r), RooflineShort(r),
+                  ValidationShare(r.validation()), FormatTimestamp(r.measured_at()),
+                  stale ? StaleText(records.staleness(i)) : "-"});
   }
   table.Print(out, max_width);
 }

@@ -12,8 +12,8 @@ namespace tiletune::cli {
 
 // One row per record: KEY, DEVICE CLASS, WINNER, TRUST (measured,
 // unverified, trusted, verified, verify_failed), TUNED µs, BASELINE µs,
-// SPEEDUP, TFLOP/s, % OF ROOFLINE ("unknown" without the device's ceilings),
-// VALIDATED, MEASURED, STALE ("-", or "stale: <which versions differ>"),
+// SPEEDUP, BASELINE (its name and heuristic algorithm), TFLOP/s, % OF ROOFLINE ("unknown" without
+// the device's ceilings), VALIDATED, MEASURED, STALE ("-", or "stale: <which versions differ>"),
 // fitting `max_width` (TextTable::Print).
 void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out,
                        std::optional<size_t> max_width);

@@ -6,6 +6,7 @@
 
 #include "client/launcher/abi_packing.h"
 #include "kernels/core/abi_description.h"
+#include "runtime/baseline_candidate.h"
 
 namespace tiletune::launcher {
 namespace cu = runtime::cuda;
@@ -155,7 +156,7 @@ std::variant<std::shared_ptr<const CublasLtGemmCall>, std::string> CublasLtGemmC
   } catch (const std::exception& e) {
     return std::string("cuBLASLt cannot run the key: ") + e.what();
   }
-  if (!spec.fold.fused) {
+  if (spec.epilogue_pass) {
     return "cuBLASLt's epilogue cannot compute the key's chain (the daemon's baseline adds an "
            "epilogue pass, which this launcher does not)";
   }
@@ -168,8 +169,20 @@ std::variant<std::shared_ptr<const CublasLtGemmCall>, std::string> CublasLtGemmC
       new CublasLtGemmCall(std::move(cuda), *library, spec, std::move(abi)));
 }
 
-LaunchOutcome CublasLtGemmCall::Run(void* stream, const LaunchArgs& args,
-                                    const std::string& reason) const {
+std::optional<v1::VendorAlgorithm> FallbackAlgorithmOf(const v1::Record& record) {
+  if (record.has_baseline_algorithm() && !record.baseline_algorithm().epilogue_pass()) {
+    return record.baseline_algorithm();
+  }
+  const v1::BaselineCandidate* fastest =
+      runtime::FastestCandidate(record.baseline_candidates(), [](const v1::BaselineCandidate& c) {
+        return c.has_algorithm() && !c.algorithm().epilogue_pass();
+      });
+  if (!fastest) return std::nullopt;
+  return fastest->algorithm();
+}
+
+LaunchOutcome CublasLtGemmCall::Run(void* stream, const LaunchArgs& args, const std::string& reason,
+                                    const std::optional<v1::VendorAlgorithm>& algorithm) const {
   PackArgs(abi_, args);  // the checks a kernel of the key makes, so both handles take the same
   const auto& fold = spec_.fold;
   const auto chain_tensor = [&](const std::optional<int>& slot) {
@@ -200,28 +213,34 @@ LaunchOutcome CublasLtGemmCall::Run(void* stream, const LaunchArgs& args,
   }
   operands.workspace = std::get<void*>(workspace);
   std::lock_guard lock(mutex_);
+  const cu::CublasLtGemm* ran = nullptr;
   try {
-    auto& plan = plans_[context];
+    auto& plan = plans_[{context, algorithm ? algorithm->algo() : std::string()}];
     if (!plan || plan->bias() != bias) {
-      plan = std::make_unique<cu::CublasLtGemm>(library_, spec_, bias);
+      plan = std::make_unique<cu::CublasLtGemm>(
+          library_, spec_, bias,
+          cu::CublasLtAlgorithmChoice{.chosen = algorithm ? &*algorithm : nullptr});
     }
     plan->Enqueue(operands, cu_stream);
+    ran = plan.get();
   } catch (const std::exception& e) {
     return {Runner::kNotHandled, reason + "; but cuBLASLt failed: " + e.what()};
   }
-  return {Runner::kVendorFallback, reason};
+  return {Runner::kVendorFallback, reason + "; ran " + ran->algorithm().description()};
 }
 
 TunedCudaKernel::TunedCudaKernel(std::shared_ptr<CudaContexts> cuda, v1::KernelArtifact artifact,
                                  std::string code, std::string reason,
                                  std::shared_ptr<const CublasLtGemmCall> fallback,
-                                 std::vector<cu::PlannedTensorMap> tensor_maps)
+                                 std::vector<cu::PlannedTensorMap> tensor_maps,
+                                 std::optional<v1::VendorAlgorithm> fallback_algorithm)
     : KernelHandle(Runner::kTuned, std::move(reason)),
       cuda_(std::move(cuda)),
       artifact_(std::move(artifact)),
       code_(std::move(code)),
       fallback_(std::move(fallback)),
-      tensor_maps_(std::move(tensor_maps)) {}
+      tensor_maps_(std::move(tensor_maps)),
+      fallback_algorithm_(std::move(fallback_algorithm)) {}
 
 std::optional<std::string> TunedCudaKernel::LoadIntoCurrentContext() const {
   const cu::CUcontext context = cuda_->Current();
@@ -241,7 +260,7 @@ LaunchOutcome TunedCudaKernel::Launch(void* stream, const LaunchArgs& args) cons
   const auto loaded = cuda_->KernelIn(context, artifact_, code_);
   if (const auto* why = std::get_if<std::string>(&loaded)) {
     const std::string reason = "the tuned kernel does not load in this context: " + *why;
-    if (fallback_) return fallback_->Run(stream, args, reason);
+    if (fallback_) return fallback_->Run(stream, args, reason, fallback_algorithm_);
     return {Runner::kNotHandled, reason};
   }
   const auto& kernel = std::get<CudaContexts::LoadedKernel>(loaded);

@@ -14,6 +14,7 @@
 #include "runtime/cuda/cuda_driver_api.h"
 #include "runtime/cuda/tensor_map.h"
 #include "tiletune/v1/artifacts.pb.h"
+#include "tiletune/v1/records.pb.h"
 
 namespace tiletune::launcher {
 
@@ -66,10 +67,17 @@ class CudaContexts {
 // Why the artifact's launch geometry cannot be launched; nullopt when it can.
 std::optional<std::string> UnlaunchableGeometry(const v1::LaunchGeometry& launch);
 
+// The cuBLASLt algorithm the fallback runs for a key whose daemon record is
+// `record`: the baseline's (Record.baseline_algorithm) when the library
+// computed the whole key, else the fastest correct candidate that did (this
+// launcher has no epilogue pass); nullopt when the record has none (cuBLASLt's
+// heuristic then picks).
+std::optional<v1::VendorAlgorithm> FallbackAlgorithmOf(const v1::Record& record);
+
 // A GEMM key run by cuBLASLt as the worker's baseline runs it
 // (runtime/cuda/cublaslt_gemm*): the key's chain folded into the library's
-// epilogue. Its plans (one per context, made again when the bias moves) are
-// shared by the key's handles.
+// epilogue. Its plans (one per context and algorithm, made again when the
+// bias moves) are shared by the key's handles.
 class CublasLtGemmCall {
  public:
   // The call for `key`, or why cuBLASLt cannot run it here.
@@ -77,9 +85,12 @@ class CublasLtGemmCall {
       std::shared_ptr<CudaContexts> cuda, const v1::KernelKey& key);
 
   // Checks `args` as a kernel of the key takes them (LaunchError), then
-  // queues the call: kVendorFallback with `reason`, or kNotHandled when
-  // cuBLASLt cannot take these operands.
-  LaunchOutcome Run(void* stream, const LaunchArgs& args, const std::string& reason) const;
+  // queues the call with `algorithm` (the heuristic's first when nullopt,
+  // or when this cuBLASLt does not accept it): kVendorFallback with
+  // `reason` and the algorithm that ran, or kNotHandled when cuBLASLt cannot
+  // take these operands.
+  LaunchOutcome Run(void* stream, const LaunchArgs& args, const std::string& reason,
+                    const std::optional<v1::VendorAlgorithm>& algorithm) const;
 
  private:
   CublasLtGemmCall(std::shared_ptr<CudaContexts> cuda,
@@ -92,36 +103,47 @@ class CublasLtGemmCall {
   const runtime::cuda::CublasLtGemmSpec spec_;
   const v1::KernelAbi abi_;  // the key's, for the argument checks
   mutable std::mutex mutex_;
-  mutable std::map<runtime::cuda::CUcontext, std::unique_ptr<runtime::cuda::CublasLtGemm>> plans_;
+  // By context and algorithm (its bytes; empty: the heuristic's first).
+  mutable std::map<std::pair<runtime::cuda::CUcontext, std::string>,
+                   std::unique_ptr<runtime::cuda::CublasLtGemm>>
+      plans_;
 };
 
-// The vendor fallback as a handle.
+// The vendor fallback as a handle, running `algorithm` (FallbackAlgorithmOf).
 class CublasLtHandle final : public KernelHandle {
  public:
-  CublasLtHandle(std::shared_ptr<const CublasLtGemmCall> call, std::string reason)
-      : KernelHandle(Runner::kVendorFallback, std::move(reason)), call_(std::move(call)) {}
+  CublasLtHandle(std::shared_ptr<const CublasLtGemmCall> call,
+                 std::optional<v1::VendorAlgorithm> algorithm, std::string reason)
+      : KernelHandle(Runner::kVendorFallback, std::move(reason)),
+        call_(std::move(call)),
+        algorithm_(std::move(algorithm)) {}
   LaunchOutcome Launch(void* stream, const LaunchArgs& args) const override {
-    return call_->Run(stream, args, reason());
+    return call_->Run(stream, args, reason(), algorithm_);
   }
 
  private:
   const std::shared_ptr<const CublasLtGemmCall> call_;
+  const std::optional<v1::VendorAlgorithm> algorithm_;
 };
 
 // A served CUBIN, verified, loaded into each context it is launched in.
 class TunedCudaKernel final : public KernelHandle {
  public:
-  // `fallback`: what runs where the kernel does not load; may be null.
-  // `tensor_maps`: the artifact's maps planned for its ABI
-  // (runtime::cuda::PlanTensorMaps), encoded at each launch.
+  // `fallback`: what runs where the kernel does not load (may be null),
+  // with `fallback_algorithm`. `tensor_maps`: the artifact's maps planned
+  // for its ABI (runtime::cuda::PlanTensorMaps), encoded at each launch.
   TunedCudaKernel(std::shared_ptr<CudaContexts> cuda, v1::KernelArtifact artifact, std::string code,
                   std::string reason, std::shared_ptr<const CublasLtGemmCall> fallback,
-                  std::vector<runtime::cuda::PlannedTensorMap> tensor_maps);
+                  std::vector<runtime::cuda::PlannedTensorMap> tensor_maps,
+                  std::optional<v1::VendorAlgorithm> fallback_algorithm);
 
   // Loads it into the calling thread's current context, if there is one;
   // why it does not load.
   std::optional<std::string> LoadIntoCurrentContext() const;
   LaunchOutcome Launch(void* stream, const LaunchArgs& args) const override;
+  const std::optional<v1::VendorAlgorithm>& fallback_algorithm() const {
+    return fallback_algorithm_;
+  }
 
  private:
   const std::shared_ptr<CudaContexts> cuda_;
@@ -129,6 +151,7 @@ class TunedCudaKernel final : public KernelHandle {
   const std::string code_;
   const std::shared_ptr<const CublasLtGemmCall> fallback_;
   const std::vector<runtime::cuda::PlannedTensorMap> tensor_maps_;
+  const std::optional<v1::VendorAlgorithm> fallback_algorithm_;
 };
 
 }  // namespace tiletune::launcher

@@ -102,13 +102,19 @@ class KernelLauncher::Impl {
   void FetchIfDue(const std::shared_ptr<Entry>& entry);
   void FetchLoop();
   std::shared_ptr<const KernelHandle> Fetch(Entry& entry);
+  // `fallback_algorithm`: the cuBLASLt algorithm of the key's record
+  // (FallbackAlgorithmOf), for where the kernel cannot run.
   std::shared_ptr<const KernelHandle> Load(Entry& entry, v1::KernelArtifact artifact,
-                                           std::string code);
+                                           std::string code,
+                                           std::optional<v1::VendorAlgorithm> fallback_algorithm);
   // cuBLASLt for the key, made on first need; null (entry.no_vendor says
   // why) where it cannot run the key.
   const std::shared_ptr<const CublasLtGemmCall>& VendorOf(Entry& entry);
-  // What runs instead of a tuned kernel, because of `reason`.
-  std::shared_ptr<const KernelHandle> Fallback(Entry& entry, const std::string& reason);
+  // What runs instead of a tuned kernel, because of `reason`: cuBLASLt with
+  // `algorithm` (the heuristic's first when nullopt) where it can.
+  std::shared_ptr<const KernelHandle> Fallback(
+      Entry& entry, const std::string& reason,
+      const std::optional<v1::VendorAlgorithm>& algorithm = std::nullopt);
 
   const std::string address_;
   const LauncherOptions options_;
@@ -188,7 +194,8 @@ std::shared_ptr<const KernelHandle> KernelLauncher::Impl::Resolve(
   }
   if (const auto* cuda = dynamic_cast<const TunedCudaKernel*>(handle.get())) {
     if (auto why = cuda->LoadIntoCurrentContext()) {
-      return Fallback(*entry, "the tuned kernel does not load in this context: " + *why);
+      return Fallback(*entry, "the tuned kernel does not load in this context: " + *why,
+                      cuda->fallback_algorithm());
     }
   }
   return handle;
@@ -257,38 +264,48 @@ std::shared_ptr<const KernelHandle> KernelLauncher::Impl::Fetch(Entry& entry) {
                                         : "tiletuned at " + address_ + " refused the key") +
                                ": " + status.error_message());
   }
+  // The record's baseline algorithm, whatever else goes wrong below.
+  const std::optional<v1::VendorAlgorithm> algorithm =
+      head.has_record() ? FallbackAlgorithmOf(head.record()) : std::nullopt;
   if (!head.has_artifact()) {
-    return Fallback(entry, "tiletuned serves no tuned kernel (" + head.fallback().library() +
-                               "): " + head.fallback().reason());
+    return Fallback(entry,
+                    "tiletuned serves no tuned kernel (" + head.fallback().library() +
+                        "): " + head.fallback().reason(),
+                    algorithm);
   }
   v1::KernelArtifact& artifact = *head.mutable_artifact();
   if (head.unchanged()) {
     auto cached = disk_.Code(artifact.content_hash());
     if (!cached) {
-      return Fallback(entry, "tiletuned found the cached code unchanged, but it is gone from " +
-                                 disk_.dir().string());
+      return Fallback(
+          entry,
+          "tiletuned found the cached code unchanged, but it is gone from " + disk_.dir().string(),
+          algorithm);
     }
     code = std::move(*cached);
   }
   if (auto why = trusted_.Refusal(artifact, code)) {
-    if (!head.unchanged()) return Fallback(entry, "refused the served kernel: " + *why);
+    if (!head.unchanged()) {
+      return Fallback(entry, "refused the served kernel: " + *why, algorithm);
+    }
     disk_.Forget(artifact.content_hash());  // the next fetch replaces it
-    return Fallback(entry, "refused the kernel cached in " + disk_.dir().string() + ": " + *why);
+    return Fallback(entry, "refused the kernel cached in " + disk_.dir().string() + ": " + *why,
+                    algorithm);
   }
   if (!head.unchanged())
     disk_.Store(entry.key, entry.device.device(), artifact.content_hash(), code);
-  return Load(entry, std::move(artifact), std::move(code));
+  return Load(entry, std::move(artifact), std::move(code), algorithm);
 }
 
-std::shared_ptr<const KernelHandle> KernelLauncher::Impl::Load(Entry& entry,
-                                                               v1::KernelArtifact artifact,
-                                                               std::string code) {
+std::shared_ptr<const KernelHandle> KernelLauncher::Impl::Load(
+    Entry& entry, v1::KernelArtifact artifact, std::string code,
+    std::optional<v1::VendorAlgorithm> fallback_algorithm) {
   auto why = UnsupportedAbi(artifact.abi());
   if (!why && artifact.abi().passing() != PassingOf(artifact.format())) {
     why = "its entry takes the struct by " + v1::KernelAbi::Passing_Name(artifact.abi().passing()) +
           ", not as its format's entries do";
   }
-  if (why) return Fallback(entry, "the served kernel's launch ABI: " + *why);
+  if (why) return Fallback(entry, "the served kernel's launch ABI: " + *why, fallback_algorithm);
   const std::string reason =
       "tuned kernel " + artifact.kernel_name() + " (code " + artifact.content_hash() + ")";
   const v1::LaunchGeometry& launch = artifact.launch();
@@ -300,7 +317,7 @@ std::shared_ptr<const KernelHandle> KernelLauncher::Impl::Load(Entry& entry,
   switch (artifact.format()) {
     case v1::KernelArtifact::FORMAT_CUBIN: {
       if (auto bad = UnlaunchableGeometry(launch)) {
-        return Fallback(entry, "the served kernel's launch geometry: " + *bad);
+        return Fallback(entry, "the served kernel's launch geometry: " + *bad, fallback_algorithm);
       }
       auto maps = runtime::cuda::PlanTensorMaps(launch.tensor_maps(), launch.argument_bytes(),
                                                 artifact.abi());
@@ -309,10 +326,14 @@ std::shared_ptr<const KernelHandle> KernelLauncher::Impl::Load(Entry& entry,
       }
       std::string missing;
       auto cuda = CudaContexts::Process(&missing);
-      if (!cuda) return Fallback(entry, "a CUBIN was served, but CUDA is not usable: " + missing);
+      if (!cuda) {
+        return Fallback(entry, "a CUBIN was served, but CUDA is not usable: " + missing,
+                        fallback_algorithm);
+      }
       return std::make_shared<TunedCudaKernel>(
           std::move(cuda), std::move(artifact), std::move(code), reason, VendorOf(entry),
-          std::move(std::get<std::vector<runtime::cuda::PlannedTensorMap>>(maps)));
+          std::move(std::get<std::vector<runtime::cuda::PlannedTensorMap>>(maps)),
+          std::move(fallback_algorithm));
     }
     case v1::KernelArtifact::FORMAT_HOST_SHARED_OBJECT: {
       if (!options_.allow_host_code) {
@@ -359,9 +380,11 @@ const std::shared_ptr<const CublasLtGemmCall>& KernelLauncher::Impl::VendorOf(En
   return entry.vendor;
 }
 
-std::shared_ptr<const KernelHandle> KernelLauncher::Impl::Fallback(Entry& entry,
-                                                                   const std::string& reason) {
-  if (const auto& vendor = VendorOf(entry)) return std::make_shared<CublasLtHandle>(vendor, reason);
+std::shared_ptr<const KernelHandle> KernelLauncher::Impl::Fallback(
+    Entry& entry, const std::string& reason, const std::optional<v1::VendorAlgorithm>& algorithm) {
+  if (const auto& vendor = VendorOf(entry)) {
+    return std::make_shared<CublasLtHandle>(vendor, algorithm, reason);
+  }
   return std::make_shared<NotHandled>(reason + " (no fallback here: " + entry.no_vendor + ")");
 }
 

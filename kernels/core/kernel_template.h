@@ -34,12 +34,17 @@ struct KernelSource {
 // What a tuned kernel must beat. A compiled source on the host backend (the
 // straightforward kernel); a vendor library call (cuBLASLt...) on GPUs, which
 // the worker makes itself: `vendor_library` names it, and `source` is then
-// empty, or the element-wise pass that follows the call where the library's
-// own epilogue cannot express the key's chain.
+// empty, or the element-wise pass that computes the key's chain after the
+// library's plain product ("cublasLt+gemm_epilogue_pass").
 struct Baseline {
   std::string name;
   std::optional<KernelSource> source;
   std::string vendor_library;  // empty for a compiled baseline
+  // The vendor call alone computes the whole key (the library's own
+  // epilogue takes the chain): beside the call + `source`, it then competes
+  // without the pass, named `vendor_library`. (A call without a source runs
+  // alone anyway.)
+  bool vendor_call_suffices = false;
 };
 
 // A family of kernels for one op on one backend: its search space for a key

@@ -1,11 +1,15 @@
 #include "runtime/cuda/cublaslt_gemm.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <vector>
+
+#include "runtime/cuda/cublaslt_algorithm.h"
 
 namespace tiletune::runtime::cuda {
 
 CublasLtGemm::CublasLtGemm(const CublasLtLibrary& library, const CublasLtGemmSpec& spec,
-                           const void* bias)
+                           const void* bias, const CublasLtAlgorithmChoice& choice)
     : library_(library), api_(library.api()), spec_(spec), bias_(bias) {
   // A failure releases what was created before it (no destructor runs for
   // an object whose constructor throws).
@@ -37,21 +41,90 @@ CublasLtGemm::CublasLtGemm(const CublasLtLibrary& library, const CublasLtGemmSpe
       api_.cublasLtMatmulPreferenceSetAttribute(
           preference_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)),
       "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)");
-  int returned = 0;
-  library_.Check(api_.cublasLtMatmulAlgoGetHeuristic(handle_, desc_, a_, b_, d_, d_, preference_, 1,
-                                                     &heuristic_, &returned),
-                 "cublasLtMatmulAlgoGetHeuristic(" + DescribeSpec(spec_) + ")");
-  if (returned < 1 || heuristic_.state != CUBLAS_STATUS_SUCCESS) {
-    throw std::runtime_error("cublasLtMatmulAlgoGetHeuristic found no algorithm for " +
-                             DescribeSpec(spec_));
+  std::optional<std::string> refused;
+  if (choice.chosen) refused = Accept(*choice.chosen);
+  if (!choice.chosen || refused) {
+    // A refused choice runs what cuBLASLt itself would: its first.
+    const int offered = refused
+                            ? PlanFromHeuristic(1, 0)
+                            : PlanFromHeuristic(choice.heuristic_requested, choice.heuristic_index);
+    algorithm_.set_heuristic_index(refused ? 0 : choice.heuristic_index);
+    algorithm_.set_heuristic_results(offered);
   }
-  algorithm_ = "cublasLt heuristic #0 (workspace " + std::to_string(heuristic_.workspaceSize) +
-               " bytes, waves " + std::to_string(heuristic_.wavesCount) + ")";
+  algorithm_.set_algo(AlgoBytes(plan_.algo));
+  algorithm_.set_library_version(static_cast<int64_t>(api_.cublasLtGetVersion()));
+  algorithm_.set_epilogue_pass(spec_.epilogue_pass);
+  algorithm_.set_workspace_bytes(static_cast<int64_t>(plan_.workspaceSize));
+  std::string description =
+      DescribeCublasLtAlgorithm(algorithm_.heuristic_index(), algorithm_.heuristic_results(), spec_,
+                                plan_.workspaceSize, ReadAlgoConfig(api_, plan_.algo));
+  if (refused) {
+    description += ", instead of the chosen " + choice.chosen->description() + ": " + *refused;
+  }
+  algorithm_.set_description(std::move(description));
   undo.done = true;
 }
 
 CublasLtGemm::~CublasLtGemm() {
   Release();
+}
+
+std::optional<std::string> CublasLtGemm::Accept(const v1::VendorAlgorithm& chosen) {
+  const auto version = static_cast<int64_t>(api_.cublasLtGetVersion());
+  if (chosen.library_version() != version) {
+    return "it was offered by cuBLASLt " + std::to_string(chosen.library_version()) +
+           ", this is cuBLASLt " + std::to_string(version);
+  }
+  if (chosen.epilogue_pass() != spec_.epilogue_pass) {
+    return std::string("it was chosen for the plain product ") +
+           (chosen.epilogue_pass() ? "followed by" : "without") +
+           " our epilogue pass, and this plan is not";
+  }
+  const std::optional<cublasLtMatmulAlgo_t> algo = AlgoOfBytes(chosen.algo());
+  if (!algo) {
+    return "its algo has " + std::to_string(chosen.algo().size()) + " bytes, not the " +
+           std::to_string(sizeof(cublasLtMatmulAlgo_t)) + " of a cublasLtMatmulAlgo_t";
+  }
+  cublasLtMatmulHeuristicResult_t checked{};
+  if (const cublasStatus_t status =
+          api_.cublasLtMatmulAlgoCheck(handle_, desc_, a_, b_, d_, d_, &*algo, &checked);
+      status != CUBLAS_STATUS_SUCCESS) {
+    return library_.Describe(status, "cublasLtMatmulAlgoCheck(" + DescribeSpec(spec_) + ")");
+  }
+  if (checked.workspaceSize > kWorkspaceBytes) {
+    return "it needs " + std::to_string(checked.workspaceSize) + " bytes of workspace, more than " +
+           std::to_string(kWorkspaceBytes);
+  }
+  plan_ = checked;
+  plan_.algo = *algo;  // the check never writes it
+  algorithm_.set_heuristic_index(chosen.heuristic_index());
+  algorithm_.set_heuristic_results(chosen.heuristic_results());
+  return std::nullopt;
+}
+
+int CublasLtGemm::PlanFromHeuristic(int requested, int index) {
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(std::max(1, requested)));
+  int returned = 0;
+  library_.Check(api_.cublasLtMatmulAlgoGetHeuristic(handle_, desc_, a_, b_, d_, d_, preference_,
+                                                     static_cast<int>(results.size()),
+                                                     results.data(), &returned),
+                 "cublasLtMatmulAlgoGetHeuristic(" + DescribeSpec(spec_) + ")");
+  if (returned < 1) {
+    throw std::runtime_error("cublasLtMatmulAlgoGetHeuristic found no algorithm for " +
+                             DescribeSpec(spec_));
+  }
+  if (index < 0 || index >= returned) {
+    throw std::runtime_error("cublasLtMatmulAlgoGetHeuristic offered " + std::to_string(returned) +
+                             " algorithms for " + DescribeSpec(spec_) + "; there is no algo " +
+                             std::to_string(index));
+  }
+  const cublasLtMatmulHeuristicResult_t& result = results[static_cast<size_t>(index)];
+  if (result.state != CUBLAS_STATUS_SUCCESS) {
+    throw std::runtime_error(library_.Describe(
+        result.state, "cublasLtMatmulAlgoGetHeuristic's algo " + std::to_string(index)));
+  }
+  plan_ = result;
+  return returned;
 }
 
 void CublasLtGemm::SetDesc(int attribute, const void* value, size_t bytes, const char* name) {
@@ -103,7 +176,7 @@ void CublasLtGemm::Enqueue(const CublasLtOperands& o, CUstream stream) const {
   const void* c = o.residual ? o.residual : o.d;
   // cuBLASLt's A is our B and its B our A (cublaslt_gemm_spec.h).
   library_.Check(api_.cublasLtMatmul(handle_, desc_, &o.alpha, o.b, a_, o.a, b_, &beta, c, d_, o.d,
-                                     d_, &heuristic_.algo, o.workspace, kWorkspaceBytes, stream),
+                                     d_, &plan_.algo, o.workspace, kWorkspaceBytes, stream),
                  "cublasLtMatmul");
 }
 

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "runtime/cuda/cublaslt_gemm_spec.h"
 #include "runtime/cuda/cublaslt_library.h"
+#include "tiletune/v1/records.pb.h"
 
 namespace tiletune::runtime::cuda {
 
@@ -19,18 +21,32 @@ struct CublasLtOperands {
   void* workspace = nullptr;  // kWorkspaceBytes
 };
 
+// Which of cuBLASLt's algorithms a plan runs: the heuristic's
+// `heuristic_index`-th of the `heuristic_requested` it is asked for, or
+// `chosen` when set (an algorithm an earlier plan of the key described,
+// e.g. a record's baseline_algorithm).
+struct CublasLtAlgorithmChoice {
+  int heuristic_requested = 1;
+  int heuristic_index = 0;
+  const v1::VendorAlgorithm* chosen = nullptr;
+};
+
 // A key's GEMM planned with cuBLASLt (cublaslt_gemm_spec.h says how the key
-// maps): f32 scale, the spec's epilogue, the heuristic's first algorithm
-// for a 32 MiB workspace.
+// maps): f32 scale, the spec's epilogue, one algorithm for a 32 MiB
+// workspace.
 class CublasLtGemm {
  public:
   static constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 
   // `bias` is the device address of the bias when the spec folds one (the
-  // heuristic reads its alignment), else null. Throws std::runtime_error
-  // naming the cuBLASLt call that failed, or saying the heuristic found no
-  // algorithm for the spec.
-  CublasLtGemm(const CublasLtLibrary& library, const CublasLtGemmSpec& spec, const void* bias);
+  // heuristic reads its alignment), else null. A chosen algorithm that this
+  // library does not accept (made by another version, refused by
+  // cublasLtMatmulAlgoCheck, needing more workspace) is replaced by the
+  // heuristic's first, and algorithm() says why. Throws std::runtime_error
+  // naming the cuBLASLt call that failed, or saying the heuristic offered no
+  // algorithm (or fewer than the index asked for).
+  CublasLtGemm(const CublasLtLibrary& library, const CublasLtGemmSpec& spec, const void* bias,
+               const CublasLtAlgorithmChoice& choice = {});
   ~CublasLtGemm();
   CublasLtGemm(const CublasLtGemm&) = delete;
   CublasLtGemm& operator=(const CublasLtGemm&) = delete;
@@ -40,10 +56,15 @@ class CublasLtGemm {
   void Enqueue(const CublasLtOperands& operands, CUstream stream = nullptr) const;
 
   const void* bias() const { return bias_; }
-  // "cublasLt heuristic #0 (workspace N bytes, waves W)".
-  const std::string& algorithm() const { return algorithm_; }
+  // The algorithm it runs; its description names it (DescribeCublasLtAlgorithm)
+  // and, when a chosen one was refused, which and why.
+  const v1::VendorAlgorithm& algorithm() const { return algorithm_; }
 
  private:
+  // Plans `chosen`; why the library does not accept it, nullopt when it does.
+  std::optional<std::string> Accept(const v1::VendorAlgorithm& chosen);
+  // Plans the heuristic's `index`-th of `requested`; the number it offered.
+  int PlanFromHeuristic(int requested, int index);
   // Destroys whatever exists of the plan; safe to call twice.
   void Release();
   void SetDesc(int attribute, const void* value, size_t bytes, const char* name);
@@ -58,8 +79,8 @@ class CublasLtGemm {
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
   cublasLtMatmulPreference_t preference_ = nullptr;
-  cublasLtMatmulHeuristicResult_t heuristic_{};
-  std::string algorithm_;
+  cublasLtMatmulHeuristicResult_t plan_{};  // the algorithm run and its workspace
+  v1::VendorAlgorithm algorithm_;
 };
 
 }  // namespace tiletune::runtime::cuda

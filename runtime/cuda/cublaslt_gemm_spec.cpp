@@ -64,6 +64,13 @@ CublasLtGemmSpec CublasLtGemmSpecOf(const v1::KernelKey& raw) {
   spec.batch = static_cast<int32_t>(p.batch);
   spec.fold = kernels::gemm::FoldIntoBlasEpilogue(key);
   spec.epilogue = CublasLtEpilogueOf(spec.fold);
+  return spec.fold.fused ? spec : WithEpiloguePass(spec);
+}
+
+CublasLtGemmSpec WithEpiloguePass(CublasLtGemmSpec spec) {
+  spec.fold = {};
+  spec.epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  spec.epilogue_pass = true;
   return spec;
 }
 
@@ -75,7 +82,8 @@ std::string DescribeSpec(const CublasLtGemmSpec& s) {
   return "TRANSA=" + std::string(s.trans_a == CUBLAS_OP_T ? "T " : "N ") + matrix("A", s.a) +
          ", TRANSB=" + std::string(s.trans_b == CUBLAS_OP_T ? "T " : "N ") + matrix("B", s.b) +
          ", " + matrix("D", s.d) + ", batch " + std::to_string(s.batch) + ", epilogue " +
-         std::to_string(s.epilogue) + ", compute " + std::to_string(s.compute_type);
+         std::to_string(s.epilogue) + (s.epilogue_pass ? " + our epilogue pass" : "") +
+         ", compute " + std::to_string(s.compute_type);
 }
 
 }  // namespace tiletune::runtime::cuda

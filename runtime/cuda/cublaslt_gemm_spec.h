@@ -39,6 +39,9 @@ struct CublasLtGemmSpec {
   int32_t batch = 1;
   uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   kernels::gemm::BlasEpilogue fold;  // which chain ops feed alpha, C and the bias
+  // The library computes the plain product and our element-wise pass the
+  // whole chain after it (fold then holds nothing).
+  bool epilogue_pass = false;
 };
 
 // Throws std::invalid_argument naming the field when cuBLASLt cannot run
@@ -46,7 +49,13 @@ struct CublasLtGemmSpec {
 // dtype or f32 (f32 inputs: f32 only). f32 inputs compute in
 // CUBLAS_COMPUTE_32F, or CUBLAS_COMPUTE_32F_FAST_TF32 when the key allows
 // tf32; 16-bit inputs in CUBLAS_COMPUTE_32F.
+// A chain that does not fold into cuBLASLt's epilogue is left to the pass
+// (epilogue_pass).
 CublasLtGemmSpec CublasLtGemmSpecOf(const v1::KernelKey& key);
+
+// `spec` with the whole chain left to our epilogue pass: the library
+// computes the plain product (epilogue DEFAULT, alpha 1, no C, no bias).
+CublasLtGemmSpec WithEpiloguePass(CublasLtGemmSpec spec);
 
 // The cuBLASLt epilogue of a folded chain: DEFAULT, BIAS, RELU, RELU_BIAS,
 // GELU or GELU_BIAS (an unfused chain is DEFAULT: the library computes the

@@ -30,6 +30,9 @@ bool ResolveAll(const SharedLibrary& lib, CublasLtApi& api, std::string* missing
                       &api.cublasLtMatmulPreferenceSetAttribute, missing);
   ok &= ResolveSymbol(lib, "cublasLtMatmulAlgoGetHeuristic", &api.cublasLtMatmulAlgoGetHeuristic,
                       missing);
+  ok &= ResolveSymbol(lib, "cublasLtMatmulAlgoCheck", &api.cublasLtMatmulAlgoCheck, missing);
+  ok &= ResolveSymbol(lib, "cublasLtMatmulAlgoConfigGetAttribute",
+                      &api.cublasLtMatmulAlgoConfigGetAttribute, missing);
   ok &= ResolveSymbol(lib, "cublasLtMatmul", &api.cublasLtMatmul, missing);
   return ok;
 }

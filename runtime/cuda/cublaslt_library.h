@@ -19,9 +19,12 @@ using cublasLtMatrixLayout_t = struct cublasLtMatrixLayoutOpaque_st*;
 using cublasLtMatmulPreference_t = struct cublasLtMatmulPreferenceOpaque_st*;
 
 // cublasLt.h: `typedef struct { uint64_t data[8]; } cublasLtMatmulAlgo_t;`
+// Plain bytes the library documents as storable and reusable with the same
+// library version (records keep them: VendorAlgorithm.algo).
 struct cublasLtMatmulAlgo_t {
   uint64_t data[8];
 };
+static_assert(sizeof(cublasLtMatmulAlgo_t) == 64, "VendorAlgorithm.algo holds 64 bytes");
 // cublasLt.h: cublasLtMatmulHeuristicResult_t, field for field.
 struct cublasLtMatmulHeuristicResult_t {
   cublasLtMatmulAlgo_t algo;
@@ -62,6 +65,18 @@ inline constexpr uint32_t CUBLASLT_EPILOGUE_GELU = 32;
 inline constexpr uint32_t CUBLASLT_EPILOGUE_GELU_BIAS = 36;
 // cublasLt.h, cublasLtMatmulPreferenceAttributes_t (uint64_t value).
 inline constexpr int CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1;
+// cublasLt.h, cublasLtMatmulAlgoConfigAttributes_t: ID is int32_t, TILE_ID
+// to STAGES_ID uint32_t, INNER_SHAPE_ID and CLUSTER_SHAPE_ID uint16_t (CUDA
+// 12 and later).
+inline constexpr int CUBLASLT_ALGO_CONFIG_ID = 0;
+inline constexpr int CUBLASLT_ALGO_CONFIG_TILE_ID = 1;
+inline constexpr int CUBLASLT_ALGO_CONFIG_SPLITK_NUM = 2;
+inline constexpr int CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME = 3;
+inline constexpr int CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING = 4;
+inline constexpr int CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION = 5;
+inline constexpr int CUBLASLT_ALGO_CONFIG_STAGES_ID = 6;
+inline constexpr int CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID = 7;
+inline constexpr int CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID = 8;
 
 // Entry points of libcublasLt, by the names cublasLt.h declares. Streams
 // are CUstream: cudaStream_t is the same handle.
@@ -90,6 +105,14 @@ struct CublasLtApi {
       cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
       cublasLtMatmulPreference_t preference, int requested,
       cublasLtMatmulHeuristicResult_t* results, int* returned);
+  cublasStatus_t (*cublasLtMatmulAlgoCheck)(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
+                                            cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                                            cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
+                                            const cublasLtMatmulAlgo_t* algo,
+                                            cublasLtMatmulHeuristicResult_t* result);
+  cublasStatus_t (*cublasLtMatmulAlgoConfigGetAttribute)(const cublasLtMatmulAlgo_t* algo,
+                                                         int attribute, void* value, size_t bytes,
+                                                         size_t* written);
   cublasStatus_t (*cublasLtMatmul)(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
                                    const void* alpha, const void* a, cublasLtMatrixLayout_t a_desc,
                                    const void* b, cublasLtMatrixLayout_t b_desc, const void* beta,

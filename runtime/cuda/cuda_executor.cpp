@@ -191,14 +191,12 @@ std::optional<std::string> CudaExecutor::LoadVendor(const VendorCall& call) {
   } catch (const std::invalid_argument& e) {
     return std::string("cuBLASLt cannot run the key: ") + e.what();
   }
-  // The pass exists exactly when cuBLASLt's epilogue cannot take the chain.
-  if (spec.fold.fused != call.pass_entry.empty()) {
-    return spec.fold.fused
-               ? "cuBLASLt's epilogue computes the whole chain, yet an epilogue pass (" +
-                     call.pass_entry + ") came with the call"
-               : std::string(
-                     "cuBLASLt's epilogue cannot compute the chain and no "
-                     "epilogue pass came with the call");
+  // The pass computes the whole chain; without one, cuBLASLt's epilogue must.
+  if (!call.pass_entry.empty()) {
+    spec = WithEpiloguePass(spec);
+  } else if (spec.epilogue_pass) {
+    return std::string(
+        "cuBLASLt's epilogue cannot compute the chain and no epilogue pass came with the call");
   }
   if (!cublaslt_) {
     std::string why;
@@ -213,12 +211,18 @@ std::optional<std::string> CudaExecutor::LoadVendor(const VendorCall& call) {
     }
   }
   // Last: nothing fails after the pass is loaded.
-  if (!spec.fold.fused) {
+  if (spec.epilogue_pass) {
     if (auto error = Load(call.pass_artifact_path, call.pass_entry)) return error;
   }
   vendor_spec_ = spec;
-  entry_ = call.library + (spec.fold.fused ? "" : " + " + call.pass_entry);
+  vendor_call_ = call;
+  entry_ = call.library + (spec.epilogue_pass ? " + " + call.pass_entry : "");
   return std::nullopt;
+}
+
+std::optional<v1::VendorAlgorithm> CudaExecutor::VendorAlgorithmRun() const {
+  if (!vendor_plan_) return std::nullopt;
+  return vendor_plan_->algorithm();
 }
 
 std::optional<std::string> CudaExecutor::PrepareVendor(const KernelArguments& args) {
@@ -226,7 +230,11 @@ std::optional<std::string> CudaExecutor::PrepareVendor(const KernelArguments& ar
   const void* bias = fold.bias_op ? args.chain_tensors.at(*fold.bias_op).ptr : nullptr;
   if (vendor_plan_ && vendor_plan_->bias() == bias) return std::nullopt;
   try {
-    vendor_plan_ = std::make_unique<CublasLtGemm>(*cublaslt_, *vendor_spec_, bias);
+    const CublasLtAlgorithmChoice choice{
+        .heuristic_requested = vendor_call_.heuristic_requested,
+        .heuristic_index = vendor_call_.heuristic_index,
+        .chosen = vendor_call_.chosen ? &*vendor_call_.chosen : nullptr};
+    vendor_plan_ = std::make_unique<CublasLtGemm>(*cublaslt_, *vendor_spec_, bias, choice);
   } catch (const std::exception& e) {
     return e.what();
   }
@@ -255,7 +263,7 @@ std::optional<std::string> CudaExecutor::Configure(const KernelArguments& args,
                                                    PackedKernelArgs* packed) {
   if (vendor_spec_) {
     if (auto error = PrepareVendor(args)) return error;
-    if (vendor_spec_->fold.fused) return std::nullopt;
+    if (!vendor_spec_->epilogue_pass) return std::nullopt;
   }
   if (!function_) return std::string("no kernel loaded");
   if (auto error = PackKernelArgs(args, packed)) return error;
@@ -276,7 +284,7 @@ std::optional<std::string> CudaExecutor::Enqueue(const KernelArguments& args,
                                                  PackedKernelArgs& packed) {
   if (vendor_spec_) {
     if (auto error = EnqueueVendor(args)) return error;
-    if (vendor_spec_->fold.fused) return std::nullopt;
+    if (!vendor_spec_->epilogue_pass) return std::nullopt;
   }
   void* params[] = {packed.data()};
   return Status(api_.cuLaunchKernel(function_, args.grid[0], args.grid[1], args.grid[2],

@@ -44,10 +44,12 @@ class CudaExecutor final : public DeviceExecutor {
   std::optional<std::string> Load(const std::string& artifact_path,
                                   const std::string& entry) override;
   void Unload() override;
-  // cuBLASLt ("cublasLt") planned for the call's key (cublaslt_gemm_spec.h),
-  // then the epilogue pass when the chain does not fold into cuBLASLt's
-  // epilogue. The library and a 32 MiB workspace are set up on first use.
+  // cuBLASLt ("cublasLt") planned for the call's key (cublaslt_gemm_spec.h)
+  // with the call's algorithm, then the epilogue pass when one came with the
+  // call (it must where the chain does not fold into cuBLASLt's epilogue).
+  // The library and a 32 MiB workspace are set up on first use.
   std::optional<std::string> LoadVendor(const VendorCall& call) override;
+  std::optional<v1::VendorAlgorithm> VendorAlgorithmRun() const override;
   // Launches with args.grid, args.block and args.shared_memory_bytes of
   // dynamic shared memory (opting in past 48 KiB), the kernel's one
   // parameter being the op's launch ABI struct packed from `args`; waits
@@ -84,10 +86,12 @@ class CudaExecutor final : public DeviceExecutor {
   std::string entry_;
   // Dynamic shared memory the loaded function accepts without opting in more.
   unsigned shared_memory_limit_ = 0;
-  // The loaded vendor call: its spec, and its plan once a launch bound it.
+  // The loaded vendor call: its spec and algorithm, and its plan once a
+  // launch bound it.
   std::unique_ptr<CublasLtLibrary> cublaslt_;
   CUdeviceptr cublaslt_workspace_ = 0;
   std::optional<CublasLtGemmSpec> vendor_spec_;
+  VendorCall vendor_call_;
   std::unique_ptr<CublasLtGemm> vendor_plan_;
   CUevent start_ = nullptr, stop_ = nullptr;
   CUdeviceptr flush_buffer_ = 0;

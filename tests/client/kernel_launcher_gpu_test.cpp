@@ -1,8 +1,9 @@
 // KernelLauncher on a CUDA GPU: a CUBIN tuned by the real daemon launched
-// into the test's context, cuBLASLt run as the fallback when the daemon
-// is down, each checked against float64 on an odd shape, and a TMA kernel
-// launched with the tensor map the launcher encodes. Skipped without
-// libcuda, a GPU or cuBLASLt (the TMA test: without NVRTC or sm_90).
+// into the test's context, cuBLASLt run as the fallback when the daemon is
+// down, and, for a VENDOR record, with the algorithm its baseline kept, each
+// checked against float64 on an odd shape, and a TMA kernel launched with
+// the tensor map the launcher encodes. Skipped without libcuda, a GPU or
+// cuBLASLt (the TMA test: without NVRTC or sm_90).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -105,30 +106,45 @@ TEST_F(CudaLauncherTest, CublasLtRunsTheKeyWhenTheDaemonIsDown) {
   EXPECT_LT(gemm.WorstError(), 1e-4);
 }
 
+// Why `daemon` has no cuda:0; nullopt when it has.
+std::optional<std::string> NoCudaDevice(testing::TiletunedProcess& daemon) {
+  grpc::ClientContext ctx;
+  v1::ListDevicesResponse devices;
+  if (!daemon.Stub()->ListDevices(&ctx, {}, &devices).ok()) return "ListDevices failed";
+  for (const auto& device : devices.devices()) {
+    if (device.id() == "cuda:0") return std::nullopt;
+  }
+  return "the daemon has no cuda:0: " + devices.ShortDebugString();
+}
+
+// A daemon on the host and cuda backends deciding by `serve` (a
+// launcher_test_support flag set).
+std::vector<std::string> DaemonFlags(const std::vector<std::string>& serve) {
+  std::vector<std::string> flags = {"--backends", "host,cuda"};
+  flags.insert(flags.end(), serve.begin(), serve.end());
+  return flags;
+}
+
+// A launcher trusting the daemon whose data folder is `dir`, waiting for
+// its first answer.
+LauncherOptions Trusting(const fs::path& dir) {
+  LauncherOptions options;
+  options.trusted_keys = {testing::ReadyFileValue(dir / "ready", "signing_key")};
+  options.resolve_deadline = 2min;
+  return options;
+}
+
 TEST_F(CudaLauncherTest, ATunedCubinRunsInTheCallersContext) {
   testing::TempDir dir;
-  std::vector<std::string> flags = {"--backends", "host,cuda"};
-  flags.insert(flags.end(), testing::kServeAnyTunedKernel.begin(),
-               testing::kServeAnyTunedKernel.end());
-  testing::TiletunedProcess daemon(dir.path(), flags);
+  testing::TiletunedProcess daemon(dir.path(), DaemonFlags(testing::kServeAnyTunedKernel));
   daemon.Start();
-  {
-    grpc::ClientContext ctx;
-    v1::ListDevicesResponse devices;
-    ASSERT_TRUE(daemon.Stub()->ListDevices(&ctx, {}, &devices).ok());
-    bool has_cuda = false;
-    for (const auto& device : devices.devices()) has_cuda |= device.id() == "cuda:0";
-    if (!has_cuda) GTEST_SKIP() << "the daemon has no cuda:0: " << devices.ShortDebugString();
-  }
+  if (auto why = NoCudaDevice(daemon)) GTEST_SKIP() << *why;
   const auto key = testing::BiasReluGemmKey(kM, kN, kK);
   const auto device = testing::DeviceId("cuda:0");
   testing::Tune(*daemon.Stub(), key, device);
   if (HasFatalFailure()) return;
 
-  LauncherOptions options;
-  options.trusted_keys = {testing::ReadyFileValue(dir.path() / "ready", "signing_key")};
-  options.resolve_deadline = 2min;
-  KernelLauncher launcher(daemon.address(), options);
+  KernelLauncher launcher(daemon.address(), Trusting(dir.path()));
   const auto handle = launcher.Resolve(key, device);
   ASSERT_EQ(handle->runner(), Runner::kTuned) << handle->reason();
   BiasReluGemm gemm(kM, kN, kK);
@@ -186,7 +202,7 @@ TEST_F(CudaLauncherTest, ATmaKernelReadsTheTensorMapTheLauncherEncodesAtEachLaun
   auto cuda = CudaContexts::Process(&why);
   ASSERT_TRUE(cuda) << why;
   const TunedCudaKernel kernel(cuda, artifact, compiled.binary, "the TMA test kernel", nullptr,
-                               plan);
+                               plan, std::nullopt);
 
   constexpr size_t kBytes = kBatch * kRows * kInner * 2, kGuardBytes = 4096;
   const auto allocate = [&](size_t bytes, unsigned char fill) {
@@ -244,6 +260,45 @@ TEST_F(CudaLauncherTest, ATmaKernelReadsTheTensorMapTheLauncherEncodesAtEachLaun
   EXPECT_EQ(std::memcmp(first.data(), packed.data(), first.size()), 0) << "the same map each time";
   RecordProperty("encode_us_per_map", std::to_string(micros));
   std::cout << "cuTensorMapEncodeTiled: " << micros << " us per map\n";
+}
+
+TEST_F(CudaLauncherTest, AVendorRecordsFallbackRunsTheAlgorithmItsBaselineKept) {
+  testing::TempDir dir;
+  testing::TiletunedProcess daemon(dir.path(), DaemonFlags(testing::kServeNoTunedKernel));
+  daemon.Start();
+  if (auto why = NoCudaDevice(daemon)) GTEST_SKIP() << *why;
+  const auto key = testing::BiasReluGemmKey(kM, kN, kK);
+  const auto device = testing::DeviceId("cuda:0");
+  testing::Tune(*daemon.Stub(), key, device, v1::WINNER_VENDOR);
+  if (HasFatalFailure()) return;
+
+  v1::LookupResponse lookup;
+  {
+    grpc::ClientContext ctx;
+    v1::LookupRequest request;
+    *request.mutable_key() = key;
+    *request.mutable_device() = device;
+    ASSERT_TRUE(daemon.Stub()->Lookup(&ctx, request, &lookup).ok());
+  }
+  ASSERT_TRUE(lookup.has_record()) << lookup.ShortDebugString();
+  const v1::Record& record = lookup.record();
+  // The daemon's default: up to 8 of the heuristic's algorithms, fused and
+  // followed by the pass (bias + relu fits cuBLASLt's epilogue).
+  EXPECT_GE(record.baseline_candidates_size(), 2) << record.ShortDebugString();
+  ASSERT_TRUE(record.has_baseline_algorithm()) << record.ShortDebugString();
+  const std::optional<v1::VendorAlgorithm> expected = FallbackAlgorithmOf(record);
+  ASSERT_TRUE(expected) << record.ShortDebugString();
+
+  KernelLauncher launcher(daemon.address(), Trusting(dir.path()));
+  const auto handle = launcher.Resolve(key, device);
+  ASSERT_EQ(handle->runner(), Runner::kVendorFallback) << handle->reason();
+  BiasReluGemm gemm(kM, kN, kK);
+  const LaunchOutcome outcome = LaunchOnDevice(*handle, gemm);
+  EXPECT_EQ(outcome.runner, Runner::kVendorFallback) << outcome.reason;
+  EXPECT_NE(outcome.reason.find("; ran " + expected->description()), std::string::npos)
+      << outcome.reason;
+  EXPECT_EQ(outcome.reason.find("instead of"), std::string::npos) << outcome.reason;
+  EXPECT_LT(gemm.WorstError(), 1e-4);
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // GEMM tuned there is resolved, verified and launched from its served ABI
 // alone and checked against float64; then each refusal (untrusted key,
 // tampered cache, host code off), a miss, a daemon down or silent, and the
-// argument checks, each with the reason it gives.
+// argument checks, each with the reason it gives; and which cuBLASLt
+// algorithm a record makes the fallback run.
 #include "client/launcher/kernel_launcher.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,7 @@
 #include <sodium.h>
 
 #include "client/launcher/abi_packing.h"
+#include "client/launcher/cuda_kernels.h"
 #include "client/launcher/trusted_keys.h"
 #include "kernels/core/abi_description.h"
 #include "kernels/core/kernel_key.h"
@@ -247,6 +249,46 @@ TEST_F(KernelLauncherTest, ArgumentsAreCheckedBeforeAnythingRuns) {
   args.ints["m"] = kM;  // the key's own value may be given
   EXPECT_EQ(handle->Launch(nullptr, args).runner, Runner::kTuned);
   EXPECT_LT(gemm.WorstError(), 1e-4);
+}
+
+v1::BaselineCandidate CandidateOf(int index, double median_us, bool epilogue_pass) {
+  v1::BaselineCandidate c;
+  c.mutable_algorithm()->set_heuristic_index(index);
+  c.mutable_algorithm()->set_epilogue_pass(epilogue_pass);
+  c.mutable_algorithm()->set_algo(std::string(64, static_cast<char>('a' + index)));
+  c.mutable_timing()->set_median_us(median_us);
+  return c;
+}
+
+TEST(FallbackAlgorithm, TheRecordsBaselineWhenCublasLtComputedTheWholeKey) {
+  v1::Record record;
+  EXPECT_FALSE(FallbackAlgorithmOf(record));  // a record from before: the heuristic picks
+  *record.add_baseline_candidates() = CandidateOf(0, 30, false);
+  *record.add_baseline_candidates() = CandidateOf(1, 20, false);
+  *record.mutable_baseline_algorithm() = record.baseline_candidates(1).algorithm();
+  const auto algorithm = FallbackAlgorithmOf(record);
+  ASSERT_TRUE(algorithm);
+  EXPECT_EQ(algorithm->heuristic_index(), 1);
+}
+
+TEST(FallbackAlgorithm, WhenThePassWonTheFastestCandidateCublasLtRunsAlone) {
+  // The launcher has no epilogue pass: the fastest correct fused candidate.
+  v1::Record record;
+  *record.add_baseline_candidates() = CandidateOf(0, 30, false);
+  *record.add_baseline_candidates() = CandidateOf(1, 25, false);
+  *record.add_baseline_candidates() = CandidateOf(2, 12, false);
+  record.mutable_baseline_candidates(2)->set_error("wrong result");
+  *record.add_baseline_candidates() = CandidateOf(0, 10, true);
+  *record.mutable_baseline_algorithm() = record.baseline_candidates(3).algorithm();
+  const auto algorithm = FallbackAlgorithmOf(record);
+  ASSERT_TRUE(algorithm);
+  EXPECT_EQ(algorithm->heuristic_index(), 1);
+  EXPECT_FALSE(algorithm->epilogue_pass());
+  // Only the pass ran correctly (a chain cuBLASLt cannot fuse): none.
+  v1::Record pass_only;
+  *pass_only.add_baseline_candidates() = CandidateOf(0, 10, true);
+  *pass_only.mutable_baseline_algorithm() = pass_only.baseline_candidates(0).algorithm();
+  EXPECT_FALSE(FallbackAlgorithmOf(pass_only));
 }
 
 TEST(KernelLauncherWithoutDaemon, ADaemonDownAnswersTheFallbackAtOnce) {

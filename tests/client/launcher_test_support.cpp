@@ -71,8 +71,8 @@ std::string ReadyFileValue(const std::filesystem::path& ready_file, const std::s
   return "";
 }
 
-void Tune(v1::TuningService::Stub& stub, const v1::KernelKey& key,
-          const v1::DeviceSelector& device) {
+void Tune(v1::TuningService::Stub& stub, const v1::KernelKey& key, const v1::DeviceSelector& device,
+          v1::Winner winner) {
   v1::SubmitJobRequest submit;
   submit.mutable_spec()->set_strategy(v1::STRATEGY_RANDOM);
   submit.mutable_spec()->set_seed(11);
@@ -94,7 +94,7 @@ void Tune(v1::TuningService::Stub& stub, const v1::KernelKey& key,
   while (reader->Read(&event)) last = event;
   ASSERT_TRUE(reader->Finish().ok());
   ASSERT_EQ(last.job().items_size(), 1) << last.ShortDebugString();
-  ASSERT_EQ(last.job().items(0).winner(), v1::WINNER_TUNED) << last.job().ShortDebugString();
+  ASSERT_EQ(last.job().items(0).winner(), winner) << last.job().ShortDebugString();
 }
 
 }  // namespace tiletune::testing

@@ -35,14 +35,17 @@ v1::DeviceSelector DeviceId(const std::string& id);
 // A value of tiletuned's ready file (signing_key=...).
 std::string ReadyFileValue(const std::filesystem::path& ready_file, const std::string& name);
 
-// Tunes `key` on `device` to a TUNED record (a failure otherwise): run the
-// daemon with kServeAnyTunedKernel.
-void Tune(v1::TuningService::Stub& stub, const v1::KernelKey& key,
-          const v1::DeviceSelector& device);
+// Tunes `key` on `device` to a record that says `winner` (a failure
+// otherwise): run the daemon with kServeAnyTunedKernel for TUNED,
+// kServeNoTunedKernel for VENDOR.
+void Tune(v1::TuningService::Stub& stub, const v1::KernelKey& key, const v1::DeviceSelector& device,
+          v1::Winner winner = v1::WINNER_TUNED);
 
 // The daemon flags that make a tuned variant win over the baseline however
 // close the race: the tests need a kernel to load, not a fast one.
 inline const std::vector<std::string> kServeAnyTunedKernel = {"--min-speedup", "0.01",
                                                               "--noise-factor", "0"};
+// The flags that make the vendor baseline win whatever the variants do.
+inline const std::vector<std::string> kServeNoTunedKernel = {"--min-speedup", "1000"};
 
 }  // namespace tiletune::testing

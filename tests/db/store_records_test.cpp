@@ -30,6 +30,15 @@ class StoreRecords : public StoreTest {};
 TEST_P(StoreRecords, PutThenFindRoundTripsTheWholeRecord) {
   auto store = Open();
   auto record = Record("gemm", "cls-a", 10);
+  // The vendor baseline's algorithm (raw bytes) and every candidate tried.
+  record.set_baseline_name("cublasLt");
+  record.mutable_baseline_algorithm()->set_description("cublasLt algo 1 of 2 (plain product)");
+  record.mutable_baseline_algorithm()->set_algo(std::string("\0\x01\xff", 3) +
+                                                std::string(61, 'x'));
+  record.mutable_baseline_algorithm()->set_library_version(130100);
+  *record.add_baseline_candidates()->mutable_algorithm() = record.baseline_algorithm();
+  record.mutable_baseline_candidates(0)->mutable_timing()->set_median_us(20);
+  record.add_baseline_candidates()->set_error("wrong result");
   store->PutRecord("gemm:1", record);
   auto found = store->FindRecord("gemm:1", "cls-a");
   ASSERT_TRUE(found);

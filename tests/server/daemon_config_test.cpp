@@ -123,6 +123,29 @@ TEST(DaemonConfig, CompilersRunNicerThanTheDaemon) {
   }
 }
 
+TEST(DaemonConfig, BaselineAlgorithmsDefaultToEightWithinOneTo256) {
+  EXPECT_EQ(DaemonConfig{}.tuning.baseline_algorithms, 8);
+  testing::TempDir dir;
+  const auto path = dir.path() / "tiletuned.yaml";
+  std::ofstream(path) << "baseline_algorithms: 3\n";
+  auto parsed = Parse({"--config", path.string()});
+  ASSERT_TRUE(parsed.config) << parsed.error->message;
+  EXPECT_EQ(parsed.config->tuning.baseline_algorithms, 3);
+  for (const char* good : {"1", "256"}) {
+    parsed = Parse({"--baseline-algorithms", good});
+    ASSERT_TRUE(parsed.config) << good << ": " << parsed.error->message;
+    EXPECT_EQ(parsed.config->tuning.baseline_algorithms, std::stoi(good));
+  }
+  for (const char* bad : {"0", "-2", "257"}) {
+    parsed = Parse({"--baseline-algorithms", bad});
+    ASSERT_TRUE(parsed.error) << bad;
+    EXPECT_EQ(parsed.error->message, "baseline_algorithms must be between 1 and 256");
+  }
+  parsed = Parse({"--baseline-algorithms", "eight"});
+  ASSERT_TRUE(parsed.error);
+  EXPECT_EQ(parsed.error->message, "--baseline-algorithms: 'eight' is not a valid value");
+}
+
 TEST(DaemonConfig, ReferenceSamplingSettings) {
   const tuner::TuningLimits defaults;
   EXPECT_DOUBLE_EQ(defaults.reference_full_max_flops, 1e10);

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/message_differencer.h>
 
 #include "kernels/core/key_space.h"
 #include "runtime/device_class.h"
@@ -218,6 +219,12 @@ TEST(RecordImport, ImpossibleRecordsAreRejectedNamingTheField) {
   EXPECT_EQ(RejectedField(LineOf(negative_time)),
             "record.decision.winner.min_us: must not be negative");
 
+  v1::Record negative_candidate = GoodRecord(64);
+  negative_candidate.add_baseline_candidates()->mutable_timing()->set_median_us(6);
+  negative_candidate.add_baseline_candidates()->mutable_timing()->set_median_us(-6);
+  EXPECT_EQ(RejectedField(LineOf(negative_candidate)),
+            "record.baseline_candidates[1].timing.median_us: must not be negative");
+
   // A VENDOR record that timed no variant.
   v1::Record vendor = GoodRecord(64);
   vendor.set_winner(v1::WINNER_VENDOR);
@@ -225,6 +232,44 @@ TEST(RecordImport, ImpossibleRecordsAreRejectedNamingTheField) {
   vendor.clear_tuned();
   vendor.set_speedup(0);
   EXPECT_EQ(RejectedField(LineOf(vendor)), "");
+}
+
+TEST(RecordImport, TheBaselinesAlgorithmAndCandidatesComeBackAsExported) {
+  // A record as a CUDA daemon keeps its cuBLASLt baseline (on the test CPU's
+  // fingerprint: the import checks nothing of the algorithm but its times).
+  v1::Record record = GoodRecord(64);
+  v1::VendorAlgorithm algorithm;
+  algorithm.set_description("cublasLt algo 1 of 2 (fused epilogue GELU_BIAS, workspace 0 bytes)");
+  algorithm.set_heuristic_index(1);
+  algorithm.set_heuristic_results(2);
+  std::string algo(64, '\0');
+  for (size_t i = 0; i < algo.size(); ++i) algo[i] = static_cast<char>(i * 37);  // any bytes
+  algorithm.set_algo(algo);
+  algorithm.set_library_version(130100);
+  algorithm.set_workspace_bytes(4096);
+  *record.mutable_baseline_algorithm() = algorithm;
+  for (int index : {0, 1}) {
+    v1::BaselineCandidate& c = *record.add_baseline_candidates();
+    *c.mutable_algorithm() = algorithm;
+    c.mutable_algorithm()->set_heuristic_index(index);
+    c.mutable_timing()->set_median_us(7 - index);
+    c.set_rel_error(1e-3);
+  }
+  record.mutable_baseline_candidates(0)->set_error("wrong result: relative error 0.5");
+  record.mutable_baseline_candidates(0)->mutable_algorithm()->set_epilogue_pass(true);
+  const auto parsed = ParseImportLines(LineOf(record), {});
+  ASSERT_TRUE(parsed.rejects.empty()) << parsed.rejects.front().ShortDebugString();
+  ASSERT_EQ(parsed.records.size(), 1u);
+  const v1::Record& back = parsed.records[0].record;
+  EXPECT_TRUE(
+      google::protobuf::util::MessageDifferencer::Equals(back.baseline_algorithm(), algorithm));
+  ASSERT_EQ(back.baseline_candidates_size(), 2);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(back.baseline_candidates(i),
+                                                                   record.baseline_candidates(i)))
+        << i;
+  }
+  EXPECT_EQ(back.baseline_candidates(0).algorithm().algo(), algo);
 }
 
 TEST(RecordImport, NonFiniteNumbersAreRejectedNamingTheField) {

@@ -61,6 +61,19 @@ TEST(Judge, AWinWithinTheMinimumSpeedupKeepsTheVariantButSaysVendor) {
       << v.decision.reason();
 }
 
+TEST(Judge, TheReasonNamesTheBaselinesAlgorithm) {
+  const v1::Trial only = TrialWith(16);
+  TimedBaseline baseline = Baseline(100);
+  baseline.algorithm.emplace();
+  baseline.algorithm->set_heuristic_index(5);
+  baseline.algorithm->set_heuristic_results(8);
+  const Verdict v = Judge({Rounds(&only, {50e-6, 50e-6})}, Rounds(nullptr, {100e-6, 100e-6}),
+                          baseline, TuningLimits{});
+  EXPECT_TRUE(v.tuned);
+  EXPECT_EQ(v.decision.reason().rfind("beats cublaslt algo 5 of 8 by 50.00%", 0), 0u)
+      << v.decision.reason();
+}
+
 TEST(Judge, ABaselineThatFailsItsReTimingKeepsItsFirstTimingAndNoVariant) {
   const v1::Trial only = TrialWith(16);
   Contender baseline_rounds = Rounds(nullptr, {100e-6});

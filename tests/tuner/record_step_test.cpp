@@ -21,6 +21,10 @@ runtime::DeviceInfo Device() {
   return device;
 }
 
+TimedBaseline HostBaseline() {
+  return {.baseline = {.name = "host_gemm_naive"}};
+}
+
 Verdict WithFastest(bool tuned) {
   Verdict verdict;
   verdict.baseline.set_median_us(100);
@@ -41,7 +45,7 @@ Verdict WithFastest(bool tuned) {
 }
 
 TEST(RecordOf, ATunedVerdictServesTheFastestVariant) {
-  const v1::Record r = RecordOf(Item(), Device(), "host_gemm_naive", WithFastest(true));
+  const v1::Record r = RecordOf(Item(), Device(), HostBaseline(), WithFastest(true));
   EXPECT_EQ(r.winner(), v1::WINNER_TUNED);
   EXPECT_EQ(r.key().op(), "gemm");
   EXPECT_EQ(r.device_class(), "cpu-x86-avx2");
@@ -62,10 +66,37 @@ TEST(RecordOf, ATunedVerdictServesTheFastestVariant) {
   EXPECT_EQ(r.validation().checked_elements(), 10);
   EXPECT_EQ(r.decision().rounds(), 5);
   EXPECT_EQ(r.decision().reason(), "the reason");
+  EXPECT_FALSE(r.has_baseline_algorithm());
+  EXPECT_EQ(r.baseline_candidates_size(), 0);
+}
+
+TEST(RecordOf, AVendorBaselineKeepsItsAlgorithmAndEveryCandidateTried) {
+  TimedBaseline baseline{.baseline = {.name = "cublasLt", .vendor_library = "cublasLt"}};
+  for (int index : {0, 1, 2}) {
+    v1::BaselineCandidate& c = baseline.candidates.emplace_back();
+    c.mutable_algorithm()->set_heuristic_index(index);
+    c.mutable_algorithm()->set_heuristic_results(3);
+    c.mutable_algorithm()->set_description("cublasLt algo " + std::to_string(index) + " of 3");
+    if (index == 1) {
+      c.set_error("wrong result: relative error 0.5");
+    } else {
+      c.mutable_timing()->set_median_us(index == 0 ? 120 : 100);
+    }
+  }
+  baseline.algorithm = baseline.candidates[2].algorithm();
+  const v1::Record r = RecordOf(Item(), Device(), baseline, WithFastest(true));
+  EXPECT_EQ(r.baseline_name(), "cublasLt");
+  EXPECT_EQ(r.baseline_algorithm().description(), "cublasLt algo 2 of 3");
+  ASSERT_EQ(r.baseline_candidates_size(), 3);
+  EXPECT_DOUBLE_EQ(r.baseline_candidates(0).timing().median_us(), 120);
+  EXPECT_EQ(r.baseline_candidates(1).error(), "wrong result: relative error 0.5");
+  EXPECT_EQ(r.baseline_candidates(2).algorithm().heuristic_index(), 2);
+  // The baseline's time is the decision's re-timing, not the first one.
+  EXPECT_DOUBLE_EQ(r.baseline().median_us(), 100);
 }
 
 TEST(RecordOf, AVariantThatDidNotWinByEnoughIsKeptInAVendorRecord) {
-  const v1::Record r = RecordOf(Item(), Device(), "host_gemm_naive", WithFastest(false));
+  const v1::Record r = RecordOf(Item(), Device(), HostBaseline(), WithFastest(false));
   EXPECT_EQ(r.winner(), v1::WINNER_VENDOR);
   EXPECT_EQ(r.config().params().at("tile"), 64);
   EXPECT_DOUBLE_EQ(r.speedup(), 2.5);
@@ -75,7 +106,7 @@ TEST(RecordOf, NoVariantGivesAVendorRecordWithTheBaselineOnly) {
   Verdict verdict;
   verdict.baseline.set_median_us(100);
   verdict.decision.set_reason("no variant passed validation and timing");
-  const v1::Record r = RecordOf(Item(), Device(), "host_gemm_naive", verdict);
+  const v1::Record r = RecordOf(Item(), Device(), HostBaseline(), verdict);
   EXPECT_EQ(r.winner(), v1::WINNER_VENDOR);
   EXPECT_FALSE(r.has_config());
   EXPECT_FALSE(r.has_tuned());

@@ -123,6 +123,18 @@ v1::Timing Measure(runtime::DeviceExecutor& executor, const runtime::KernelArgum
   }
 }
 
+runtime::VendorCall VendorCallOf(const worker::v1::BenchRequest& request) {
+  const worker::v1::VendorAlgorithmChoice& choice = request.vendor_algorithm();
+  runtime::VendorCall call{.library = request.vendor_baseline(),
+                           .key = request.key(),
+                           .pass_artifact_path = request.artifact_path(),
+                           .pass_entry = request.entry(),
+                           .heuristic_requested = choice.heuristic_requested(),
+                           .heuristic_index = choice.heuristic_index()};
+  if (!choice.chosen().algo().empty()) call.chosen = choice.chosen();
+  return call;
+}
+
 }  // namespace
 
 BenchRunner::Problem& BenchRunner::ProblemFor(const worker::v1::BenchRequest& request) {
@@ -157,8 +169,7 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
   ExecutorScope scope{executor};
   const auto error = request.vendor_baseline().empty()
                          ? executor.Load(request.artifact_path(), request.entry())
-                         : executor.LoadVendor({request.vendor_baseline(), request.key(),
-                                                request.artifact_path(), request.entry()});
+                         : executor.LoadVendor(VendorCallOf(request));
   if (error) {
     response.set_status(BenchResponse::STATUS_LOAD_ERROR);
     response.set_error(*error);
@@ -187,8 +198,9 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
       std::vector<CheckedOutput> outputs = {
           {"", args.tensors.at(output), key.output_dtype(), *problem.reference}};
       if (key.write_prologue_output()) {
-        outputs.push_back({"prologue output", args.tensors.at(std::string(kernels::kPrologueOutputField)), key.input_dtype(),
-                           *problem.prologue_reference});
+        outputs.push_back({"prologue output",
+                           args.tensors.at(std::string(kernels::kPrologueOutputField)),
+                           key.input_dtype(), *problem.prologue_reference});
       }
       Validate(executor, args, outputs, request.tolerance(), &response);
     }
@@ -205,6 +217,10 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
   } catch (const std::exception& e) {
     response.set_status(BenchResponse::STATUS_RUN_ERROR);
     response.set_error(e.what());
+  }
+  // Before the scope unloads the call.
+  if (auto algorithm = executor.VendorAlgorithmRun()) {
+    *response.mutable_vendor_algorithm() = std::move(*algorithm);
   }
   return response;
 }

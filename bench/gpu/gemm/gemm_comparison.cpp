@@ -1,15 +1,16 @@
 #include "bench/gpu/gemm/gemm_comparison.h"
 
 #include <functional>
+#include <memory>
 #include <new>
 #include <stdexcept>
 
 #include "bench/gpu/gemm/device_problem.h"
 #include "bench/gpu/gemm/epilogue_pass_kernel.h"
 #include "kernels/core/kernel_template.h"
-#include "kernels/ops/gemm/blas_epilogue.h"
-#include "kernels/ops/gemm/tile_gemm_source.h"
+#include "kernels/ops/gemm/cublaslt_baseline.h"
 #include "runtime/cuda/cublaslt_gemm.h"
+#include "tuner/baseline_step.h"
 #include "tuner/worker/problem_inputs.h"
 #include "tuner/worker/problem_upload.h"
 #include "tuner/worker/reference_rows.h"
@@ -33,9 +34,8 @@ struct ReleaseScope {
 
 VendorResult MeasureVendor(ComparisonRig& rig, const runtime::KernelArguments& args,
                            const tuner::ProblemInputs& problem, const tuner::Reference& reference,
-                           std::string algorithm, const std::function<void()>& enqueue) {
+                           const std::function<void()>& enqueue) {
   VendorResult result;
-  result.algorithm = std::move(algorithm);
   const tuner::OutputCheck check =
       RunAndCheck(rig.executor, args, problem, reference, rig.timing.tolerance, enqueue);
   result.rel_error = check.rel_error;
@@ -43,6 +43,15 @@ VendorResult MeasureVendor(ComparisonRig& rig, const runtime::KernelArguments& a
   result.timing =
       Measure(rig.timing.protocol, rig.executor, [&] { return rig.timer.Seconds(enqueue); });
   return result;
+}
+
+// The pass of `source`, compiled and loaded; throws when it does not compile.
+std::unique_ptr<EpiloguePassKernel> PassKernel(ComparisonRig& rig,
+                                               const kernels::KernelSource& source) {
+  const runtime::CompileResult cubin = rig.timing.compiler.Compile(
+      source, rig.timing.arch, runtime::CompileLimits{kPassCompileSeconds});
+  if (!cubin.ok) throw std::runtime_error("the epilogue pass did not compile: " + cubin.log);
+  return std::make_unique<EpiloguePassKernel>(rig.driver, source, cubin.artifact_path);
 }
 
 }  // namespace
@@ -74,35 +83,47 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
                                        rig.executor, args, *variant);
     }
 
-    const runtime::cuda::CublasLtOperands operands{
-        args.TensorPtr("a"), args.TensorPtr("b"), nullptr, args.TensorPtr("c"), 1.0f,
-        workspace.ptr};
-    const kernels::gemm::BlasEpilogue fold = kernels::gemm::FoldIntoBlasEpilogue(key);
-    if (fold.fused) {
-      // The key's chain (none, or bias + gelu_tanh) folds into cuBLASLt's own epilogue.
-      const void* bias = fold.bias_op ? args.chain_tensors.at(*fold.bias_op).ptr : nullptr;
-      const runtime::cuda::CublasLtGemm vendor(rig.cublaslt, runtime::cuda::CublasLtGemmSpecOf(key),
-                                               bias);
-      row.vendor = MeasureVendor(rig, args, problem, reference, vendor.algorithm(),
-                                 [&] { vendor.Enqueue(operands); });
+    // cuBLASLt as the tuner's baseline runs it: each way, each algorithm.
+    const kernels::Baseline baseline = kernels::gemm::CublasLtBaseline(key);
+    const std::unique_ptr<EpiloguePassKernel> pass =
+        baseline.source ? PassKernel(rig, *baseline.source) : nullptr;
+    for (const tuner::BaselineRoute& route : tuner::BaselineRoutes(baseline)) {
+      namespace cu = runtime::cuda;
+      const cu::CublasLtGemmSpec spec = route.with_source
+                                            ? cu::WithEpiloguePass(cu::CublasLtGemmSpecOf(key))
+                                            : cu::CublasLtGemmSpecOf(key);
+      const auto chain_tensor = [&](const std::optional<int>& slot) -> void* {
+        return slot ? args.chain_tensors.at(*slot).ptr : nullptr;
+      };
+      const cu::CublasLtOperands operands{args.TensorPtr("a"),
+                                          args.TensorPtr("b"),
+                                          chain_tensor(spec.fold.residual_op),
+                                          args.TensorPtr("c"),
+                                          1.0f,
+                                          workspace.ptr};
+      int algorithms = 1;  // until the heuristic says how many it offers
+      for (int index = 0; index < algorithms; ++index) {
+        std::unique_ptr<cu::CublasLtGemm> plan;
+        try {
+          plan = std::make_unique<cu::CublasLtGemm>(
+              rig.cublaslt, spec, chain_tensor(spec.fold.bias_op),
+              cu::CublasLtAlgorithmChoice{.heuristic_requested = rig.algorithms,
+                                          .heuristic_index = index});
+        } catch (const std::runtime_error& e) {
+          row.candidates.push_back({.wrong = e.what()});
+          continue;
+        }
+        if (index == 0) algorithms = plan->algorithm().heuristic_results();
+        VendorResult result = MeasureVendor(rig, args, problem, reference, [&] {
+          plan->Enqueue(operands);
+          if (route.with_source) pass->Enqueue(args);
+        });
+        result.algorithm = plan->algorithm();
+        row.candidates.push_back(std::move(result));
+      }
     }
-    if (epilogue != Epilogue::kPlain) {
-      const kernels::KernelSource pass_source =
-          kernels::gemm::EpiloguePassSource(key, kernels::gemm::kSm90Target);
-      const runtime::CompileResult pass_cubin = rig.timing.compiler.Compile(
-          pass_source, rig.timing.arch, runtime::CompileLimits{kPassCompileSeconds});
-      if (!pass_cubin.ok)
-        throw std::runtime_error("the epilogue pass did not compile: " + pass_cubin.log);
-      const EpiloguePassKernel pass(rig.driver, pass_source, pass_cubin.artifact_path);
-      const runtime::cuda::CublasLtGemm plain(
-          rig.cublaslt,
-          runtime::cuda::CublasLtGemmSpecOf(GemmKey(shape, Epilogue::kPlain, precision)), nullptr);
-      row.unfused = MeasureVendor(rig, args, problem, reference,
-                                  plain.algorithm() + " + " + pass_source.entry, [&] {
-                                    plain.Enqueue(operands);
-                                    pass.Enqueue(args);
-                                  });
-    }
+    if (!row.candidates.empty()) row.heuristic0 = row.candidates.front();
+    row.best = FastestVendor(row.candidates);
   } catch (const std::bad_alloc&) {
     row.error = "out of memory (host or device) for the problem's buffers";
   } catch (const std::exception& e) {

@@ -21,17 +21,23 @@ struct ComparisonRig {
   const runtime::cuda::CublasLtLibrary& cublaslt;
   StreamTimer& timer;
   TimingSettings timing;
+  // cuBLASLt heuristic algorithms tried per way of running the key (the
+  // daemon's baseline_algorithms).
+  int algorithms = 8;
 };
 
 // Tunes tiletune's tile GEMM for the shape and epilogue with the daemon's
 // tuner (TuneWholeSpace), then times the variant it chose in this process
 // and measures cuBLASLt on the same inputs and buffers with the same
-// protocol: with its own epilogue where that computes the chain (plain,
-// GELU_BIAS), and, for any chain, unfused: its plain GEMM followed by
-// kernels/gemm's epilogue pass, the sequence the tuner's baseline runs.
-// Every contender's output is checked: on a sample for large shapes, whole
-// for small ones (ChecksWholeOutput). Failures end up in the row (its
-// error, or the contender's), not in exceptions.
+// protocol, as the tuner's baseline runs it (tuner::BaselineRoutes): with
+// its own epilogue where that computes the chain (plain, GELU_BIAS), and,
+// for any chain, unfused: its plain GEMM followed by kernels/gemm's
+// epilogue pass; each with every algorithm its heuristic offers (at most
+// rig.algorithms). The row keeps all of them, heuristic #0 of the first way
+// (the baseline before best-of-N) and the fastest correct one. Every
+// contender's output is checked: on a sample for large shapes, whole for
+// small ones (ChecksWholeOutput). Failures end up in the row (its error, or
+// the contender's), not in exceptions.
 ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilogue,
                       Precision precision);
 

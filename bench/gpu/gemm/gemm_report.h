@@ -13,31 +13,39 @@
 
 namespace tiletune::bench {
 
-// One cuBLASLt contender, measured like tiletune's variants.
+// One cuBLASLt contender (an algorithm, with cuBLASLt's own epilogue or
+// followed by our epilogue pass), measured like tiletune's variants.
 struct VendorResult {
-  std::string algorithm;
+  v1::VendorAlgorithm algorithm;  // its description names it
   v1::Timing timing;
   double rel_error = 0;
-  std::string wrong;  // why its output failed the check; empty when it passed
+  std::string wrong;  // why it failed (planning, or the output check); empty when it passed
 };
 
-// One line of the comparison. `vendor` is cuBLASLt with its own epilogue
-// (GELU_BIAS for bias+gelu_tanh), absent where that cannot compute the
-// chain; `unfused`, for any chain, its plain GEMM followed by the epilogue
-// pass (what a framework does without a fused epilogue).
+// One line of the comparison. `candidates`: every cuBLASLt contender, in
+// the tuner's baseline order; `heuristic0` the first of them (heuristic #0
+// with cuBLASLt's own epilogue where it computes the chain, else with the
+// pass: the baseline before best-of-N); `best` the fastest correct one (the
+// best-of-N baseline the tuner keeps).
 struct ComparisonRow {
   GemmShape shape;
   Epilogue epilogue = Epilogue::kPlain;
   TunedVariant tiletune;
-  std::optional<VendorResult> vendor, unfused;
+  std::vector<VendorResult> candidates;
+  std::optional<VendorResult> heuristic0, best;
   std::string error;  // why the row is incomplete; empty when it is not
 };
 
-// The table on `out`: shape, epilogue, tiletune and cuBLASLt µs and TFLOP/s,
-// ratio = cuBLASLt time / tiletune time (> 1: tiletune is faster), relative
-// errors, what the daemon would serve (tuned or vendor) and the variant
-// timed; then each row's failures and, where the daemon would serve the
-// vendor baseline, which one and why.
+// The fastest correct of `candidates`; nullopt when none passed.
+std::optional<VendorResult> FastestVendor(const std::vector<VendorResult>& candidates);
+
+// The table on `out`: shape, epilogue, tiletune µs and TFLOP/s, cuBLASLt
+// heuristic #0 and the best-of-N baseline µs, each with ratio = its time /
+// tiletune time (> 1: tiletune is faster), the best algorithm in short,
+// tiletune's relative error, what the daemon would serve (tuned or vendor)
+// and the variant timed; then per row the best algorithm in full, the
+// failures and, where the daemon would serve the vendor baseline, which
+// one and why.
 void PrintTable(const std::vector<ComparisonRow>& rows, std::ostream& out);
 
 // Every row with its numbers; `device` describes the GPU and the libraries.

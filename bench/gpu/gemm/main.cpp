@@ -1,17 +1,20 @@
 // tiletune-bench-gemm: tiletune's tile GEMM against cuBLASLt on one NVIDIA
 // GPU, in one process, on the same inputs and with the same timing protocol
-// (issue 4). For each shape and epilogue the daemon's tuner (a
+// (issues 4 and 16). For each shape and epilogue the daemon's tuner (a
 // TuningSession with the tiletune-worker process) searches every valid
 // tile_gemm variant; the variant it chose (its winner, or with VENDOR the
-// fastest it measured) is then timed in this process, next to cuBLASLt (with
-// its own epilogue where it has one, and unfused: plain GEMM + the epilogue
-// pass), and the table prints ratio = cuBLASLt time / tiletune time and
-// what the daemon would serve.
+// fastest it measured) is then timed in this process, next to cuBLASLt as
+// the tuner's baseline runs it: every algorithm its heuristic offers (at
+// most --algorithms), with its own epilogue where it has one and unfused
+// (plain GEMM + the epilogue pass). The table prints ratio = cuBLASLt time /
+// tiletune time against heuristic #0 (the baseline before best-of-N) and
+// against the best-of-N baseline, the best algorithm, and what the daemon
+// would serve.
 //
 //   tiletune-bench-gemm [--shapes "m,n,k;..."] [--dtype bf16|f32-tf32]
-//                       [--epilogues "plain,..."] [--threads N] [--reps N]
-//                       [--json FILE] [--rtc-binary PATH] [--worker-binary PATH]
-//                       [--cache-dir DIR]
+//                       [--epilogues "plain,..."] [--algorithms N] [--threads N]
+//                       [--reps N] [--json FILE] [--rtc-binary PATH]
+//                       [--worker-binary PATH] [--cache-dir DIR]
 //
 // --dtype f32-tf32 compares f32 keys that allow tf32: tile_gemm's float
 // tiles (mma.sync .tf32) against cuBLASLt's FAST_TF32, checked at the
@@ -54,12 +57,17 @@ int main(int argc, char** argv) {
   std::string epilogues_text = "plain,bias+gelu_tanh";
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int reps = 20;
+  int algorithms = tuner::TuningLimits{}.baseline_algorithms;
   std::string dtype = "bf16";
   app.add_option("--shapes", shapes_text, "\"m,n,k;m,n,k...\" (default: issue 4's shapes)");
   app.add_option("--dtype", dtype, "operands and output: bf16 (default) or f32-tf32")
       ->check(CLI::IsMember({"bf16", "f32-tf32"}));
   app.add_option("--epilogues", epilogues_text,
                  "comma-separated: plain, bias+gelu_tanh, bias+gelu_tanh+residual")
+      ->capture_default_str();
+  app.add_option("--algorithms", algorithms,
+                 "cuBLASLt heuristic algorithms tried per way (the daemon's baseline_algorithms)")
+      ->check(CLI::Range(1, tuner::kMaxBaselineAlgorithms))
       ->capture_default_str();
   app.add_option("--threads", threads,
                  "parallel NVRTC compiles and reference threads (default: hardware threads)")
@@ -120,8 +128,10 @@ int main(int argc, char** argv) {
     bench::ComparisonRig rig{
         session_runner, *executor,
         *driver,        *cublaslt,
-        timer,          bench::TimingSettings{compiler, arch, threads, {3, reps}, tolerance}};
+        timer,          bench::TimingSettings{compiler, arch, threads, {3, reps}, tolerance},
+        algorithms};
     device["dtype"] = bench::PrecisionName(precision);
+    device["cublaslt_algorithms"] = algorithms;
 
     std::cerr << device["name"].get<std::string>() << " (" << arch << "), " << nvrtc->version()
               << ", cuBLASLt " << cublaslt->api().cublasLtGetVersion() << ", " << threads

@@ -1,5 +1,6 @@
 #include "kernels/ops/gemm/cublaslt_baseline.h"
 
+#include "kernels/core/kernel_key.h"
 #include "kernels/ops/gemm/blas_epilogue.h"
 #include "kernels/ops/gemm/tile_gemm_source.h"
 
@@ -8,7 +9,8 @@ namespace tiletune::kernels::gemm {
 Baseline CublasLtBaseline(const v1::KernelKey& key) {
   Baseline baseline;
   baseline.vendor_library = std::string(kCublasLtName);
-  if (FoldIntoBlasEpilogue(key).fused) {
+  baseline.vendor_call_suffices = FoldIntoBlasEpilogue(key).fused;
+  if (NormalizeKernelKey(key).chain_size() == 0) {
     baseline.name = std::string(kCublasLtName);
   } else {
     baseline.name = std::string(kCublasLtName) + "+" + std::string(kEpiloguePassName);

@@ -9,9 +9,10 @@ namespace tiletune::kernels::gemm {
 inline constexpr std::string_view kCublasLtName = "cublasLt";
 
 // The NVIDIA baseline of every GEMM key: cuBLASLt, called by the worker.
-// Named "cublasLt" when the library's epilogue computes the whole chain
-// (blas_epilogue.h); otherwise "cublasLt+gemm_epilogue_pass", with the pass
-// that applies the chain after the library's plain product.
+// A key with a chain has the pass that applies it after the library's plain
+// product ("cublasLt+gemm_epilogue_pass"); where the library's own epilogue
+// computes the chain too (blas_epilogue.h), the call alone competes with it
+// ("cublasLt"), as it is all there is for a key without a chain.
 Baseline CublasLtBaseline(const v1::KernelKey& key);
 
 }  // namespace tiletune::kernels::gemm

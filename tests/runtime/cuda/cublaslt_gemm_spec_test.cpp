@@ -101,6 +101,26 @@ TEST(CublasLtGemmSpec, ChainsMapToCublasLtEpilogues) {
   const CublasLtGemmSpec unfused = CublasLtGemmSpecOf(key);
   EXPECT_FALSE(unfused.fold.fused);
   EXPECT_EQ(unfused.epilogue, CUBLASLT_EPILOGUE_DEFAULT);
+  EXPECT_TRUE(unfused.epilogue_pass);
+}
+
+TEST(CublasLtGemmSpec, AChainThatFitsCanStillBeLeftToOurPass) {
+  const v1::KernelKey key =
+      GemmTestKey(8, 8, 8, 1, B, B, false, false, {"scale", "residual_add", "bias", "gelu_tanh"});
+  const CublasLtGemmSpec fused = CublasLtGemmSpecOf(key);
+  EXPECT_FALSE(fused.epilogue_pass);
+  EXPECT_EQ(fused.epilogue, CUBLASLT_EPILOGUE_GELU_BIAS);
+  EXPECT_EQ(fused.fold.scale_op, 0);
+  EXPECT_EQ(fused.fold.residual_op, 1);
+  // The plain product: no alpha, C or bias of the chain's; the same operands.
+  const CublasLtGemmSpec plain = WithEpiloguePass(fused);
+  EXPECT_TRUE(plain.epilogue_pass);
+  EXPECT_EQ(plain.epilogue, CUBLASLT_EPILOGUE_DEFAULT);
+  EXPECT_FALSE(plain.fold.scale_op || plain.fold.residual_op || plain.fold.bias_op);
+  EXPECT_EQ(plain.trans_a, fused.trans_a);
+  EXPECT_EQ(plain.d.rows, fused.d.rows);
+  EXPECT_NE(DescribeSpec(plain).find("epilogue 1 + our epilogue pass"), std::string::npos)
+      << DescribeSpec(plain);
 }
 
 }  // namespace

@@ -111,11 +111,9 @@ class GemmOnGpu : public ::testing::Test {
         std::vector<float>(static_cast<size_t>(in.output_elements), tuner::PoisonValue()),
         out_dtype);
     ex.CopyIn(args.tensors.at("c"), out.data(), out.size());
-    for (int i = 0; i < 3; ++i) {
-      args.grid[i] = static_cast<uint32_t>(source.launch.grid(i));
-      args.block[i] = static_cast<uint32_t>(source.launch.block(i));
-    }
-    args.shared_memory_bytes = static_cast<uint32_t>(source.launch.shared_memory_bytes());
+    // As the worker launches: a persistent grid sized for the device, the
+    // TMA families' tensor maps encoded for these tensors.
+    runtime::SetLaunchGeometry(source.launch, ex.compute_units(), args);
     if (const auto failed = ex.Launch(args)) {
       ADD_FAILURE() << source.entry << ": " << *failed;
       ex.ReleaseAll();
@@ -215,6 +213,55 @@ TEST_F(GemmOnGpu, WgmmaVariantsOfLargeShapesMatchTheReference) {
       EXPECT_LE(error, Tolerance(B)) << CanonicalKeyString(key) << " " << sources[s].entry;
       std::cout << sources[s].entry << ": rel error " << error << "\n";
     }
+  }
+}
+
+// The families beside tile_gemm (tma_ws_gemm, tma_decode_gemm,
+// mma_decode_gemm): every variant of odd decode and prefill shapes (m, n
+// and k no multiple of any tile, k a multiple of 8 as their 16-byte rows
+// need; C rows of 500 bytes, which TMA cannot store; batches; f32 and
+// 16-bit outputs; chains), whole, and LLM shapes on sampled rows.
+TEST_F(GemmOnGpu, TmaAndDecodeFamiliesMatchTheReference) {
+  const auto B = v1::DTYPE_BF16, H = v1::DTYPE_F16, F = v1::DTYPE_F32;
+  struct Case {
+    v1::KernelKey key;
+    bool sampled;
+  };
+  const Case cases[] = {
+      {GemmTestKey(1, 1000, 1032, 1, B, B, false, true,
+                   {{"bias", B}, {"gelu_tanh", B}, {"residual_add", B}}),
+       false},
+      {GemmTestKey(7, 4104, 4096, 1, B, B, false, true, {{"bias", B}, {"silu", B}}), false},
+      {GemmTestKey(33, 520, 1032, 2, B, B, false, true, {{"relu", B}}), false},
+      {GemmTestKey(61, 1000, 1032, 1, H, F, false, true, {{"scale", H}}), false},
+      {GemmTestKey(300, 250, 136, 2, H, H, false, true, {{"relu", H}}), false},
+      {GemmTestKey(640, 768, 520, 1, B, F, false, true, {{"residual_add", F}}), false},
+      {GemmTestKey(1000, 1032, 1000, 1, B, B, false, true, {{"bias", B}, {"gelu_tanh", B}}), false},
+      {GemmTestKey(16, 14336, 4096, 1, B, B, false, true, {}), false},
+      {GemmTestKey(4096, 4096, 4096, 1, B, B, false, true, {{"bias", B}, {"gelu_tanh", B}}), true},
+      {GemmTestKey(2048, 14336, 4096, 1, B, B, false, true, {}), true}};
+  uint64_t seed = 900;
+  for (const Case& c : cases) {
+    std::string why;
+    const auto templates = ServingKernelTemplates(c.key, "cuda", &why);
+    std::vector<KernelSource> sources;
+    for (const KernelTemplate* t : templates) {
+      if (t->name() == gemm::kTileGemmName) continue;  // its own tests above
+      for (const Variant& v : t->Space(c.key).ValidVariants())
+        sources.push_back(t->Source(c.key, v));
+    }
+    ASSERT_FALSE(sources.empty()) << CanonicalKeyString(c.key) << ": " << why;
+    const Problem p = c.sampled
+                          ? MakeProblem(c.key, seed += 10, SampledRows(gemm::ProblemOf(c.key).m))
+                          : MakeProblem(c.key, seed += 10);
+    const std::vector<std::string> cubins = CompileAll(sources);
+    for (size_t s = 0; s < sources.size(); ++s) {
+      if (cubins[s].empty()) continue;
+      const double error = Error(sources[s], cubins[s], p);
+      EXPECT_LE(error, Tolerance(c.key.output_dtype()))
+          << CanonicalKeyString(c.key) << " " << sources[s].entry;
+    }
+    std::cout << CanonicalKeyString(c.key) << ": " << sources.size() << " variants checked\n";
   }
 }
 

@@ -292,15 +292,26 @@ TEST(TileGemmTemplate, HipBaselineIsTheNaiveGemm) {
   EXPECT_EQ(s.launch.shared_memory_bytes(), 0);
 }
 
-TEST(TileGemmTemplate, CudaBaselineIsCublasLtWithItsOwnEpilogueWhereItFits) {
+TEST(TileGemmTemplate, CudaBaselineOfAPlainGemmIsTheCublasLtCallAlone) {
+  const v1::KernelKey key = Gemm(37, 53, 29);
+  const Baseline baseline = TileGemm(key, "cuda").BaselineFor(key);
+  EXPECT_EQ(baseline.name, "cublasLt");
+  EXPECT_EQ(baseline.vendor_library, "cublasLt");
+  EXPECT_TRUE(baseline.vendor_call_suffices);
+  EXPECT_FALSE(baseline.source.has_value());
+}
+
+TEST(TileGemmTemplate, CudaBaselineRunsCublasLtsOwnEpilogueBesideThePassWhereItFits) {
   v1::KernelKey key = Gemm(37, 53, 29);
   SetBatch(key, 2);
   AddChain(key, "bias");
   AddChain(key, "relu");
   const Baseline baseline = TileGemm(key, "cuda").BaselineFor(key);
-  EXPECT_EQ(baseline.name, "cublasLt");
+  EXPECT_EQ(baseline.name, "cublasLt+gemm_epilogue_pass");
   EXPECT_EQ(baseline.vendor_library, "cublasLt");
-  EXPECT_FALSE(baseline.source.has_value());
+  EXPECT_TRUE(baseline.vendor_call_suffices);
+  ASSERT_TRUE(baseline.source.has_value());
+  EXPECT_TRUE(Contains(baseline.source->code, "tt::relu{}"));
 }
 
 TEST(TileGemmTemplate, CudaBaselineAddsTheEpiloguePassWhereCublasLtCannot) {
@@ -312,6 +323,7 @@ TEST(TileGemmTemplate, CudaBaselineAddsTheEpiloguePassWhereCublasLtCannot) {
   const Baseline baseline = TileGemm(key, "cuda").BaselineFor(key);
   EXPECT_EQ(baseline.name, "cublasLt+gemm_epilogue_pass");
   EXPECT_EQ(baseline.vendor_library, "cublasLt");
+  EXPECT_FALSE(baseline.vendor_call_suffices);
   ASSERT_TRUE(baseline.source.has_value());
   const KernelSource& s = *baseline.source;
   EXPECT_TRUE(Contains(s.code, "tt::gemm::epilogue_pass<Config>(args, Epilogue{&args});"));
