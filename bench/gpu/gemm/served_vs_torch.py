@@ -17,7 +17,8 @@ and prints ms, ratios (torch / tiletune) and the fraction of the roofline
 (the larger of FLOPs / 790 TFLOP/s and bytes / 4.24 TB/s, over the time).
 
   python3 served_vs_torch.py --server unix:/path --trusted-key KEY \
-      [--shapes "m,n,k;..."] [--chains "plain,bias+gelu_tanh"] [--json FILE]
+      [--shapes "m,n,k;..."] [--chains "plain,bias+gelu_tanh"] [--strategy exhaustive]
+      [--max-variants N] [--json FILE]
 """
 
 import argparse
@@ -29,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 import tiletune
-from tiletune.v1 import records_pb2, tiletune_pb2
+from tiletune.v1 import jobs_pb2, records_pb2, tiletune_pb2
 
 PEAK_FLOPS = 790e12
 PEAK_BYTES = 4.24e12
@@ -81,6 +82,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--json")
     ap.add_argument("--max-variants", type=int, default=None)
+    ap.add_argument("--strategy", default="exhaustive",
+                    help="the tuning job's strategy: exhaustive, random or annealing")
     args = ap.parse_args()
 
     client = tiletune.Client(args.server, timeout=60.0, trusted_keys=[args.trusted_key])
@@ -90,6 +93,7 @@ def main():
             for s in shapes for c in chains}
     started = time.monotonic()
     job_id = client.submit_job(list(keys.values()), max_variants=args.max_variants,
+                               strategy=jobs_pb2.Strategy.Value("STRATEGY_" + args.strategy.upper()),
                                name="served-vs-torch")
     final = client.wait_job(job_id, timeout=3600.0)
     tuning_s = time.monotonic() - started
