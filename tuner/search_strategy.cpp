@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace tiletune::tuner {
 namespace {
@@ -40,8 +41,18 @@ double AnnealingStrategy::SquaredDistance(const Position& a, const Position& b) 
   return d;
 }
 
-ExhaustiveStrategy::ExhaustiveStrategy(std::vector<kernels::Variant> variants)
-    : variants_(std::move(variants)) {}
+ExhaustiveStrategy::ExhaustiveStrategy(std::vector<kernels::Variant> variants) {
+  std::map<int64_t, std::vector<kernels::Variant>> by_template;
+  for (auto& v : variants) {
+    auto t = v.find(std::string(kernels::kTemplateParameter));
+    by_template[t == v.end() ? 0 : t->second].push_back(std::move(v));
+  }
+  for (size_t turn = 0; variants_.size() < variants.size(); ++turn) {
+    for (auto& [index, own] : by_template) {
+      if (turn < own.size()) variants_.push_back(std::move(own[turn]));
+    }
+  }
+}
 
 std::optional<kernels::Variant> ExhaustiveStrategy::Next() {
   if (next_ >= variants_.size()) return std::nullopt;

@@ -35,7 +35,9 @@ class SearchStrategy {
   virtual void Observe(const kernels::Variant& variant, const Observation& observation) = 0;
 };
 
-// Every valid variant in index order.
+// Every valid variant, the key's templates taking turns (each template's own
+// variants in index order), so that a budget smaller than the space still
+// tries every template that serves the key.
 class ExhaustiveStrategy final : public SearchStrategy {
  public:
   explicit ExhaustiveStrategy(std::vector<kernels::Variant> variants);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <set>
 
@@ -37,6 +38,23 @@ int EvaluationsToOptimum(SearchStrategy& strategy) {
     if (t && *t == 10) return evaluations;
   }
   return evaluations;
+}
+
+// Three templates of 5, 2 and 3 variants: the first turns visit each
+// template, so a budget of three tries all three; nothing is lost or repeated.
+TEST(ExhaustiveStrategy, TemplatesTakeTurnsSoASmallBudgetTriesEachOfThem) {
+  std::vector<kernels::Variant> variants;
+  for (int64_t t = 0; t < 3; ++t) {
+    for (int64_t i = 0; i < std::array{5, 2, 3}[t]; ++i) {
+      variants.push_back({{std::string(kernels::kTemplateParameter), t}, {"i", i}});
+    }
+  }
+  ExhaustiveStrategy strategy(variants);
+  std::vector<std::pair<int64_t, int64_t>> order;
+  while (auto v = strategy.Next()) order.emplace_back(v->at("template"), v->at("i"));
+  const std::vector<std::pair<int64_t, int64_t>> expected = {
+      {0, 0}, {1, 0}, {2, 0}, {0, 1}, {1, 1}, {2, 1}, {0, 2}, {2, 2}, {0, 3}, {0, 4}};
+  EXPECT_EQ(order, expected);
 }
 
 TEST(AnnealingStrategy, ProposesEveryValidVariantOnceThenStops) {

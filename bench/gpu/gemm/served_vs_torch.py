@@ -6,7 +6,9 @@ each key asks the daemon what it serves (Lookup + GetKernel, through the
 Python package), checks the served kernel against a float64 reference on
 fresh inputs, and times in interleaved rounds, with L2 cleaned before every
 call (a read sweep over 2x the L2, so no dirty lines are written back inside
-a timed call):
+a timed call) and the GPU kept busy while the call is enqueued, so the events
+time the GPU work alone; the host time each call took to enqueue is reported
+beside it (Python, the launcher, torch's dispatcher):
 
   tiletune     the served kernel (a TUNED record), or nothing for VENDOR
   F.linear     torch's own call (cuBLAS), then the chain as torch ops
@@ -60,17 +62,28 @@ class Cleaner:
         self.sink = torch.empty((), device="cuda")
 
     def __call__(self):
-        torch.sum(self.buf, out=self.sink)
+        torch.sum(self.buf, dim=0, out=self.sink)
+
+
+# GPU cycles of torch.cuda._sleep queued ahead of each timed call (about
+# 100 us): the host's launch work for the call ends while the GPU still
+# spins, so the events time the kernels alone, not Python or the launcher.
+SPIN_CYCLES = 200_000
 
 
 def timed_us(fn, clean):
+    """(GPU microseconds between the events around fn, host microseconds fn
+    took to enqueue its work)."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     clean()
+    torch.cuda._sleep(SPIN_CYCLES)
     start.record()
+    host = time.perf_counter()
     fn()
+    host = time.perf_counter() - host
     end.record()
     end.synchronize()
-    return start.elapsed_time(end) * 1e3
+    return start.elapsed_time(end) * 1e3, host * 1e6
 
 
 def main():
@@ -158,10 +171,14 @@ def main():
         for fn in contenders.values():
             fn()
         times = {name: [] for name in contenders}
+        host = {name: [] for name in contenders}
         for _ in range(args.rounds):
             for name, fn in contenders.items():
-                times[name].append(timed_us(fn, clean))
+                gpu_us, host_us = timed_us(fn, clean)
+                times[name].append(gpu_us)
+                host[name].append(host_us)
         med = {name: statistics.median(t) for name, t in times.items()}
+        host_med = {name: statistics.median(t) for name, t in host.items()}
         torch_best = min(med["F.linear"], med.get("addmm", float("inf")))
         floor_us = max(2 * m * n * k / PEAK_FLOPS,
                        2 * (m * k + n * k + m * n) / PEAK_BYTES) * 1e6
@@ -169,7 +186,7 @@ def main():
                "kernel": record.config.kernel_name if record is not None else "",
                "daemon_speedup": record.speedup if record is not None else None,
                "baseline": record.baseline_name if record is not None else "",
-               "rel_error": error, "us": med,
+               "rel_error": error, "us": med, "host_us": host_med,
                "ratio_vs_linear": med["F.linear"] / med["tiletune"] if "tiletune" in med else None,
                "ratio_vs_best_torch": torch_best / med["tiletune"] if "tiletune" in med else None,
                "roofline_tiletune": floor_us / med["tiletune"] if "tiletune" in med else None,
@@ -178,7 +195,7 @@ def main():
         print(json.dumps(row), flush=True)
 
     print(f"\n{'shape':>18} {'chain':>14} {'tiletune':>9} {'F.linear':>9} {'addmm':>9} "
-          f"{'x linear':>8} {'x best':>7} {'roof':>5}  served")
+          f"{'x linear':>8} {'x best':>7} {'roof':>5} {'host tt':>7} {'host F.l':>8}  served")
     for r in rows:
         us = r["us"]
         tt = f"{us['tiletune']:9.1f}" if "tiletune" in us else f"{'-':>9}"
@@ -186,8 +203,10 @@ def main():
         ratio = f"{r['ratio_vs_linear']:8.3f}" if r["ratio_vs_linear"] else f"{'-':>8}"
         best = f"{r['ratio_vs_best_torch']:7.3f}" if r["ratio_vs_best_torch"] else f"{'-':>7}"
         roof = r["roofline_tiletune"] or r["roofline_torch"]
+        hostt = f"{r['host_us']['tiletune']:7.1f}" if "tiletune" in us else f"{'-':>7}"
         print(f"{r['m']:>6}x{r['n']:>5}x{r['k']:>5} {r['chain']:>14} {tt} {us['F.linear']:9.1f} "
-              f"{add} {ratio} {best} {roof:5.2f}  {r['served']} {r['kernel']}")
+              f"{add} {ratio} {best} {roof:5.2f} {hostt} {r['host_us']['F.linear']:8.1f}  "
+              f"{r['served']} {r['kernel']}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"tuning_seconds": tuning_s, "keys": len(keys), "rows": rows}, f, indent=1)
