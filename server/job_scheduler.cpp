@@ -456,7 +456,9 @@ void JobScheduler::FinishJobIfDone(const std::string& job_id) {
     }
   }
   const v1::JobState state = error.empty() ? v1::JOB_SUCCEEDED : v1::JOB_FAILED;
-  store_.FinishJob(job_id, state, error);
+  // Another daemon of the fleet may finish it at the same moment: the one
+  // the store says did counts it and tells its watchers (the others' poll).
+  if (!store_.FinishJob(job_id, state, error)) return;
   metrics_.jobs_finished.at(state)->Increment();
   spdlog::info("job={}: {}", job_id, v1::JobState_Name(state));
   v1::JobEvent event;
