@@ -136,6 +136,9 @@ TEST_F(FleetFlow, JobsRunOnceOnADaemonOfTheirClassAndEveryDaemonListsTheFleet) {
   class_of_job[id] = shared;
   ASSERT_TRUE(Submit(a, TinyJob(other, {GemmKey(16, 24, 8), RowKey("softmax", 8, 96)}), &id).ok());
   class_of_job[id] = other;
+  // Planned where it was submitted, on the device c announced: the job's
+  // total is known from the start, as c will plan it.
+  const v1::Job planned_on_a = GetJob(*a.Stub(), id);
   // Only c can run it; a, where it was submitted, is watched from now on.
   auto watched_on_a = std::async(std::launch::async, [&a, id] { return LastEventOfWatch(a, id); });
   ASSERT_TRUE(Submit(b, TinyJob("", {GemmKey(8, 16, 24), GemmKey(24, 8, 16)}), &id).ok());
@@ -160,6 +163,12 @@ TEST_F(FleetFlow, JobsRunOnceOnADaemonOfTheirClassAndEveryDaemonListsTheFleet) {
 
   // Its events stayed on c, yet the watch on a saw it end.
   EXPECT_EQ(watched_on_a.get().kind(), v1::JobEvent::KIND_JOB_FINISHED);
+  const v1::Job run_on_c = GetJob(*a.Stub(), planned_on_a.id());
+  ASSERT_EQ(run_on_c.items_size(), planned_on_a.items_size());
+  for (int i = 0; i < run_on_c.items_size(); ++i) {
+    EXPECT_GT(planned_on_a.items(i).variants_planned(), 0) << planned_on_a.ShortDebugString();
+    EXPECT_EQ(planned_on_a.items(i).variants_planned(), run_on_c.items(i).variants_planned());
+  }
 
   // Each item was claimed once (one lease drawn per claim) by a daemon of
   // its class, and every trial was measured on that class.
