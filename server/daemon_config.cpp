@@ -114,7 +114,7 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.max_artifact_bytes; }},
       {"artifact_chunk_bytes", "code bytes per GetKernel message",
        [](auto& c) { return &c.artifact_chunk_bytes; }},
-      {"max_kernels_per_job", "most kernel keys in one job",
+      {"max_kernels_per_job", "most kernel keys in one job (verify jobs of an import too)",
        [](auto& c) { return &c.max_kernels_per_job; }},
       {"max_queued_jobs", "most jobs queued or running at once",
        [](auto& c) { return &c.max_queued_jobs; }},
