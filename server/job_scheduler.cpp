@@ -222,7 +222,8 @@ void JobScheduler::Drain(std::chrono::steady_clock::time_point deadline) {
 }
 
 void JobScheduler::DeviceLoop(ManagedDevice& device) {
-  tuner::BenchmarkWorker worker({config_.worker_binary, device.info.worker_env});
+  tuner::BenchmarkWorker worker(
+      {config_.worker_binary, device.info.worker_env, {.policy = config_.tuning.sched_policy}});
   for (;;) {
     {
       std::lock_guard lock(mu_);
