@@ -229,10 +229,10 @@ void PostgresTuningStore::UpdateItem(const std::string& job_id, const v1::JobIte
                   " was lost (it ran out and another daemon took the item over)");
 }
 
-void PostgresTuningStore::FinishJob(const std::string& job_id, v1::JobState state,
+bool PostgresTuningStore::FinishJob(const std::string& job_id, v1::JobState state,
                                     const std::string& error) {
   RequireFinishedState(state);
-  CloseJob(*pool_.Acquire(), job_id, state, error);
+  return CloseJob(*pool_.Acquire(), job_id, state, error);
 }
 
 bool PostgresTuningStore::CancelJob(const std::string& job_id) {

@@ -54,7 +54,7 @@ class PostgresTuningStore final : public TuningStore {
   // Cancellation wins, as with SQLite.
   void UpdateItem(const std::string& job_id, const v1::JobItemProgress& item,
                   int64_t lease) override;
-  void FinishJob(const std::string& job_id, v1::JobState state, const std::string& error) override;
+  bool FinishJob(const std::string& job_id, v1::JobState state, const std::string& error) override;
   bool CancelJob(const std::string& job_id) override;
   int RequeueInterrupted() override;
   std::map<v1::JobState, int64_t> CountJobsByState() override;

@@ -224,10 +224,11 @@ void SqliteTuningStore::UpdateItem(const std::string& job_id, const v1::JobItemP
   });
 }
 
-void SqliteTuningStore::FinishJob(const std::string& job_id, v1::JobState state,
+bool SqliteTuningStore::FinishJob(const std::string& job_id, v1::JobState state,
                                   const std::string& error) {
   RequireFinishedState(state);
-  writer_->Run([&](Connection& connection) { CloseJob(connection, job_id, state, error); });
+  return writer_->Run(
+      [&](Connection& connection) { return CloseJob(connection, job_id, state, error); });
 }
 
 bool SqliteTuningStore::CancelJob(const std::string& job_id) {

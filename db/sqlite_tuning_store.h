@@ -55,7 +55,7 @@ class SqliteTuningStore final : public TuningStore {
   void UpdateItem(const std::string& job_id, const v1::JobItemProgress& item,
                   int64_t lease) override;
   // Items still QUEUED or RUNNING become CANCELLED: they will never run.
-  void FinishJob(const std::string& job_id, v1::JobState state, const std::string& error) override;
+  bool FinishJob(const std::string& job_id, v1::JobState state, const std::string& error) override;
   bool CancelJob(const std::string& job_id) override;
   int RequeueInterrupted() override;
   std::map<v1::JobState, int64_t> CountJobsByState() override;

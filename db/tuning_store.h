@@ -229,8 +229,9 @@ class TuningStore {
   virtual void UpdateItem(const std::string& job_id, const v1::JobItemProgress& item,
                           int64_t lease) = 0;
   // Marks the job finished (SUCCEEDED/FAILED/CANCELLED) when it is not
-  // finished already.
-  virtual void FinishJob(const std::string& job_id, v1::JobState state,
+  // finished already. True when this call finished it: of daemons that
+  // finish one job together, exactly one is told so.
+  virtual bool FinishJob(const std::string& job_id, v1::JobState state,
                          const std::string& error) = 0;
   // Marks a QUEUED/RUNNING job and its unfinished items CANCELLED. False if
   // the job does not exist or had already finished.

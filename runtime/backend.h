@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/core/kernel_template.h"
+#include "runtime/subprocess.h"
 #include "tiletune/v1/records.pb.h"
 
 namespace tiletune::runtime {
@@ -24,10 +25,9 @@ struct DeviceInfo {
 
 struct CompileLimits {
   double timeout_seconds = 60;
-  // Added to the daemon's nice value for the compiler processes: compiles
-  // take every core while a job tunes, and the daemon's own threads
-  // (lookups) must still get them at once.
-  int niceness = 0;
+  // Of the compiler processes: compiles take every core while a job tunes,
+  // and the daemon's own threads (lookups) must still get them at once.
+  CpuPriority priority;
 };
 
 // Resource usage the compiler reported; GPU backends fill it, the host
@@ -43,11 +43,11 @@ struct CompileResult {
   bool ok = false;
   bool timed_out = false;
   bool cache_hit = false;
-  std::string artifact_path;  // what the worker loads
-  std::string cache_key;      // hash of source, options, compiler, target
-  std::string target;         // what it was built for: sm_90a, gfx90a, the CPU's arch
+  std::string artifact_path;         // what the worker loads
+  std::string cache_key;             // hash of source, options, compiler, target
+  std::string target;                // what it was built for: sm_90a, gfx90a, the CPU's arch
   std::vector<std::string> options;  // the compiler options beyond the target
-  std::string log;            // compiler output (errors on failure)
+  std::string log;                   // compiler output (errors on failure)
   double seconds = 0;
   ResourceReport resources;
 };

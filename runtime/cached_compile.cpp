@@ -50,7 +50,7 @@ CompileResult CompileThroughCache(CompiledCodeCache& cache, const std::string& c
     const auto timeout =
         std::chrono::milliseconds(static_cast<int64_t>(limits.timeout_seconds * 1000));
     const CommandResult run =
-        RunCommand(command.argv(work, code, artifact), timeout, {}, limits.niceness);
+        RunCommand(command.argv(work, code, artifact), timeout, {}, limits.priority);
     result.log = run.out + run.err;
     if (run.timed_out) {
       result.timed_out = true;

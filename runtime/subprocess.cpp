@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
@@ -229,13 +230,19 @@ ChildProcess ChildProcess::Start(const ProcessSpec& spec) {
     throw std::system_error(rc, std::generic_category(), "cannot start " + program);
   }
 
-  if (spec.niceness != 0) {
-    // posix_spawn cannot set it; the group is a few instructions old, and
-    // whatever it starts later inherits the value. Best effort: a failure
-    // (the child already gone) leaves it at the parent's priority.
+  // posix_spawn cannot set these (glibc's refuses SCHED_BATCH and
+  // SCHED_IDLE); the child is a few instructions old, and whatever it starts
+  // later inherits them. Best effort: a failure (the child already gone)
+  // leaves it at the parent's priority.
+  if (spec.priority.policy != SchedPolicy::kOther) {
+    const sched_param zero{};  // the only priority either policy has
+    ::sched_setscheduler(
+        pid, spec.priority.policy == SchedPolicy::kBatch ? SCHED_BATCH : SCHED_IDLE, &zero);
+  }
+  if (spec.priority.niceness != 0) {
     errno = 0;
     const int base = ::getpriority(PRIO_PROCESS, 0);
-    if (errno == 0) ::setpriority(PRIO_PGRP, static_cast<id_t>(pid), base + spec.niceness);
+    if (errno == 0) ::setpriority(PRIO_PGRP, static_cast<id_t>(pid), base + spec.priority.niceness);
   }
   TellGroupKeeper(true, pid);
   ChildProcess child;
@@ -318,11 +325,12 @@ std::optional<ExitStatus> ChildProcess::TryWait() {
 }
 
 CommandResult RunCommand(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                         const std::map<std::string, std::string>& env, int niceness) {
+                         const std::map<std::string, std::string>& env,
+                         const CpuPriority& priority) {
   const auto start = Clock::now();
   const auto deadline = start + timeout;
   ChildProcess child = ChildProcess::Start(
-      {.argv = argv, .env = env, .pipe_stdout = true, .pipe_stderr = true, .niceness = niceness});
+      {.argv = argv, .env = env, .pipe_stdout = true, .pipe_stderr = true, .priority = priority});
   CommandResult result;
   // Negative fds are skipped by poll: a pipe at end of file stops being polled.
   pollfd fds[2] = {{child.stdout_fd(), POLLIN, 0}, {child.stderr_fd(), POLLIN, 0}};

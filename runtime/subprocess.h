@@ -23,6 +23,22 @@ struct ExitStatus {
 // "SIGSEGV" for SIGSEGV; "signal 42" for one without a name.
 std::string SignalName(int signal);
 
+// The Linux scheduling policy a child runs under (sched(7)); what it starts
+// inherits it.
+enum class SchedPolicy {
+  kOther,  // SCHED_OTHER, as the parent
+  kBatch,  // SCHED_BATCH: CPU-bound work, never preempts others on waking
+  kIdle,   // SCHED_IDLE: runs only when no other thread wants the core
+};
+
+// How a child competes with its parent (and everyone else) for the CPUs.
+struct CpuPriority {
+  // Added to the parent's nice value for the child's process group (what
+  // it starts inherits it); 0 keeps the parent's.
+  int niceness = 0;
+  SchedPolicy policy = SchedPolicy::kOther;
+};
+
 struct ProcessSpec {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH
   // Set in (or overriding) the parent's environment.
@@ -32,9 +48,7 @@ struct ProcessSpec {
   bool pipe_stdin = false;
   bool pipe_stdout = false;
   bool pipe_stderr = false;
-  // Added to the parent's nice value for the child's process group (what
-  // it starts inherits it); 0 keeps the parent's.
-  int niceness = 0;
+  CpuPriority priority;
 };
 
 // Makes the process groups of the children this process starts from now on
@@ -97,6 +111,7 @@ struct CommandResult {
 // the process group is killed with SIGKILL. Throws std::system_error when the
 // command cannot be started.
 CommandResult RunCommand(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                         const std::map<std::string, std::string>& env = {}, int niceness = 0);
+                         const std::map<std::string, std::string>& env = {},
+                         const CpuPriority& priority = {});
 
 }  // namespace tiletune::runtime

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <sstream>
+#include <utility>
 #include <variant>
 
 #include <yaml-cpp/yaml.h>
@@ -14,8 +15,14 @@
 namespace tiletune::server {
 namespace {
 
-using FieldPtr =
-    std::variant<std::string*, int*, int64_t*, double*, bool*, std::vector<std::string>*>;
+using FieldPtr = std::variant<std::string*, int*, int64_t*, double*, bool*,
+                              std::vector<std::string>*, runtime::SchedPolicy*>;
+
+// tuning_sched_policy's values, as sched(7) names them.
+constexpr std::pair<runtime::SchedPolicy, const char*> kSchedPolicyNames[] = {
+    {runtime::SchedPolicy::kOther, "other"},
+    {runtime::SchedPolicy::kBatch, "batch"},
+    {runtime::SchedPolicy::kIdle, "idle"}};
 
 // One setting: its YAML key (flag --key with '-' for '_'), help text and the
 // field it sets. A single table serves the file, the flags and the dump.
@@ -114,7 +121,7 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.max_artifact_bytes; }},
       {"artifact_chunk_bytes", "code bytes per GetKernel message",
        [](auto& c) { return &c.artifact_chunk_bytes; }},
-      {"max_kernels_per_job", "most kernel keys in one job",
+      {"max_kernels_per_job", "most kernel keys in one job (verify jobs of an import too)",
        [](auto& c) { return &c.max_kernels_per_job; }},
       {"max_queued_jobs", "most jobs queued or running at once",
        [](auto& c) { return &c.max_queued_jobs; }},
@@ -174,6 +181,10 @@ const std::vector<Setting>& Settings() {
       {"compile_niceness",
        "compilers run this much nicer than the daemon (0-19), so lookups stay fast",
        [](auto& c) { return &c.tuning.compile_niceness; }},
+      {"tuning_sched_policy",
+       "scheduling policy of the compilers and benchmark workers of tuning jobs: other, batch, "
+       "or idle (they run only on CPU time the daemon's threads, lookups first, leave)",
+       [](auto& c) { return &c.tuning.sched_policy; }},
       {"run_limit_factor", "a variant may run this many times the baseline's time",
        [](auto& c) { return &c.tuning.run_limit_factor; }},
       {"run_limit_min_seconds", "floor of a variant's run limit",
@@ -252,6 +263,11 @@ bool SetFromText(FieldPtr field, const std::string& text) {
           if (text == "true" || text == "1") return (*p = true), true;
           if (text == "false" || text == "0") return (*p = false), true;
           return false;
+        } else if constexpr (std::is_same_v<T, runtime::SchedPolicy>) {
+          for (const auto& [policy, name] : kSchedPolicyNames) {
+            if (text == name) return (*p = policy), true;
+          }
+          return false;
         } else {
           return ParseNumber(text, *p);
         }
@@ -271,6 +287,11 @@ std::string ToText(FieldPtr field) {
           return s;
         } else if constexpr (std::is_same_v<T, bool>) {
           return *p ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, runtime::SchedPolicy>) {
+          for (const auto& [policy, name] : kSchedPolicyNames) {
+            if (*p == policy) return name;
+          }
+          return "?";
         } else {
           std::ostringstream out;
           out << *p;

@@ -24,11 +24,19 @@ namespace tiletune::server {
 void MarkImported(std::vector<db::ImportedRecord>& records, bool trust,
                   const std::string& imported_by, const DeviceRegistry& devices);
 
-// Queues one verify job per device class of the stored, UNVERIFIED
-// `records` that this daemon has a device of; the records of a class it
-// has none of stay unverified, as the answer for that class says.
+// Queues verify jobs for the stored, UNVERIFIED `records` of each device
+// class that this daemon has a device of, at most max_kernels_per_job
+// records a job (a large import makes several jobs, so that other jobs
+// take turns with them); one answer per job. The records of a class it has
+// none of stay unverified, as the answer for that class says.
 std::vector<v1::ImportVerification> QueueImportVerification(
     ServiceContext& context, const std::vector<db::ImportedRecord>& records);
+
+// After CancelJob of `job` (as stored then): when it is a verify job, the
+// records its cancelled items were to verify say so and what to do, in
+// their provenance (seen in `records list` and by lookups); records it
+// settled, or that were replaced meanwhile, are left alone.
+void MarkVerificationCancelled(ServiceContext& context, const v1::Job& job);
 
 // The kernel item `item_index` of a job with `spec` verifies, or null when
 // the job is no verify job.

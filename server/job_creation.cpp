@@ -1,6 +1,7 @@
 #include "server/job_creation.h"
 
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -25,19 +26,35 @@ std::string NewJobId() {
   return id;
 }
 
-// A device here that claims from `queue`, or null (fleet mode: a class
-// only other daemons have).
-const ManagedDevice* DeviceOfQueue(const DeviceRegistry& devices, const std::string& queue) {
-  return devices.queues() == JobQueues::kPerDevice ? devices.Find(queue)
-                                                   : devices.FindByClass(queue);
+// The device a job in `queue` is planned for: one here that claims from
+// it, else (fleet mode: a class only other daemons have) one of its class
+// that another daemon announced; nullopt when none is known.
+std::optional<runtime::DeviceInfo> PlanningDevice(ServiceContext& context,
+                                                  const std::string& queue) {
+  if (context.devices.queues() == JobQueues::kPerDevice) {
+    if (const ManagedDevice* device = context.devices.Find(queue)) return device->info;
+    return std::nullopt;
+  }
+  if (const ManagedDevice* device = context.devices.FindByClass(queue)) return device->info;
+  for (const auto& daemon : context.store->ListDaemons()) {
+    for (const auto& device : daemon.devices()) {
+      if (device.fingerprint().device_class() == queue) {
+        return runtime::DeviceInfo{.id = device.id(),
+                                   .backend = device.backend(),
+                                   .fingerprint = device.fingerprint(),
+                                   .toolchain = device.toolchain()};
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 // What the tuner will plan for `key` on `device` (the same space and
 // budget), so that a watcher knows the job's total before it starts.
-int PlannedVariants(const ManagedDevice& device, const v1::KernelKey& key, const v1::JobSpec& spec,
-                    const tuner::TuningLimits& limits) {
+int PlannedVariants(const runtime::DeviceInfo& device, const v1::KernelKey& key,
+                    const v1::JobSpec& spec, const tuner::TuningLimits& limits) {
   std::string why;
-  const auto space = kernels::KeySpace::Of(key, tuner::DeviceDescriptionOf(device.info), &why);
+  const auto space = kernels::KeySpace::Of(key, tuner::DeviceDescriptionOf(device), &why);
   return tuner::PlannedVariants(spec.budget(), limits, space.ValidVariants().size());
 }
 
@@ -58,7 +75,7 @@ db::JobAdmissionResult CreateJob(ServiceContext& context, v1::JobSpec spec,
   std::vector<v1::KernelKey> planned = PlannedJobKernels(spec, context.config.key_limits);
   spec.clear_kernels();
   for (auto& key : planned) *spec.add_kernels() = std::move(key);
-  const ManagedDevice* device = DeviceOfQueue(context.devices, queue);
+  const std::optional<runtime::DeviceInfo> device = PlanningDevice(context, queue);
   for (auto& key : *spec.mutable_kernels()) {
     canonical.push_back(kernels::CanonicalKeyString(key));
     auto* item = job.add_items();

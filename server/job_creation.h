@@ -10,8 +10,9 @@ namespace tiletune::server {
 
 // Turns a validated job spec into a stored QUEUED job: a new id, one item
 // per kernel of its plan (op graphs run as the kernels of their fusion
-// plans), each with the variants it plans on a device here of the job's
-// queue (the job's progress total from the start), then wakes the
+// plans), each with the variants it plans on a device of the job's queue,
+// here or one another daemon of the fleet announced (the job's progress
+// total from the start), then wakes the
 // scheduler. SubmitJob and the lookup path's
 // tune-on-miss and stale re-tune jobs all come in through here.
 

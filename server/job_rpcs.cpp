@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/fleet_view.h"
+#include "server/import_verification.h"
 #include "server/job_creation.h"
 #include "server/job_scheduler.h"
 #include "server/page_filler.h"
@@ -153,6 +154,9 @@ grpc::Status TuningServiceImpl::CancelJob(grpc::ServerContext* ctx,
     if (ctx_.scheduler) ctx_.scheduler->Cancel(request->job_id());
     spdlog::info("job={} request={} peer={} caller={}: cancelled", request->job_id(),
                  RequestId(*ctx), ctx->peer(), call.caller.identity);
+    if (auto cancelled = ctx_.store->GetJob(request->job_id())) {
+      MarkVerificationCancelled(ctx_, *cancelled);
+    }
     auto status = LoadJob(ctx_, request->job_id(), *response);
     v1::JobEvent event;
     event.set_kind(v1::JobEvent::KIND_JOB_FINISHED);

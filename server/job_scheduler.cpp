@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include <spdlog/spdlog.h>
@@ -84,6 +85,33 @@ class StoringObserver final : public tuner::TuningObserver {
     // shutdown must stay RUNNING so that it resumes at the next start.
     if (progress.state() == v1::JOB_CANCELLED) return;
     if (interrupted_.load()) return;
+    // Held until its record has landed (StoreSucceeded): stored first, a
+    // finished item whose record then failed to land would have none after
+    // a restart, where a RUNNING one resumes and decides again.
+    if (progress.state() == v1::JOB_SUCCEEDED) {
+      succeeded_ = progress;
+      return;
+    }
+    Store(progress, kind, trial);
+  }
+
+  // Stores the item's held end, SUCCEEDED, and tells its watchers.
+  void StoreSucceeded() {
+    if (succeeded_) Store(*succeeded_, v1::JobEvent::KIND_ITEM_FINISHED, nullptr);
+  }
+
+  // The item back in the queue as far as it was stored, to resume from
+  // its stored trials.
+  v1::JobItemProgress Requeued(const db::JobItemClaim& claim) const {
+    v1::JobItemProgress progress = last_stored_;
+    progress.set_index(claim.item_index);
+    *progress.mutable_key() = claim.key;
+    progress.set_state(v1::JOB_QUEUED);
+    return progress;
+  }
+
+ private:
+  void Store(const v1::JobItemProgress& progress, v1::JobEvent::Kind kind, const v1::Trial* trial) {
     store_.UpdateItem(job_id_, progress, lease_);
     last_stored_ = progress;
     v1::JobEvent event;
@@ -100,17 +128,6 @@ class StoringObserver final : public tuner::TuningObserver {
     events_.Publish(event);
   }
 
-  // The item back in the queue as far as it was stored, to resume from
-  // its stored trials.
-  v1::JobItemProgress Requeued(const db::JobItemClaim& claim) const {
-    v1::JobItemProgress progress = last_stored_;
-    progress.set_index(claim.item_index);
-    *progress.mutable_key() = claim.key;
-    progress.set_state(v1::JOB_QUEUED);
-    return progress;
-  }
-
- private:
   db::TuningStore& store_;
   JobEventHub& events_;
   DaemonMetrics& metrics_;
@@ -123,6 +140,7 @@ class StoringObserver final : public tuner::TuningObserver {
   std::function<void(bool)> on_worker_fate_;
   std::set<std::string> stored_kernels_;
   v1::JobItemProgress last_stored_;
+  std::optional<v1::JobItemProgress> succeeded_;
 };
 
 }  // namespace
@@ -204,7 +222,8 @@ void JobScheduler::Drain(std::chrono::steady_clock::time_point deadline) {
 }
 
 void JobScheduler::DeviceLoop(ManagedDevice& device) {
-  tuner::BenchmarkWorker worker({config_.worker_binary, device.info.worker_env});
+  tuner::BenchmarkWorker worker(
+      {config_.worker_binary, device.info.worker_env, {.policy = config_.tuning.sched_policy}});
   for (;;) {
     {
       std::lock_guard lock(mu_);
@@ -316,14 +335,23 @@ void JobScheduler::RunItem(ManagedDevice& device, tuner::BenchmarkWorker& worker
         spdlog::info("{}: the imported record was replaced meanwhile; kept", item_name);
       }
     }
-    // The item is stored finished: its record must land too, or the tuning
-    // is lost.
-    if (record && !interrupted.load() &&
-        StoreUntilItLands(item_name + ": record", [&] { store_.PutRecord(canonical, *record); })) {
-      cache_.Put(record->device_class(), canonical, std::make_shared<const v1::Record>(*record));
+    // The record first, then the item's end, then the job's: a daemon
+    // that drains (or dies) before the record lands leaves the item RUNNING,
+    // to resume at its next start, and watchers told the item finished find
+    // its record.
+    bool landed = !interrupted.load();
+    if (record && landed) {
+      landed =
+          StoreUntilItLands(item_name + ": record", [&] { store_.PutRecord(canonical, *record); });
+      if (landed) {
+        cache_.Put(record->device_class(), canonical, std::make_shared<const v1::Record>(*record));
+      }
+    }
+    if (landed) {
+      landed = StoreUntilItLands(item_name + ": state", [&] { observer.StoreSucceeded(); });
     }
     heartbeat = {};
-    if (!interrupted.load()) {
+    if (landed) {
       StoreUntilItLands("job=" + claim.job_id + ": state", [&] { FinishJobIfDone(claim.job_id); });
     }
   } catch (const db::LeaseLost& e) {
@@ -429,7 +457,9 @@ void JobScheduler::FinishJobIfDone(const std::string& job_id) {
     }
   }
   const v1::JobState state = error.empty() ? v1::JOB_SUCCEEDED : v1::JOB_FAILED;
-  store_.FinishJob(job_id, state, error);
+  // Another daemon of the fleet may finish it at the same moment: the one
+  // the store says did counts it and tells its watchers (the others' poll).
+  if (!store_.FinishJob(job_id, state, error)) return;
   metrics_.jobs_finished.at(state)->Increment();
   spdlog::info("job={}: {}", job_id, v1::JobState_Name(state));
   v1::JobEvent event;

@@ -26,7 +26,8 @@ inline constexpr MetricFamily kJobsSubmittedMetric{"tiletune_jobs_submitted_tota
                                                    MetricType::kCounter, "Jobs accepted"};
 inline constexpr MetricFamily kJobsFinishedMetric{
     "tiletune_jobs_finished_total", MetricType::kCounter,
-    "Jobs whose last item this daemon finished, by outcome (cancelled jobs are CancelJob calls)"};
+    "Jobs this daemon finished, by outcome: each job once in a fleet (cancelled jobs are "
+    "CancelJob calls)"};
 inline constexpr MetricFamily kRecordsImportedMetric{
     "tiletune_records_imported_total", MetricType::kCounter, "Records written by ImportRecords"};
 inline constexpr MetricFamily kCompilesMetric{"tiletune_compiles_total", MetricType::kCounter,

@@ -53,8 +53,9 @@ ArtifactAnswer ServeArtifact(const ServiceContext& ctx, const v1::LookupResponse
                                   " on this daemon to build the kernel for; ask a daemon that "
                                   "has one");
   }
+  // At compile_niceness but not under sched_policy: a caller waits for it.
   const runtime::CompileLimits limits{.timeout_seconds = ctx.config.tuning.compile_timeout_seconds,
-                                      .niceness = ctx.config.tuning.compile_niceness};
+                                      .priority = {.niceness = ctx.config.tuning.compile_niceness}};
   auto built = tuner::BuildServedKernel(record, device->info, *device->backend, limits);
   if (auto* why = std::get_if<std::string>(&built)) return BaselineOf(record, *why);
   const tuner::ServedKernel& kernel = std::get<tuner::ServedKernel>(built);

@@ -102,7 +102,8 @@ BenchmarkWorker::Result BenchmarkWorker::Run(const worker::v1::BenchRequest& req
           std::make_unique<Process>(runtime::ChildProcess::Start({.argv = {options_.worker_binary},
                                                                   .env = options_.env,
                                                                   .pipe_stdin = true,
-                                                                  .pipe_stdout = true}));
+                                                                  .pipe_stdout = true,
+                                                                  .priority = options_.priority}));
     } catch (const std::system_error& e) {
       process_.reset();
       return {

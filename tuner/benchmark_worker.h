@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "runtime/subprocess.h"
 #include "tiletune/worker/v1/worker.pb.h"
 
 namespace tiletune::tuner {
@@ -19,6 +20,7 @@ class BenchmarkWorker {
   struct Options {
     std::string worker_binary;               // path to tiletune-worker
     std::map<std::string, std::string> env;  // device pinning etc.
+    runtime::CpuPriority priority;
   };
 
   enum class Outcome { kOk, kTimeout, kCrash, kWrongResult, kLoadError, kRunError, kCancelled };

@@ -50,8 +50,9 @@ struct TuningRun {
   // The rest follows from the above when the run starts.
   const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   const uint64_t seed = ItemSeed(item);
-  const runtime::CompileLimits compile_limits{session.limits.compile_timeout_seconds,
-                                              session.limits.compile_niceness};
+  const runtime::CompileLimits compile_limits{
+      session.limits.compile_timeout_seconds,
+      {session.limits.compile_niceness, session.limits.sched_policy}};
   const worker::v1::BenchRequest request =
       SharedBenchRequest(session.backend, session.limits, item, seed);
   v1::JobItemProgress progress = RunningProgress(item);

@@ -31,6 +31,10 @@ struct TuningLimits {
   // Compiler processes run this much nicer than the daemon, so that lookups
   // keep their latency while a job compiles on every core.
   int compile_niceness = 10;
+  // The scheduling policy of the compilers and benchmark workers of tuning
+  // runs: kIdle lets the daemon's threads (lookups) take a core from them at
+  // once, at the price of tuning only on what lookups leave.
+  runtime::SchedPolicy sched_policy = runtime::SchedPolicy::kOther;
   // A variant may take this many times the baseline's benchmark wall time,
   // but never less than run_limit_min nor more than run_limit_max seconds.
   double run_limit_factor = 20;

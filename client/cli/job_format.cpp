@@ -52,8 +52,8 @@ bool IsItemEvent(v1::JobEvent::Kind kind) {
 struct JobProgress {
   int done = 0;
   int planned = 0;
-  // An unfinished item's plan is unknown (a job queued for a device class
-  // only other daemons have).
+  // An unfinished item's plan is unknown when no device of its queue was
+  // known where the job was made (none there, none the fleet announced).
   bool unknown = false;
 };
 

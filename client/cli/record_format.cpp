@@ -1,6 +1,8 @@
 #include "client/cli/record_format.h"
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -224,6 +226,26 @@ void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out
                   stale ? StaleText(records.staleness(i)) : "-"});
   }
   table.Print(out, max_width);
+}
+
+void PrintUnservedNotes(const v1::ListRecordsResponse& records, std::ostream& out) {
+  // In the order first seen, as the table lists them.
+  std::vector<std::pair<std::string, int>> reasons;
+  for (const auto& r : records.records()) {
+    const v1::Trust trust = r.provenance().trust();
+    if (trust != v1::TRUST_UNVERIFIED && trust != v1::TRUST_VERIFY_FAILED) continue;
+    const std::string reason = OrDash(r.provenance().verification());
+    auto it = std::find_if(reasons.begin(), reasons.end(),
+                           [&](const auto& seen) { return seen.first == reason; });
+    if (it == reasons.end()) {
+      reasons.emplace_back(reason, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  for (const auto& [reason, count] : reasons) {
+    out << fmt::format("note: {} not served: {}\n", Counted(count, "imported record"), reason);
+  }
 }
 
 void PrintLookup(const v1::KernelKey& asked, const v1::LookupResponse& response,

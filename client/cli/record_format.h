@@ -18,6 +18,12 @@ namespace tiletune::cli {
 void PrintRecordsTable(const v1::ListRecordsResponse& records, std::ostream& out,
                        std::optional<size_t> max_width);
 
+// One line per reason the listed imported records are not served (their
+// provenance's verification: waiting for a verify job, verify job
+// cancelled, no device of the class, ...), with how many it holds back,
+// so that the table's TRUST column comes with what to do about it.
+void PrintUnservedNotes(const v1::ListRecordsResponse& records, std::ostream& out);
+
 // A record's trust in short: "measured" (the value 0), "unverified", ...
 std::string TrustName(v1::Trust trust);
 

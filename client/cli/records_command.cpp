@@ -55,6 +55,7 @@ ExitCode List(CliContext& context, const RecordsOptions& options) {
     PrintJson(all);
   } else {
     PrintRecordsTable(all, std::cout, context.table_width());
+    PrintUnservedNotes(all, std::cerr);
   }
   return kOk;
 }

@@ -1,5 +1,6 @@
 // The durable job queue: creation, claiming order, progress, cancellation
 // and recovery after a restart.
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -275,14 +276,15 @@ TEST_P(StoreJobs, FinishRecordsTheOutcomeOnlyOnce) {
   auto store = Open();
   Create(*store, Job("j1", "cpu:0", 0, 1));
   Claim(*store, "cpu:0");
-  store->FinishJob("j1", v1::JOB_FAILED, "worker crashed 3 times");
+  EXPECT_TRUE(store->FinishJob("j1", v1::JOB_FAILED, "worker crashed 3 times"));
   auto job = store->GetJob("j1");
   EXPECT_EQ(job->state(), v1::JOB_FAILED);
   EXPECT_EQ(job->error(), "worker crashed 3 times");
   EXPECT_TRUE(job->has_finished_at());
   EXPECT_EQ(job->items(1).state(), v1::JOB_CANCELLED);
-  store->FinishJob("j1", v1::JOB_SUCCEEDED, "");
+  EXPECT_FALSE(store->FinishJob("j1", v1::JOB_SUCCEEDED, ""));
   EXPECT_EQ(store->GetJob("j1")->state(), v1::JOB_FAILED);
+  EXPECT_FALSE(store->FinishJob("no-such-job", v1::JOB_SUCCEEDED, ""));
   EXPECT_THROW(store->FinishJob("j1", v1::JOB_RUNNING, ""), std::invalid_argument);
 }
 
@@ -461,6 +463,29 @@ TEST_P(StoreJobs, ConcurrentCreationsWithOneRequestIdStoreOneJob) {
   }
   EXPECT_EQ(Query("SELECT count(*) FROM jobs"), "1");
   EXPECT_EQ(Query("SELECT count(*) FROM job_items"), "1");
+}
+
+// Daemons sharing the database that each see a job's last item finished
+// finish it together: one is told it did, so that one counts it.
+TEST_P(StoreJobs, OfConcurrentFinishesOfAJobExactlyOneFinishesIt) {
+  auto a = Open();
+  auto b = Open();
+  constexpr int kJobs = 20;
+  constexpr int kThreads = 8;
+  for (int j = 0; j < kJobs; ++j) Create(*a, Job("j" + std::to_string(j), "cpu:0", 0, j, 1));
+  std::atomic<int> finished = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int j = 0; j < kJobs; ++j) {
+        if ((t % 2 == 0 ? *a : *b).FinishJob("j" + std::to_string(j), v1::JOB_SUCCEEDED, "")) {
+          ++finished;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(finished.load(), kJobs);
 }
 
 TEST_P(StoreJobs, CountsJobsByState) {

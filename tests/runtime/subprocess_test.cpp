@@ -78,9 +78,21 @@ TEST(Subprocess, NicenessAppliesToTheChildAndWhatItStarts) {
   const int base = ::getpriority(PRIO_PROCESS, 0);
   ASSERT_EQ(errno, 0);
   const int expected = std::min(base + 7, 19);
-  const CommandResult r = RunCommand({"sh", "-c", "sleep 0.2; nice; sh -c nice"}, 10s, {}, 7);
+  const CommandResult r =
+      RunCommand({"sh", "-c", "sleep 0.2; nice; sh -c nice"}, 10s, {}, {.niceness = 7});
   EXPECT_EQ(r.out, std::to_string(expected) + "\n" + std::to_string(expected) + "\n") << r.err;
   EXPECT_EQ(RunCommand({"nice"}, 10s).out, std::to_string(base) + "\n");
+}
+
+// The child gets the policy, and what it starts inherits it. The sleep
+// lets the parent set it before the child asks. Field 41 of /proc/PID/stat
+// is the policy: 0 SCHED_OTHER, 3 SCHED_BATCH, 5 SCHED_IDLE.
+TEST(Subprocess, SchedPolicyAppliesToTheChildAndWhatItStarts) {
+  const std::string show =
+      R"(sleep 0.2; awk '{print $41}' /proc/$$/stat; sh -c "awk '{print \$41}' /proc/\$\$/stat")";
+  EXPECT_EQ(RunCommand({"sh", "-c", show}, 10s, {}, {.policy = SchedPolicy::kIdle}).out, "5\n5\n");
+  EXPECT_EQ(RunCommand({"sh", "-c", show}, 10s, {}, {.policy = SchedPolicy::kBatch}).out, "3\n3\n");
+  EXPECT_EQ(RunCommand({"sh", "-c", show}, 10s).out, "0\n0\n");
 }
 
 TEST(Subprocess, MissingProgramThrowsNamingIt) {

@@ -146,6 +146,17 @@ TEST(DaemonConfig, BaselineAlgorithmsDefaultToEightWithinOneTo256) {
   EXPECT_EQ(parsed.error->message, "--baseline-algorithms: 'eight' is not a valid value");
 }
 
+TEST(DaemonConfig, TuningSchedPolicyIsOtherBatchOrIdle) {
+  EXPECT_EQ(DaemonConfig{}.tuning.sched_policy, runtime::SchedPolicy::kOther);
+  auto parsed = Parse({"--tuning-sched-policy", "idle"});
+  ASSERT_TRUE(parsed.config) << parsed.error->message;
+  EXPECT_EQ(parsed.config->tuning.sched_policy, runtime::SchedPolicy::kIdle);
+  EXPECT_NE(ConfigToYaml(*parsed.config).find("tuning_sched_policy: \"idle\""), std::string::npos);
+  parsed = Parse({"--tuning-sched-policy", "realtime"});
+  ASSERT_TRUE(parsed.error);
+  EXPECT_EQ(parsed.error->message, "--tuning-sched-policy: 'realtime' is not a valid value");
+}
+
 TEST(DaemonConfig, ReferenceSamplingSettings) {
   const tuner::TuningLimits defaults;
   EXPECT_DOUBLE_EQ(defaults.reference_full_max_flops, 1e10);

@@ -13,10 +13,12 @@
 #include <sstream>
 #include <thread>
 
+#include "db/tuning_store.h"
 #include "runtime/host/cpu_fingerprint.h"
 #include "tests/support/daemon_calls.h"
 #include "tests/support/poll_until.h"
 #include "tests/support/postgres_test_database.h"
+#include "tests/support/prometheus_scrape.h"
 #include "tests/support/tiletuned_process.h"
 
 namespace tiletune::testing {
@@ -134,6 +136,9 @@ TEST_F(FleetFlow, JobsRunOnceOnADaemonOfTheirClassAndEveryDaemonListsTheFleet) {
   class_of_job[id] = shared;
   ASSERT_TRUE(Submit(a, TinyJob(other, {GemmKey(16, 24, 8), RowKey("softmax", 8, 96)}), &id).ok());
   class_of_job[id] = other;
+  // Planned where it was submitted, on the device c announced: the job's
+  // total is known from the start, as c will plan it.
+  const v1::Job planned_on_a = GetJob(*a.Stub(), id);
   // Only c can run it; a, where it was submitted, is watched from now on.
   auto watched_on_a = std::async(std::launch::async, [&a, id] { return LastEventOfWatch(a, id); });
   ASSERT_TRUE(Submit(b, TinyJob("", {GemmKey(8, 16, 24), GemmKey(24, 8, 16)}), &id).ok());
@@ -158,6 +163,12 @@ TEST_F(FleetFlow, JobsRunOnceOnADaemonOfTheirClassAndEveryDaemonListsTheFleet) {
 
   // Its events stayed on c, yet the watch on a saw it end.
   EXPECT_EQ(watched_on_a.get().kind(), v1::JobEvent::KIND_JOB_FINISHED);
+  const v1::Job run_on_c = GetJob(*a.Stub(), planned_on_a.id());
+  ASSERT_EQ(run_on_c.items_size(), planned_on_a.items_size());
+  for (int i = 0; i < run_on_c.items_size(); ++i) {
+    EXPECT_GT(planned_on_a.items(i).variants_planned(), 0) << planned_on_a.ShortDebugString();
+    EXPECT_EQ(planned_on_a.items(i).variants_planned(), run_on_c.items(i).variants_planned());
+  }
 
   // Each item was claimed once (one lease drawn per claim) by a daemon of
   // its class, and every trial was measured on that class.
@@ -359,6 +370,62 @@ TEST_F(FleetFlow, ADaemonStartedBeforeItsDatabaseServesOnceItAnswers) {
   std::string id;
   ASSERT_TRUE(Submit(a, TinyJob("", {GemmKey(8, 8, 8)}), &id).ok());
   EXPECT_EQ(LastEventOfWatch(a, id).job().state(), v1::JOB_SUCCEEDED);
+}
+
+// Two daemons that start together both find a job whose items all
+// finished while the job stayed RUNNING (its daemon died between the two
+// writes): both finish it, and the fleet counts it once. A transaction of
+// the test's holds the job's row until both wait on it, so that both have
+// read it RUNNING.
+TEST_F(FleetFlow, AJobTwoDaemonsFinishAtOnceIsCountedOnce) {
+  {
+    auto store = db::OpenPostgresStore({.url = database_->url(), .owner = "gone"});
+    v1::Job job;
+    job.set_id("left-running");
+    job.set_device("a-class-no-daemon-has");
+    *job.mutable_spec()->add_kernels() = RowKey("softmax", 8, 64);
+    store->CreateJob(job, {"left-running/0"});
+    const auto claim = store->ClaimNextItem("a-class-no-daemon-has");
+    ASSERT_TRUE(claim);
+    v1::JobItemProgress progress;
+    progress.set_index(claim->item_index);
+    progress.set_state(v1::JOB_SUCCEEDED);
+    store->UpdateItem(claim->job_id, progress, claim->lease);
+  }
+  PostgresSession holder(database_->url());
+  holder.Query("BEGIN");
+  holder.Query("SELECT id FROM jobs WHERE id = 'left-running' FOR UPDATE");
+  std::vector<std::unique_ptr<TiletunedProcess>> daemons;
+  std::vector<std::future<void>> started;
+  for (const std::string id : {"a", "b"}) {
+    std::filesystem::create_directories(dir_.path() / id);
+    daemons.push_back(std::make_unique<TiletunedProcess>(
+        dir_.path() / id,
+        std::vector<std::string>{"--db", database_->url(), "--daemon-id", id, "--host-cpus", "1"}));
+    started.push_back(
+        std::async(std::launch::async, [&daemon = *daemons.back()] { daemon.Start(); }));
+  }
+  EXPECT_TRUE(PollUntil(
+      [&] {
+        return database_->Query(
+                   "SELECT count(*) FROM pg_stat_activity WHERE datname ="
+                   " current_database() AND wait_event_type = 'Lock'") == "2";
+      },
+      In(kEventCeiling), 50ms));
+  holder.Query("COMMIT");
+  for (auto& start : started) start.get();
+
+  EXPECT_EQ(GetJob(*daemons[0]->Stub(), "left-running").state(), v1::JOB_SUCCEEDED);
+  double counted = 0;
+  for (const auto& daemon : daemons) {
+    const auto page = HttpGet(daemon->metrics_address(), "/metrics");
+    ASSERT_TRUE(page);
+    const std::string value =
+        ParseScrape(*page).Value("tiletune_jobs_finished_total", {{"state", "succeeded"}});
+    ASSERT_FALSE(value.empty()) << *page;
+    counted += std::stod(value);
+  }
+  EXPECT_EQ(counted, 1);
 }
 
 // One node (SQLite): jobs queue per device id as before, the fleet is this

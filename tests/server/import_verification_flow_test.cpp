@@ -8,6 +8,7 @@
 #include <chrono>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include <google/protobuf/util/json_util.h>
@@ -64,6 +65,29 @@ std::vector<v1::Record> Records(v1::TuningService::Stub& stub) {
   return {response.records().begin(), response.records().end()};
 }
 
+// Holds the daemon's device with a long job, so that jobs queued after it
+// wait; returns its id.
+std::string HoldTheDevice(v1::TuningService::Stub& stub) {
+  v1::JobSpec blocker;
+  blocker.set_strategy(v1::STRATEGY_EXHAUSTIVE);
+  blocker.mutable_budget()->set_max_variants(200);
+  blocker.mutable_budget()->set_max_seconds(600);
+  *blocker.add_kernels() = GemmKey(512, 512, 512);
+  const std::string id = SubmitJob(stub, blocker);
+  WaitForJob(stub, id,
+             [](const v1::Job& j) { return j.state() == v1::JOB_RUNNING || JobFinished(j); });
+  return id;
+}
+
+void Cancel(v1::TuningService::Stub& stub, const std::string& id) {
+  grpc::ClientContext ctx;
+  v1::CancelJobRequest cancel;
+  cancel.set_job_id(id);
+  v1::Job cancelled;
+  const auto status = stub.CancelJob(&ctx, cancel, &cancelled);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+}
+
 // One daemon tunes a key to a winner once; its export is what each test
 // imports into daemons of its own.
 class ImportVerificationFlow : public ::testing::Test {
@@ -117,15 +141,8 @@ class ImportVerificationFlow : public ::testing::Test {
 TEST_F(ImportVerificationFlow, AnImportedRecordIsServedOnlyOnceItsVerifyJobReMeasuredIt) {
   auto daemon = Daemon("verify");
   auto stub = daemon->Stub();
-  // A long job holds the device, so that the verify job waits behind it.
-  v1::JobSpec blocker;
-  blocker.set_strategy(v1::STRATEGY_EXHAUSTIVE);
-  blocker.mutable_budget()->set_max_variants(200);
-  blocker.mutable_budget()->set_max_seconds(600);
-  *blocker.add_kernels() = GemmKey(512, 512, 512);
-  const std::string blocker_id = SubmitJob(*stub, blocker);
-  WaitForJob(*stub, blocker_id,
-             [](const v1::Job& j) { return j.state() == v1::JOB_RUNNING || JobFinished(j); });
+  // The verify job waits behind the blocker.
+  const std::string blocker_id = HoldTheDevice(*stub);
 
   const auto imported = Import(*stub, *exported_);
   ASSERT_EQ(imported.rejects_size(), 0) << imported.ShortDebugString();
@@ -155,13 +172,7 @@ TEST_F(ImportVerificationFlow, AnImportedRecordIsServedOnlyOnceItsVerifyJobReMea
   const auto listed = Cli(*daemon, {"records", "list"});
   EXPECT_NE(listed.out.find("unverified"), std::string::npos) << listed.out;
 
-  {
-    grpc::ClientContext ctx;
-    v1::CancelJobRequest cancel;
-    cancel.set_job_id(blocker_id);
-    v1::Job cancelled;
-    ASSERT_TRUE(stub->CancelJob(&ctx, cancel, &cancelled).ok());
-  }
+  Cancel(*stub, blocker_id);
   const v1::Job verify = WaitForJob(*stub, verification.job_id());
   ASSERT_EQ(verify.state(), v1::JOB_SUCCEEDED) << verify.ShortDebugString();
   // One item, timing the imported kernel alone against the baseline.
@@ -184,6 +195,90 @@ TEST_F(ImportVerificationFlow, AnImportedRecordIsServedOnlyOnceItsVerifyJobReMea
   }
   // The export carries the provenance.
   EXPECT_NE(Export(*stub).find("\"trust\":\"TRUST_VERIFIED\""), std::string::npos);
+  EXPECT_EQ(daemon->Stop(SIGTERM), 0);
+}
+
+// An import of more records than max_kernels_per_job is verified by
+// several jobs, none larger, so that other jobs take turns with them.
+TEST_F(ImportVerificationFlow, VerifyJobsHoldAtMostMaxKernelsPerJobRecords) {
+  // Two more records on the source, three in all.
+  auto source = source_->Stub();
+  v1::JobSpec spec;
+  spec.set_strategy(v1::STRATEGY_RANDOM);
+  spec.set_seed(11);
+  spec.mutable_budget()->set_max_variants(2);
+  *spec.add_kernels() = GemmKey(32, 24, 16);
+  *spec.add_kernels() = RowKey("softmax", 16, 96);
+  ASSERT_EQ(WaitForJob(*source, SubmitJob(*source, spec)).state(), v1::JOB_SUCCEEDED);
+  const std::string three = Export(*source);
+
+  auto daemon = Daemon("capped", {"--host-cpus", "1", "--max-kernels-per-job", "2"});
+  auto stub = daemon->Stub();
+  const std::string blocker = HoldTheDevice(*stub);
+  const auto imported = Import(*stub, three);
+  ASSERT_EQ(imported.rejects_size(), 0) << imported.ShortDebugString();
+  EXPECT_EQ(imported.imported(), 3);
+  ASSERT_EQ(imported.verifications_size(), 2) << imported.ShortDebugString();
+  std::set<std::string> jobs;
+  int records = 0;
+  for (const auto& verification : imported.verifications()) {
+    EXPECT_EQ(verification.device_class(), measured_->device_class());
+    jobs.insert(verification.job_id());
+    const v1::Job job = GetJob(*stub, verification.job_id());
+    EXPECT_EQ(job.items_size(), verification.records()) << job.ShortDebugString();
+    EXPECT_LE(job.items_size(), 2);
+    records += job.items_size();
+  }
+  EXPECT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(records, 3);
+  Cancel(*stub, blocker);
+  EXPECT_EQ(daemon->Stop(SIGTERM), 0);
+}
+
+// A verify job cancelled before it measured leaves its record unserved,
+// and the record, `records list` and lookups say so and what to do.
+TEST_F(ImportVerificationFlow, ACancelledVerifyJobsRecordSaysSoAndWhatToDo) {
+  auto daemon = Daemon("cancelled");
+  auto stub = daemon->Stub();
+  const std::string blocker = HoldTheDevice(*stub);
+  const auto imported = Import(*stub, *exported_);
+  ASSERT_EQ(imported.verifications_size(), 1) << imported.ShortDebugString();
+  const std::string verify_job = imported.verifications(0).job_id();
+  ASSERT_FALSE(verify_job.empty());
+  const auto cancelled = Cli(*daemon, {"jobs", "cancel", verify_job});
+  ASSERT_EQ(cancelled.exit_code, 0) << cancelled.err;
+
+  const auto records = Records(*stub);
+  ASSERT_EQ(records.size(), 1u);
+  const v1::Provenance& provenance = records[0].provenance();
+  EXPECT_EQ(provenance.trust(), v1::TRUST_UNVERIFIED);
+  EXPECT_EQ(provenance.verify_job_id(), verify_job);
+  const std::string said = "verify job " + verify_job + " was cancelled";
+  EXPECT_NE(provenance.verification().find(said), std::string::npos) << provenance.verification();
+  EXPECT_NE(provenance.verification().find("--replace"), std::string::npos);
+  const auto listed = Cli(*daemon, {"records", "list"});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("unverified"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.err.find("note: 1 imported record not served: " + said), std::string::npos)
+      << listed.err;
+  const auto miss = Lookup(*stub, Key());
+  EXPECT_EQ(miss.result(), v1::LookupResponse::RESULT_MISS);
+  EXPECT_NE(miss.fallback().reason().find(said), std::string::npos) << miss.fallback().reason();
+
+  // Importing it again queues another verify job, which serves it.
+  Cancel(*stub, blocker);
+  const auto again = [&] {
+    v1::ImportRecordsRequest request;
+    request.set_jsonl(*exported_);
+    request.set_replace(true);
+    v1::ImportRecordsResponse response;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(stub->ImportRecords(&ctx, request, &response).ok());
+    return response;
+  }();
+  ASSERT_EQ(again.verifications_size(), 1) << again.ShortDebugString();
+  EXPECT_EQ(WaitForJob(*stub, again.verifications(0).job_id()).state(), v1::JOB_SUCCEEDED);
+  EXPECT_EQ(Lookup(*stub, Key()).result(), v1::LookupResponse::RESULT_HIT);
   EXPECT_EQ(daemon->Stop(SIGTERM), 0);
 }
 

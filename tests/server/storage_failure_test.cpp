@@ -5,11 +5,13 @@
 // reach their true end. A job a daemon left RUNNING with every item
 // finished is finished at the next start.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <functional>
 #include <thread>
 
 #include "db/tuning_store.h"
+#include "tests/support/daemon_calls.h"
 #include "tests/support/small_disk.h"
 #include "tests/support/tiletuned_process.h"
 
@@ -143,6 +145,57 @@ TEST(StorageFailure, AFullDiskTurnsWritesUnhealthyAndTheJobFinishesOnceThereIsRo
   }
   EXPECT_EQ(daemon.Stop(SIGTERM), 0);
   EXPECT_EQ(db::OpenSqliteStore({db.string()})->IntegrityCheck(), "ok");
+}
+
+// Runs `sql` on the SQLite file at `path` over a connection of the test's
+// own, beside the daemon's (waiting for its writer's lock).
+void ExecSqlite(const std::filesystem::path& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+  sqlite3_busy_timeout(db, 60000);
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+      << sql << ": " << (error ? error : "");
+  sqlite3_free(error);
+  sqlite3_close(db);
+}
+
+// The database refuses the record of a finished item (a trigger stands in
+// for whatever made it refuse) until the daemon is stopped: the tuning is
+// not lost. The item stays unfinished, resumes at the next start and stores
+// its record then; the item is not told finished before its record is in.
+TEST(StorageFailure, ARecordStillRefusedWhenTheDaemonStopsIsStoredAfterTheRestart) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path(), {"--db-write-retry-seconds", "0.2"});
+  daemon.Start();
+  ExecSqlite(daemon.db_path(),
+             "CREATE TRIGGER refuse_records BEFORE INSERT ON records BEGIN"
+             " SELECT RAISE(ABORT, 'records refused by the test'); END");
+  v1::JobSpec spec;
+  spec.set_strategy(v1::STRATEGY_RANDOM);
+  spec.set_seed(5);
+  spec.mutable_budget()->set_max_variants(2);
+  *spec.add_kernels() = GemmKey(24, 16, 8);
+  auto stub = daemon.Stub();
+  const std::string job_id = SubmitJob(*stub, spec);
+  ASSERT_TRUE(Eventually(
+      [&] { return daemon.log().find("item=0: record: not stored") != std::string::npos; }, 300s))
+      << daemon.log();
+  EXPECT_EQ(testing::GetJob(*stub, job_id).items(0).state(), v1::JOB_RUNNING);
+  EXPECT_EQ(daemon.Stop(SIGTERM), 0);
+
+  ExecSqlite(daemon.db_path(), "DROP TRIGGER refuse_records");
+  daemon.Start();
+  stub = daemon.Stub();
+  const v1::Job job = WaitForJob(*stub, job_id);
+  EXPECT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
+  v1::ListRecordsRequest request;
+  v1::ListRecordsResponse records;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(stub->ListRecords(&ctx, request, &records).ok());
+  ASSERT_EQ(records.records_size(), 1) << daemon.log();
+  EXPECT_EQ(records.records(0).job_id(), job_id);
+  EXPECT_EQ(daemon.Stop(SIGTERM), 0);
 }
 
 TEST(StorageFailure, AtStartARunningJobWhoseItemsAllFinishedIsFinished) {

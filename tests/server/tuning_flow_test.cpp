@@ -6,9 +6,12 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "client/tiletune_client.h"
@@ -490,6 +493,44 @@ TEST(TuningFlow, CancelStopsARunningJobWithinASecond) {
   v1::Job unused;
   EXPECT_EQ(stub->CancelJob(&ctx, again, &unused).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+// Field `n` (1-based, as proc(5) counts) of /proc/PID/stat; "" when gone.
+std::string StatField(pid_t pid, int n) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto comm_end = stat.rfind(')');  // the command may hold spaces
+  if (comm_end == std::string::npos) return "";
+  std::istringstream fields(stat.substr(comm_end + 1));
+  std::string field;
+  for (int i = 3; i <= n && fields >> field; ++i) {
+  }
+  return field;
+}
+
+// tuning_sched_policy reaches the benchmark worker (which lives as long as
+// the daemon), not the daemon itself. batch rather than idle: an idle
+// worker would starve on a machine kept busy by other tests.
+TEST(TuningFlow, TuningSchedPolicyIsTheBenchmarkWorkersNotTheDaemons) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path(), {"--tuning-sched-policy", "batch"});
+  daemon.Start();
+  auto stub = daemon.Stub();
+  v1::JobSpec spec;
+  spec.mutable_budget()->set_max_variants(1);
+  *spec.add_kernels() = GemmKey(24, 16, 8);
+  EXPECT_EQ(WaitForJob(*stub, SubmitJob(*stub, spec)).state(), v1::JOB_SUCCEEDED);
+  constexpr int kPolicy = 41;  // 0 SCHED_OTHER, 3 SCHED_BATCH
+  std::vector<pid_t> workers;
+  for (const pid_t child : ChildProcesses(daemon.pid())) {
+    std::ifstream comm("/proc/" + std::to_string(child) + "/comm");
+    std::string name;
+    if (std::getline(comm, name) && name == "tiletune-worker") workers.push_back(child);
+  }
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(StatField(workers[0], kPolicy), "3");
+  EXPECT_EQ(StatField(daemon.pid(), kPolicy), "0");
+  EXPECT_EQ(daemon.Stop(SIGTERM), 0);
 }
 
 TEST(TuningFlow, TuneOnMissFloodMakesOneJobAndNeverWaits) {

@@ -35,21 +35,30 @@ std::optional<std::string> PostgresAdminUrl() {
 }
 
 std::string QueryPostgres(const std::string& url, const std::string& sql) {
-  PGconn* conn = PQconnectdb(url.c_str());
-  std::string value;
-  if (PQstatus(conn) != CONNECTION_OK) {
-    ADD_FAILURE() << "cannot connect to the test cluster: " << PQerrorMessage(conn);
-  } else {
-    PGresult* result = PQexec(conn, sql.c_str());
-    auto status = PQresultStatus(result);
-    if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
-      ADD_FAILURE() << sql << ": " << PQresultErrorMessage(result);
-    } else if (PQntuples(result) > 0 && PQnfields(result) > 0 && !PQgetisnull(result, 0, 0)) {
-      value = PQgetvalue(result, 0, 0);
-    }
-    PQclear(result);
+  return PostgresSession(url).Query(sql);
+}
+
+PostgresSession::PostgresSession(const std::string& url) : conn_(PQconnectdb(url.c_str())) {
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    ADD_FAILURE() << "cannot connect to the test cluster: " << PQerrorMessage(conn_);
   }
-  PQfinish(conn);
+}
+
+PostgresSession::~PostgresSession() {
+  PQfinish(conn_);
+}
+
+std::string PostgresSession::Query(const std::string& sql) {
+  if (PQstatus(conn_) != CONNECTION_OK) return "";
+  std::string value;
+  PGresult* result = PQexec(conn_, sql.c_str());
+  auto status = PQresultStatus(result);
+  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+    ADD_FAILURE() << sql << ": " << PQresultErrorMessage(result);
+  } else if (PQntuples(result) > 0 && PQnfields(result) > 0 && !PQgetisnull(result, 0, 0)) {
+    value = PQgetvalue(result, 0, 0);
+  }
+  PQclear(result);
   return value;
 }
 

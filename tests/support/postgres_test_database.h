@@ -3,6 +3,8 @@
 #include <optional>
 #include <string>
 
+struct pg_conn;  // libpq's PGconn
+
 namespace tiletune::testing {
 
 // The superuser URL of the test cluster (tests/postgres-cluster.sh), from
@@ -42,5 +44,21 @@ class PostgresTestDatabase {
 // Runs `sql` over a fresh connection to `url`; the first column of the first
 // row as text, or "" (the test fails on an error).
 std::string QueryPostgres(const std::string& url, const std::string& sql);
+
+// A connection to `url` kept open, for a test that holds a transaction (and
+// its row locks) while daemons work.
+class PostgresSession {
+ public:
+  explicit PostgresSession(const std::string& url);
+  PostgresSession(const PostgresSession&) = delete;
+  PostgresSession& operator=(const PostgresSession&) = delete;
+  ~PostgresSession();
+
+  // As QueryPostgres, on this connection.
+  std::string Query(const std::string& sql);
+
+ private:
+  pg_conn* conn_;
+};
 
 }  // namespace tiletune::testing

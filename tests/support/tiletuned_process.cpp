@@ -73,6 +73,8 @@ int WaitFor(pid_t pid, std::chrono::milliseconds timeout) {
   return -1;
 }
 
+}  // namespace
+
 // The processes whose parent is `parent` now.
 std::vector<pid_t> ChildProcesses(pid_t parent) {
   std::vector<pid_t> children;
@@ -90,8 +92,6 @@ std::vector<pid_t> ChildProcesses(pid_t parent) {
   }
   return children;
 }
-
-}  // namespace
 
 std::string BinaryPath(const std::string& name) {
   return std::string(TILETUNE_BUILD_DIR) + "/bin/" + name;

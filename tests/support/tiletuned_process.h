@@ -54,6 +54,9 @@ class TiletunedProcess {
   std::string metrics_address_;
 };
 
+// The processes whose parent is `parent` now.
+std::vector<pid_t> ChildProcesses(pid_t parent);
+
 // Paths of the built programs.
 std::string BinaryPath(const std::string& name);
 
