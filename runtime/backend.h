@@ -20,6 +20,8 @@ struct DeviceInfo {
   v1::DeviceFingerprint fingerprint;
   v1::Toolchain toolchain;
   std::map<std::string, std::string> worker_env;
+  // Host: the compiler links OpenBLAS (the GEMM baseline).
+  bool has_openblas = false;
 };
 
 struct CompileLimits {
@@ -43,11 +45,11 @@ struct CompileResult {
   bool ok = false;
   bool timed_out = false;
   bool cache_hit = false;
-  std::string artifact_path;  // what the worker loads
-  std::string cache_key;      // hash of source, options, compiler, target
-  std::string target;         // what it was built for: sm_90a, gfx90a, the CPU's arch
+  std::string artifact_path;         // what the worker loads
+  std::string cache_key;             // hash of source, options, compiler, target
+  std::string target;                // what it was built for: sm_90a, gfx90a, the CPU's arch
   std::vector<std::string> options;  // the compiler options beyond the target
-  std::string log;            // compiler output (errors on failure)
+  std::string log;                   // compiler output (errors on failure)
   double seconds = 0;
   ResourceReport resources;
 };

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 
+#include "tuner/device_description_of.h"
+
 namespace tiletune::tuner {
 
 std::optional<TimedBaseline> TimeBaseline(TuningRun& run) {
-  TimedBaseline out{.baseline = run.session.space.first().BaselineFor(run.item.key)};
+  TimedBaseline out{.baseline = run.session.space.first().BaselineFor(
+                        run.item.key, DeviceDescriptionOf(run.session.device))};
   const kernels::Baseline& baseline = out.baseline;
   if (!baseline.vendor_library.empty()) {
     if (auto why = run.session.backend.VendorLibraryMissing(baseline.vendor_library)) {

@@ -5,6 +5,7 @@
 
 #include <thread>
 
+#include "tests/support/gemm_test_key.h"
 #include "tests/tuner/host_kernel_fixture.h"
 
 namespace tiletune::tuner {
@@ -66,6 +67,34 @@ TEST(HostKernelVariants, Gemm) {
   const v1::KernelKey large =
       MakeKey("gemm", {{"m", 130}, {"n", 300}, {"k", 270}}, {"gelu_erf", "residual_add"});
   CompileAndValidate(Sources(small, large, 8));
+}
+
+// The GEMM baseline, OpenBLAS's sgemm and the chain pass, over every
+// layout of A and B, batched, with odd sizes and a chain that reads
+// tensors; and the straightforward kernel where OpenBLAS does not link.
+TEST(HostKernelVariants, GemmBaselines) {
+  const std::vector<testing::TestChainOp> chain = {"scale", "residual_add", "gelu_tanh", "bias"};
+  std::vector<std::pair<v1::KernelKey, kernels::KernelSource>> sources;
+  kernels::DeviceDescription without = kernels::kHostCpu;
+  without.has_openblas = false;
+  for (const bool a_col : {false, true}) {
+    for (const bool b_col : {false, true}) {
+      const v1::KernelKey key =
+          testing::GemmTestKey(37, 70, 33, 3, v1::DTYPE_F32, v1::DTYPE_F32, a_col, b_col, chain);
+      const kernels::KernelTemplate& t = testing::HostTemplate(key);
+      for (const bool openblas : {true, false}) {
+        const kernels::Baseline baseline =
+            t.BaselineFor(key, openblas ? kernels::kHostCpu : without);
+        EXPECT_EQ(baseline.name, openblas ? "openblas_sgemm" : "host-naive");
+        sources.emplace_back(key, *baseline.source);
+      }
+    }
+  }
+  // Large enough for OpenBLAS's threads and a chain pass on both.
+  const v1::KernelKey large =
+      testing::GemmTestKey(300, 290, 310, 1, v1::DTYPE_F32, v1::DTYPE_F32, false, false, chain);
+  sources.emplace_back(large, *testing::HostTemplate(large).BaselineFor(large).source);
+  CompileAndValidate(sources);
 }
 
 TEST(HostKernelVariants, Softmax) {
