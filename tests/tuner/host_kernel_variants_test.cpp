@@ -5,6 +5,7 @@
 
 #include <thread>
 
+#include "kernels/core/key_space.h"
 #include "tests/support/gemm_test_key.h"
 #include "tests/tuner/host_kernel_fixture.h"
 
@@ -94,6 +95,27 @@ TEST(HostKernelVariants, GemmBaselines) {
   const v1::KernelKey large =
       testing::GemmTestKey(300, 290, 310, 1, v1::DTYPE_F32, v1::DTYPE_F32, false, false, chain);
   sources.emplace_back(large, *testing::HostTemplate(large).BaselineFor(large).source);
+  CompileAndValidate(sources);
+}
+
+// host_gemm_rowwise reads B as it lies: rows of a row-major B, dot products
+// with the columns of a column-major one; every layout, batched, both
+// thread counts.
+TEST(HostKernelVariants, GemmRowwiseOverEveryLayout) {
+  std::vector<std::pair<v1::KernelKey, kernels::KernelSource>> sources;
+  for (const bool a_col : {false, true}) {
+    for (const bool b_col : {false, true}) {
+      const v1::KernelKey key = testing::GemmTestKey(5, 70, 37, 2, v1::DTYPE_F32, v1::DTYPE_F32,
+                                                     a_col, b_col, {"bias", "residual_add"});
+      const kernels::KeySpace space = kernels::KeySpace::Of(key, kernels::kHostCpu, nullptr);
+      for (const kernels::Variant& v : space.ValidVariants()) {
+        const kernels::KernelTemplate& family = space.TemplateOf(v);
+        if (family.name() != "host_gemm_rowwise") continue;
+        sources.emplace_back(key, family.Source(key, kernels::OwnParameters(v)));
+      }
+    }
+  }
+  EXPECT_EQ(sources.size(), 8u);  // 4 layouts x threads 1, 2
   CompileAndValidate(sources);
 }
 
