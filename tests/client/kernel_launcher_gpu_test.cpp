@@ -108,7 +108,7 @@ TEST_F(CudaLauncherTest, ATunedCubinRunsInTheCallersContext) {
   }
   const auto key = testing::BiasReluGemmKey(kM, kN, kK);
   const auto device = testing::DeviceId("cuda:0");
-  testing::Tune(*daemon.Stub(), key, device);
+  testing::Tune(*daemon.Stub(), key, device, 11);
   if (HasFatalFailure()) return;
 
   LauncherOptions options;
