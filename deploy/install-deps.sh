@@ -13,6 +13,7 @@ runtime_packages=(
   libpq5 # PostgreSQL client: --db postgresql://... (fleet mode)
   libsodium23 # ed25519 signatures of the kernels GetKernel serves
   g++ # the host backend compiles CPU kernel variants at run time
+  libopenblas0 # the host GEMM baseline links it (absent is fine: host-naive then)
   tini # PID 1 in the containers: reaps the benchmark workers, forwards SIGTERM
 )
 # Opened at run time, absent is fine; with LLVM they weigh 250 MB.
@@ -25,6 +26,7 @@ build_packages=(
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
   libpq-dev libsodium-dev
+  libopenblas-dev # OpenBLAS with its headers (cblas.h); the host backend needs only libopenblas0
   postgresql # the tests start a throwaway cluster (tests/postgres-cluster.sh)
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libcpp-httplib-dev
   libamdhip64-dev

@@ -21,6 +21,8 @@ struct DeviceInfo {
   v1::DeviceFingerprint fingerprint;
   v1::Toolchain toolchain;
   std::map<std::string, std::string> worker_env;
+  // Host: the compiler links OpenBLAS (the GEMM baseline).
+  bool has_openblas = false;
 };
 
 struct CompileLimits {

@@ -46,7 +46,8 @@ DiscoveredBackends DiscoverBackends(const BackendOptions& options) {
     } else {
       why = "unknown backend (known: host, cuda, hip)";
     }
-    out.statuses.push_back({name, backend != nullptr, backend ? "" : why});
+    // An opened backend may say what it lacks (the host without OpenBLAS).
+    out.statuses.push_back({name, backend != nullptr, why});
     if (backend) out.backends.push_back(std::move(backend));
   }
   return out;

@@ -28,7 +28,8 @@ struct DiscoveredBackends {
 };
 
 // Opens every enabled backend that this machine supports. A missing vendor
-// library is a status with a reason, never an exception.
+// library is a status with a reason, never an exception; so is what an
+// opened backend lacks (the host without OpenBLAS).
 DiscoveredBackends DiscoverBackends(const BackendOptions& options);
 
 }  // namespace tiletune::runtime

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "runtime/baseline_candidate.h"
+#include "tuner/device_description_of.h"
 
 namespace tiletune::tuner {
 
@@ -24,7 +25,8 @@ std::vector<BaselineRoute> BaselineRoutes(const kernels::Baseline& baseline) {
 }
 
 std::optional<TimedBaseline> TimeBaseline(TuningRun& run) {
-  const kernels::Baseline baseline = run.session.space.first().BaselineFor(run.item.key);
+  const kernels::Baseline baseline =
+      run.session.space.first().BaselineFor(run.item.key, DeviceDescriptionOf(run.session.device));
   const bool vendor = !baseline.vendor_library.empty();
   if (vendor) {
     if (auto why = run.session.backend.VendorLibraryMissing(baseline.vendor_library)) {

@@ -39,6 +39,8 @@ kernels::DeviceDescription DeviceDescriptionOf(const runtime::DeviceInfo& device
     // 64 KiB of LDS on every CDNA and RDNA part so far.
     d.max_shared_bytes_per_block =
         fp.max_shared_bytes_per_block() > 0 ? fp.max_shared_bytes_per_block() : 64 * KiB;
+  } else if (device.backend == "host") {
+    d.has_openblas = device.has_openblas;
   }
   return d;
 }

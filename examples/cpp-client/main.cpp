@@ -1,6 +1,6 @@
 // Asks a running tiletuned what it has (ListDevices) and which kernel to run
 // for one GEMM (Lookup), through the installed client library; then runs the
-// kernel the daemon tuned for relu(a·b + bias), f32 160x144x128, on its host
+// kernel the daemon tuned for relu(a·b + bias), f32 1x512x512 (decode), on its host
 // device, through the installed launcher, and checks it against float64.
 // Exits 0 only when the daemon itself answered both, has a device, and the
 // GEMM's result is right.
@@ -58,8 +58,8 @@ std::vector<T> BiasReluGemm(const std::vector<float>& a, const std::vector<float
 
 // The tuned GEMM through the launcher: true when its result is right.
 bool RunGemm(const std::string& address, const std::string& signing_key) {
-  constexpr int64_t m = 160, n = 144, k = 128;
-  v1::KernelKey key = F32Gemm("m=160,n=144,k=128");
+  constexpr int64_t m = 1, n = 512, k = 512;
+  v1::KernelKey key = F32Gemm("m=1,n=512,k=512");
   for (const v1::ChainOp& op : tiletune::client::ParseChainText("bias,relu", "chain")) {
     *key.add_chain() = op;
   }

@@ -20,6 +20,9 @@ struct DeviceDescription {
   // The device runs sm_90a code (wgmma, setmaxnreg): sm_90 only, as the
   // arch-specific features of later archs are others.
   bool has_sm90a = false;
+  // Host: the system compiler links OpenBLAS, so the GEMM baseline is its
+  // sgemm (otherwise our straightforward kernel).
+  bool has_openblas = false;
 };
 
 // H200 (sm_90): 132 SMs, 227 KiB of shared memory per block once the
@@ -28,8 +31,9 @@ inline const DeviceDescription kH200{"cuda", "sm_90", 32, 132, 227 * 1024, true}
 // MI200 (gfx90a, MI250X's die): 110 CUs, wave64, 64 KiB of LDS.
 inline const DeviceDescription kMi200{"hip", "gfx90a", 64, 110, 64 * 1024, false};
 // A CPU of two cores (these machines'): the host templates offer one
-// thread per core they may use (HostThreadCounts), at most two.
-inline const DeviceDescription kHostCpu{"host", "x86_64", 1, 2, 0, false};
+// thread per core they may use (HostThreadCounts), at most two. OpenBLAS is
+// there (deploy/install-deps.sh installs it).
+inline const DeviceDescription kHostCpu{"host", "x86_64", 1, 2, 0, false, true};
 
 // The named compile target of a backend (kH200, kMi200, kHostCpu), for what
 // is built without a device: tests, benchmarks, the fuzzer. Throws

@@ -62,7 +62,13 @@ class KernelTemplate {
     return Space(key, CompileTargetOf(backend()));
   }
   virtual KernelSource Source(const v1::KernelKey& key, const Variant& variant) const = 0;
-  virtual Baseline BaselineFor(const v1::KernelKey& key) const = 0;
+  // The baseline on the device as the daemon describes it (the host GEMM's
+  // depends on whether OpenBLAS links there).
+  virtual Baseline BaselineFor(const v1::KernelKey& key, const DeviceDescription& device) const = 0;
+  // The baseline on this backend's named compile target (tests, benchmarks).
+  Baseline BaselineFor(const v1::KernelKey& key) const {
+    return BaselineFor(key, CompileTargetOf(backend()));
+  }
 };
 
 // All templates compiled into this binary.

@@ -183,7 +183,7 @@ class GpuRowKernel final : public KernelTemplate {
     return GenerateGpuSource(key, vendor_, spec, PlantedFault(variant));
   }
 
-  Baseline BaselineFor(const v1::KernelKey& key) const override {
+  Baseline BaselineFor(const v1::KernelKey& key, const DeviceDescription&) const override {
     const std::string name = std::string(vendor_.backend) + "-naive";
     GpuKernelSpec spec = Spec(key, def_.naive, name);
     spec.entry = GpuEntry(name + "-" + std::string(def_.op), {});

@@ -64,7 +64,7 @@ class HostRowKernel final : public KernelTemplate {
     return GenerateHostSource(key, spec, PlantedFault(variant));
   }
 
-  Baseline BaselineFor(const v1::KernelKey& key) const override {
+  Baseline BaselineFor(const v1::KernelKey& key, const DeviceDescription&) const override {
     return {kHostBaselineName, GenerateHostSource(key, Spec(key, def_.naive, kHostBaselineName))};
   }
 

@@ -12,8 +12,15 @@
 
 namespace tiletune::kernels::host {
 
-// Name of every host baseline: the straightforward kernel for the op + chain.
+// Name of the host baselines that are our straightforward kernel for the op
+// + chain (every op's; GEMM's where OpenBLAS does not link).
 inline constexpr const char* kHostBaselineName = "host-naive";
+
+// A compile option asking the host backend to link OpenBLAS into the shared
+// object (the GEMM baseline). tiletune's own, like kArchSpecificOption: the
+// backend replaces it with the library it found, or fails the compile where
+// it found none.
+inline constexpr std::string_view kLinkOpenBlasOption = "--tiletune-link-openblas";
 
 // What one generated host kernel is: `function` is a kernel template of the
 // op's header (tt::gemm_blocked...) called as function<Config>(args, epilogue)

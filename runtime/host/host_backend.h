@@ -2,7 +2,9 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime/backend.h"
 #include "runtime/compiled_code_cache.h"
@@ -11,7 +13,8 @@ namespace tiletune::runtime::host {
 
 // The CPU backend: kernels are C++ compiled by the system compiler into
 // shared objects (-O3 -march=native), which the benchmark worker dlopens.
-// One device, "cpu:0".
+// One device, "cpu:0". A source asking for OpenBLAS (kLinkOpenBlasOption:
+// the GEMM baseline) links the libopenblas.so.0 the compiler finds.
 class HostBackend final : public Backend {
  public:
   struct Options {
@@ -20,8 +23,10 @@ class HostBackend final : public Backend {
     int64_t cache_max_bytes = int64_t{1} << 30;
   };
 
-  // Checks that the compiler runs (`<compiler> --version`) and opens the
-  // cache; nullptr with `why` set when either fails.
+  // Checks that the compiler runs (`<compiler> --version`), asks it for
+  // OpenBLAS, and opens the cache; nullptr with `why` set when the compiler
+  // or the cache fails. Opened without OpenBLAS, `why` says so (the GEMM
+  // baseline is then our straightforward kernel).
   static std::unique_ptr<HostBackend> Open(const Options& options, std::string* why);
 
   std::string_view name() const override { return "host"; }
@@ -35,11 +40,18 @@ class HostBackend final : public Backend {
   bool RunsOnCompilerCores() const override { return true; }
 
  private:
-  HostBackend(Options options, std::string compiler_version, DeviceInfo device);
-  std::string CacheKey(const kernels::KernelSource& source, const DeviceInfo& device) const;
+  HostBackend(Options options, std::string compiler_version,
+              std::optional<std::filesystem::path> openblas, DeviceInfo device);
+  // What the compiler links after the source: OpenBLAS where the source asks
+  // for it. Empty, with `why` set, when it asks and there is none.
+  std::vector<std::string> LinkOptions(const kernels::KernelSource& source, std::string* why) const;
+  std::string CacheKey(const kernels::KernelSource& source, const DeviceInfo& device,
+                       const std::vector<std::string>& link_options) const;
 
   const Options options_;
   const std::string compiler_version_;
+  // libopenblas.so.0 where the compiler found it, if it did.
+  const std::optional<std::filesystem::path> openblas_;
   const DeviceInfo device_;
   CompiledCodeCache cache_;
 };

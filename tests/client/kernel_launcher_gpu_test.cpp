@@ -141,7 +141,7 @@ TEST_F(CudaLauncherTest, ATunedCubinRunsInTheCallersContext) {
   if (auto why = NoCudaDevice(daemon)) GTEST_SKIP() << *why;
   const auto key = testing::BiasReluGemmKey(kM, kN, kK);
   const auto device = testing::DeviceId("cuda:0");
-  testing::Tune(*daemon.Stub(), key, device);
+  testing::Tune(*daemon.Stub(), key, device, 11);
   if (HasFatalFailure()) return;
 
   KernelLauncher launcher(daemon.address(), Trusting(dir.path()));
@@ -269,7 +269,7 @@ TEST_F(CudaLauncherTest, AVendorRecordsFallbackRunsTheAlgorithmItsBaselineKept) 
   if (auto why = NoCudaDevice(daemon)) GTEST_SKIP() << *why;
   const auto key = testing::BiasReluGemmKey(kM, kN, kK);
   const auto device = testing::DeviceId("cuda:0");
-  testing::Tune(*daemon.Stub(), key, device, v1::WINNER_VENDOR);
+  testing::Tune(*daemon.Stub(), key, device, 11, v1::WINNER_VENDOR);
   if (HasFatalFailure()) return;
 
   v1::LookupResponse lookup;

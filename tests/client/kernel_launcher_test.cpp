@@ -1,4 +1,4 @@
-// KernelLauncher against a real tiletuned on the host backend: an odd-shaped
+// KernelLauncher against a real tiletuned on the host backend: a decode
 // GEMM tuned there is resolved, verified and launched from its served ABI
 // alone and checked against float64; then each refusal (untrusted key,
 // tampered cache, host code off), a miss, a daemon down or silent, and the
@@ -41,7 +41,9 @@ using testing::BiasReluGemm;
 using testing::DeviceId;
 using testing::LoopbackPort;
 
-constexpr int64_t kM = 67, kN = 45, kK = 29;
+// A GEMM tuning wins against OpenBLAS, the host baseline: a decode GEMV
+// (tests/support/tiletuned_process.h).
+constexpr int64_t kM = 1, kN = testing::kDecodeGemmN, kK = testing::kDecodeGemmK;
 
 const v1::DeviceSelector kCpu = DeviceId("cpu:0");
 
@@ -61,7 +63,7 @@ class KernelLauncherTest : public ::testing::Test {
     fs::create_directories(dir_->path() / "daemon");
     daemon_->Start();
     signing_key_ = testing::ReadyFileValue(dir_->path() / "daemon" / "ready", "signing_key");
-    testing::Tune(*daemon_->Stub(), Key(), kCpu);
+    testing::Tune(*daemon_->Stub(), Key(), kCpu, testing::kDecodeGemmSeed);
   }
   static void TearDownTestSuite() {
     delete daemon_;
@@ -218,7 +220,9 @@ TEST_F(KernelLauncherTest, ArgumentsAreCheckedBeforeAnythingRuns) {
   };
   LaunchArgs args = gemm.HostArgs();
   args.tensors.erase("b");
-  refused(args, "b", "the kernel needs this tensor, of shape [1, 29, 45]");
+  refused(args, "b",
+          "the kernel needs this tensor, of shape [1, " + std::to_string(kK) + ", " +
+              std::to_string(kN) + "]");
 
   args = gemm.HostArgs();
   args.tensors["a"] = reinterpret_cast<const char*>(gemm.a.data()) + 4;
@@ -230,11 +234,12 @@ TEST_F(KernelLauncherTest, ArgumentsAreCheckedBeforeAnythingRuns) {
 
   args = gemm.HostArgs();
   args.ints["m"] = kM + 1;
-  refused(args, "m", "68; the kernel was built for 67");
+  refused(args, "m", "2; the kernel was built for 1");
 
   args = gemm.HostArgs();
   args.chain_tensors.clear();
-  refused(args, "chain[0] (bias)", "reads a tensor of shape [45]; none given");
+  refused(args, "chain[0] (bias)",
+          "reads a tensor of shape [" + std::to_string(kN) + "]; none given");
 
   args = gemm.HostArgs();
   args.chain_tensors[1] = gemm.bias.data();

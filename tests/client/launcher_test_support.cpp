@@ -72,10 +72,10 @@ std::string ReadyFileValue(const std::filesystem::path& ready_file, const std::s
 }
 
 void Tune(v1::TuningService::Stub& stub, const v1::KernelKey& key, const v1::DeviceSelector& device,
-          v1::Winner winner) {
+          uint64_t seed, v1::Winner winner) {
   v1::SubmitJobRequest submit;
   submit.mutable_spec()->set_strategy(v1::STRATEGY_RANDOM);
-  submit.mutable_spec()->set_seed(11);
+  submit.mutable_spec()->set_seed(seed);
   submit.mutable_spec()->mutable_budget()->set_max_variants(4);
   *submit.mutable_spec()->mutable_device() = device;
   *submit.mutable_spec()->add_kernels() = key;

@@ -10,7 +10,7 @@
 
 namespace tiletune::testing {
 
-// A bias + relu GEMM of odd sizes: operands, a poisoned output and the
+// A bias + relu GEMM of the given sizes: operands, a poisoned output and the
 // float64 reference, c = relu(a · b + bias), all row-major.
 struct BiasReluGemm {
   BiasReluGemm(int64_t m, int64_t n, int64_t k);
@@ -35,11 +35,11 @@ v1::DeviceSelector DeviceId(const std::string& id);
 // A value of tiletuned's ready file (signing_key=...).
 std::string ReadyFileValue(const std::filesystem::path& ready_file, const std::string& name);
 
-// Tunes `key` on `device` to a record that says `winner` (a failure
-// otherwise): run the daemon with kServeAnyTunedKernel for TUNED,
-// kServeNoTunedKernel for VENDOR.
+// Tunes `key` on `device` with the random strategy's `seed` to a record
+// that says `winner` (a failure otherwise): run the daemon with
+// kServeAnyTunedKernel for TUNED, kServeNoTunedKernel for VENDOR.
 void Tune(v1::TuningService::Stub& stub, const v1::KernelKey& key, const v1::DeviceSelector& device,
-          v1::Winner winner = v1::WINNER_TUNED);
+          uint64_t seed, v1::Winner winner = v1::WINNER_TUNED);
 
 // The daemon flags that make a tuned variant win over the baseline however
 // close the race: the tests need a kernel to load, not a fast one.

@@ -3,6 +3,7 @@
 // tests/tuner/host_kernel_variants_test.cpp.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "kernels/core/kernel_template.h"
@@ -139,11 +140,54 @@ TEST(HostKernelSource, ChainsTheEpilogueInKeyOrder) {
   }
   EXPECT_TRUE(headers.contains("ops/gemm/cpu/gemm_blocked.h"));
   EXPECT_TRUE(headers.contains("tt/host/abi.h"));
+}
 
-  const Baseline base = t->BaselineFor(key);
-  EXPECT_EQ(base.name, "host-naive");
-  ASSERT_TRUE(base.source);
-  EXPECT_NE(base.source->code.find("tt::gemm_naive<Config>"), std::string::npos);
+// The GEMM baseline is OpenBLAS's sgemm and the chain as one pass, on as
+// many threads as a tuned kernel may use, linked by the host backend; where
+// OpenBLAS does not link, our straightforward kernel.
+TEST(HostKernelSource, TheGemmBaselineIsOpenBlasWhereItLinks) {
+  const v1::KernelKey key = Key("gemm", {{"m", 16}, {"n", 32}, {"k", 8}}, {"bias", "gelu_tanh"});
+  const KernelTemplate* t = FindKernelTemplate(key, "host", nullptr);
+  ASSERT_TRUE(t);
+  for (const int64_t cpus : {1, 2, 8}) {
+    DeviceDescription device = kHostCpu;
+    device.compute_units = cpus;
+    const Baseline blas = t->BaselineFor(key, device);
+    EXPECT_EQ(blas.name, "openblas_sgemm");
+    EXPECT_TRUE(blas.vendor_library.empty()) << "a compiled baseline";
+    ASSERT_TRUE(blas.source);
+    EXPECT_EQ(blas.source->launch.threads(), std::min<int64_t>(cpus, 2)) << cpus;
+    testing::ExpectInOrder(blas.source->code, {"#include \"ops/gemm/cpu/gemm_openblas.h\"",
+                                               "tt::bias{args->chain.tensors[0]}",
+                                               "tt::gelu_tanh{}", "tt::gemm_openblas<Config>"});
+    EXPECT_EQ(blas.source->compile_options,
+              std::vector<std::string>{std::string(host::kLinkOpenBlasOption)});
+  }
+  EXPECT_EQ(t->BaselineFor(key).name, "openblas_sgemm") << "the compile target has OpenBLAS";
+
+  DeviceDescription without = kHostCpu;
+  without.has_openblas = false;
+  const Baseline naive = t->BaselineFor(key, without);
+  EXPECT_EQ(naive.name, "host-naive");
+  ASSERT_TRUE(naive.source);
+  EXPECT_NE(naive.source->code.find("tt::gemm_naive<Config>"), std::string::npos);
+  EXPECT_TRUE(naive.source->compile_options.empty());
+}
+
+// Row ops keep our straightforward kernel, OpenBLAS or not.
+TEST(HostKernelSource, RowBaselinesAreTheStraightforwardKernels) {
+  for (const char* op : {"softmax", "rmsnorm", "layernorm", "elementwise"}) {
+    const v1::KernelKey key = Key(op, {{"rows", 4}, {"cols", 8}});
+    const KernelTemplate* t = FindKernelTemplate(key, "host", nullptr);
+    ASSERT_TRUE(t) << op;
+    const Baseline base = t->BaselineFor(key);
+    EXPECT_EQ(base.name, "host-naive") << op;
+    ASSERT_TRUE(base.source);
+    EXPECT_NE(base.source->code.find("tt::" + std::string(op) + "_naive<Config>"),
+              std::string::npos)
+        << op;
+    EXPECT_TRUE(base.source->compile_options.empty()) << op;
+  }
 }
 
 TEST(HostKernelSource, PlantsFaultsOnlyOnRequest) {

@@ -11,6 +11,7 @@
 #include "runtime/device_class.h"
 #include "runtime/host/cpu_fingerprint.h"
 #include "tests/runtime/scratch_dir.h"
+#include "tests/support/compiler_without_openblas.h"
 
 namespace tiletune::runtime {
 namespace {
@@ -31,6 +32,7 @@ TEST(BackendRegistry, HostIsAvailableAndGpuBackendsSayWhyNot) {
   ASSERT_GE(d.backends.size(), 1u);
   EXPECT_EQ(d.backends[0]->name(), "host");
   EXPECT_TRUE(StatusOf(d, "host")->available);
+  EXPECT_EQ(StatusOf(d, "host")->reason, "") << "OpenBLAS is installed here";
   for (const char* gpu : {"cuda", "hip"}) {
     const BackendStatus* s = StatusOf(d, gpu);
     ASSERT_TRUE(s) << gpu;
@@ -59,6 +61,21 @@ TEST(BackendRegistry, UnusableHostCompilerAndUnknownNamesAreStatuses) {
   EXPECT_FALSE(d.statuses[0].available);
   EXPECT_NE(d.statuses[0].reason.find("tiletune-no-such-compiler"), std::string::npos);
   EXPECT_NE(d.statuses[1].reason.find("unknown backend"), std::string::npos);
+}
+
+// What an opened backend lacks is its status's reason: the host without
+// OpenBLAS (tiletune devices, the daemon's log).
+TEST(BackendRegistry, TheHostWithoutOpenBlasIsAvailableAndSaysSo) {
+  testing::ScratchDir dir;
+  BackendOptions options;
+  options.enabled = {"host"};
+  options.cache_dir = (dir.path() / "cache").string();
+  options.host_compiler = testing::CompilerWithoutOpenBlas(dir.path()).string();
+  const DiscoveredBackends d = DiscoverBackends(options);
+  ASSERT_EQ(d.backends.size(), 1u);
+  ASSERT_EQ(d.statuses.size(), 1u);
+  EXPECT_TRUE(d.statuses[0].available);
+  EXPECT_NE(d.statuses[0].reason.find("no OpenBLAS"), std::string::npos) << d.statuses[0].reason;
 }
 
 TEST(CpuFingerprint, DescribesThisMachine) {

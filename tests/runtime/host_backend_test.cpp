@@ -3,10 +3,13 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
+#include "kernels/source/host_source.h"
 #include "tests/runtime/scratch_dir.h"
+#include "tests/support/compiler_without_openblas.h"
 
 namespace tiletune::runtime::host {
 namespace {
@@ -44,12 +47,13 @@ std::unique_ptr<HostBackend> OpenBackend(const fs::path& cache,
   return backend;
 }
 
-// A compiler that records each compile (not --version) and then runs c++,
-// or sleeps when `hang` is set.
+// A compiler that records each compile (not the questions Open asks:
+// --version, -print-file-name) and then runs c++, or sleeps when `hang` is
+// set.
 fs::path CountingCompiler(const fs::path& dir, bool hang = false) {
   const fs::path script = dir / "counting-c++";
   std::ofstream(script) << "#!/bin/sh\n"
-                           "if [ \"$1\" = --version ]; then exec c++ --version; fi\n"
+                           "case \"$1\" in --version|-print-file-name=*) exec c++ \"$1\";; esac\n"
                            "echo compile >> '"
                         << (dir / "compiles").string() << "'\n"
                         << (hang ? "exec sleep 100\n" : "exec c++ \"$@\"\n");
@@ -160,6 +164,71 @@ TEST(HostBackend, ConcurrentCompilesOfOneSourceLeaveOneValidArtifact) {
   EXPECT_EQ(artifacts, 1);
   EXPECT_TRUE(fs::is_empty(dir.path() / "cache" / "tmp"));
   EXPECT_EQ(CallEntry(results[0].artifact_path, "tiletune_test_value"), 47);
+}
+
+// A source that calls OpenBLAS: loadable only when linked with it.
+kernels::KernelSource OpenBlasSource() {
+  kernels::KernelSource s;
+  s.kernel_name = "openblas_test";
+  s.entry = "tiletune_test_threads";
+  s.code =
+      "extern \"C\" int openblas_get_num_threads(void);\n"
+      "extern \"C\" __attribute__((visibility(\"default\"))) int tiletune_test_threads() {\n"
+      "  return openblas_get_num_threads() > 0 ? 42 : 0;\n}\n";
+  return s;
+}
+
+// Where the compiler finds OpenBLAS (deploy/install-deps.sh installs it),
+// the device says so and a source asking for it links it after the source,
+// outlives dlclose (OpenBLAS's threads), and keys the cache apart from the
+// same source without it, which does not load.
+TEST(HostBackend, LinksOpenBlasWhereTheCompilerFindsIt) {
+  testing::ScratchDir dir;
+  auto backend = OpenBackend(dir.path() / "cache");
+  ASSERT_TRUE(backend);
+  const auto device = backend->Devices()[0];
+  ASSERT_TRUE(device.has_openblas) << "install libopenblas0 (deploy/install-deps.sh)";
+  EXPECT_NE(device.toolchain.runtime_version().find(", libopenblas"), std::string::npos)
+      << device.toolchain.runtime_version();
+
+  kernels::KernelSource linked = OpenBlasSource();
+  linked.compile_options.emplace_back(kernels::host::kLinkOpenBlasOption);
+  const CompileResult with = backend->Compile(linked, device, {});
+  ASSERT_TRUE(with.ok) << with.log;
+  EXPECT_EQ(CallEntry(with.artifact_path, "tiletune_test_threads"), 42);
+  const auto& options = with.options;
+  EXPECT_EQ(std::count(options.begin(), options.end(), kernels::host::kLinkOpenBlasOption), 0);
+  EXPECT_NE(std::find(options.begin(), options.end(), "-Wl,-z,nodelete"), options.end());
+  EXPECT_TRUE(std::any_of(options.begin(), options.end(), [](const std::string& o) {
+    return o.ends_with("libopenblas.so.0");
+  })) << ::testing::PrintToString(options);
+
+  const CompileResult without = backend->Compile(OpenBlasSource(), device, {});
+  ASSERT_TRUE(without.ok) << without.log;
+  EXPECT_NE(without.cache_key, with.cache_key);
+  EXPECT_EQ(CallEntry(without.artifact_path, "tiletune_test_threads"), -1) << "loaded unlinked";
+}
+
+// Where it does not, the backend still opens, says why and what the GEMM
+// baseline then is, and fails a source that asks for OpenBLAS without
+// running the compiler.
+TEST(HostBackend, OpensWithoutOpenBlasAndSaysSo) {
+  testing::ScratchDir dir;
+  std::string why;
+  auto backend = HostBackend::Open(
+      {testing::CompilerWithoutOpenBlas(dir.path()).string(), dir.path() / "cache", 1 << 20}, &why);
+  ASSERT_TRUE(backend) << why;
+  EXPECT_NE(why.find("no OpenBLAS"), std::string::npos) << why;
+  EXPECT_NE(why.find("host-naive"), std::string::npos) << why;
+  const auto device = backend->Devices()[0];
+  EXPECT_FALSE(device.has_openblas);
+  EXPECT_EQ(device.toolchain.runtime_version().find("openblas"), std::string::npos);
+
+  kernels::KernelSource linked = OpenBlasSource();
+  linked.compile_options.emplace_back(kernels::host::kLinkOpenBlasOption);
+  const CompileResult r = backend->Compile(linked, device, {});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.log.find("openblas_test links OpenBLAS"), std::string::npos) << r.log;
 }
 
 TEST(HostBackend, OpenFailsWithAReasonForAMissingCompiler) {

@@ -193,9 +193,11 @@ bool StillAlive(pid_t pid, const ProcessStat& seen) {
 TEST(CrashRecovery, ChildrenAndTheirChildrenDieWithTheDaemonOnKillNine) {
   TempDir dir;
   // A compiler that never finishes: it starts a child of its own and waits.
+  // It answers Open's questions (its version; no OpenBLAS) at once.
   const auto compiler = dir.path() / "slow-cc";
   std::ofstream(compiler) << "#!/bin/sh\n"
                              "if [ \"$1\" = --version ]; then echo 'slow-cc 1.0'; exit 0; fi\n"
+                             "case \"$1\" in -print-file-name=*) echo \"${1#*=}\"; exit 0;; esac\n"
                              "sleep 600 &\n"
                              "wait\n";
   std::filesystem::permissions(compiler, std::filesystem::perms::owner_all);

@@ -99,7 +99,7 @@ class ImportVerificationFlow : public ::testing::Test {
     source_->Start();
     v1::JobSpec spec;
     spec.set_strategy(v1::STRATEGY_RANDOM);
-    spec.set_seed(11);
+    spec.set_seed(kDecodeGemmSeed);
     spec.mutable_budget()->set_max_variants(5);
     *spec.add_kernels() = Key();
     auto stub = source_->Stub();
@@ -116,7 +116,9 @@ class ImportVerificationFlow : public ::testing::Test {
     delete dir_;
   }
 
-  static v1::KernelKey Key() { return GemmKey(160, 144, 128, {"bias", "relu"}); }
+  // A GEMM tuning wins against OpenBLAS (a decode GEMV): the verify jobs
+  // time it again and must find the win again.
+  static v1::KernelKey Key() { return DecodeGemmKey({"bias", "relu"}); }
 
   // A daemon of its own, in a folder of its own.
   std::unique_ptr<TiletunedProcess> Daemon(const std::string& name,

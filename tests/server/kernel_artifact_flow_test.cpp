@@ -52,10 +52,11 @@ v1::GetKernelRequest RequestFor(const v1::KernelKey& key) {
   return request;
 }
 
+// `key` a decode GEMM (DecodeGemmKey): its winner is tried first.
 void TuneToWinner(v1::TuningService::Stub& stub, const v1::KernelKey& key) {
   v1::JobSpec spec;
   spec.set_strategy(v1::STRATEGY_RANDOM);
-  spec.set_seed(11);
+  spec.set_seed(kDecodeGemmSeed);
   spec.mutable_budget()->set_max_variants(5);
   *spec.add_kernels() = key;
   WatchJobToEnd(stub, SubmitJob(stub, spec));
@@ -87,8 +88,8 @@ TEST(KernelArtifactFlow, AServedHostGemmRunsFromItsArtifactAndAbiAlone) {
   TiletunedProcess daemon(dir.path(), {"--host-cpus", "1", "--artifact-chunk-bytes", "4096"});
   daemon.Start();
   auto stub = daemon.Stub();
-  const int64_t m = 160, n = 144, k = 128;
-  const auto key = GemmKey(m, n, k, {"bias", "relu"});
+  const int64_t m = 1, n = kDecodeGemmN, k = kDecodeGemmK;
+  const auto key = DecodeGemmKey({"bias", "relu"});
   TuneToWinner(*stub, key);
 
   v1::GetKernelRequest request = RequestFor(key);
@@ -216,7 +217,7 @@ TEST(KernelArtifactFlow, ARecordImportedOnAnotherDaemonOfItsClassIsServedThere) 
   std::filesystem::create_directories(dir.path() / "a");
   std::filesystem::create_directories(dir.path() / "b");
   a.Start();
-  const auto key = GemmKey(160, 144, 128, {"bias", "relu"});
+  const auto key = DecodeGemmKey({"bias", "relu"});
   TuneToWinner(*a.Stub(), key);
   const Fetched on_a = Fetch(*a.Stub(), RequestFor(key));
   ASSERT_TRUE(on_a.head.has_artifact()) << on_a.head.fallback().ShortDebugString();
@@ -264,7 +265,7 @@ TEST(KernelArtifactFlow, LookupAttachesTheServedKernelWhenAsked) {
   TiletunedProcess daemon(dir.path(), {"--host-cpus", "1"});
   daemon.Start();
   auto stub = daemon.Stub();
-  const auto key = GemmKey(160, 144, 128, {"bias", "relu"});
+  const auto key = DecodeGemmKey({"bias", "relu"});
   TuneToWinner(*stub, key);
   const Fetched served = Fetch(*stub, RequestFor(key));
   ASSERT_TRUE(served.head.has_artifact()) << served.head.fallback().ShortDebugString();

@@ -19,6 +19,7 @@
 #include "kernels/core/kernel_key.h"
 #include "kernels/core/key_space.h"
 #include "kernels/core/search_space.h"
+#include "tests/support/compiler_without_openblas.h"
 #include "tests/support/daemon_calls.h"
 #include "tests/support/poll_until.h"
 #include "tests/support/postgres_test_database.h"
@@ -70,12 +71,14 @@ TEST(TuningFlow, SubmitWatchThenLookupHits) {
   daemon.Start();
   auto stub = daemon.Stub();
 
-  const auto key = GemmKey(160, 144, 128, {"bias", "gelu_tanh"});
+  // A GEMM tuning wins against OpenBLAS (a decode GEMV), its winner tried
+  // first.
+  const auto key = DecodeGemmKey({"bias", "gelu_tanh"});
   EXPECT_EQ(Lookup(*stub, key).result(), v1::LookupResponse::RESULT_MISS);
 
   v1::JobSpec spec;
   spec.set_strategy(v1::STRATEGY_RANDOM);
-  spec.set_seed(11);
+  spec.set_seed(kDecodeGemmSeed);
   spec.mutable_budget()->set_max_variants(5);
   *spec.add_kernels() = key;
   const std::string id = SubmitJob(*stub, spec);
@@ -97,7 +100,8 @@ TEST(TuningFlow, SubmitWatchThenLookupHits) {
 
   const auto hit = Lookup(*stub, key);
   ASSERT_EQ(hit.result(), v1::LookupResponse::RESULT_HIT);
-  EXPECT_EQ(hit.record().config().kernel_name(), "host_gemm_blocked");
+  EXPECT_EQ(hit.record().config().kernel_name(), "host_gemm_rowwise");
+  EXPECT_EQ(hit.record().baseline_name(), "openblas_sgemm");
   EXPECT_FALSE(hit.record().config().source_hash().empty());
   EXPECT_GT(hit.record().speedup(), 1.0);
   EXPECT_GT(hit.record().baseline().median_us(), hit.record().tuned().median_us());
@@ -208,13 +212,13 @@ TEST(TuningFlow, OnPostgresTheTunedRecordIsServedByEveryDaemonOfTheDatabase) {
   TiletunedProcess other(dir.path() / "b", {"--db", database.url(), "--daemon-id", "b"});
   std::filesystem::create_directories(dir.path() / "b");
   other.Start();
-  const auto key = GemmKey(160, 144, 128, {"bias", "gelu_tanh"});
+  const auto key = DecodeGemmKey({"bias", "gelu_tanh"});
   EXPECT_EQ(Lookup(*stub, key).result(), v1::LookupResponse::RESULT_MISS);
   EXPECT_EQ(Lookup(*other.Stub(), key).result(), v1::LookupResponse::RESULT_MISS);
 
   v1::JobSpec spec;
   spec.set_strategy(v1::STRATEGY_RANDOM);
-  spec.set_seed(11);
+  spec.set_seed(kDecodeGemmSeed);
   spec.mutable_budget()->set_max_variants(5);
   *spec.add_kernels() = key;
   const std::string id = SubmitJob(*stub, spec);
@@ -315,8 +319,9 @@ TEST(TuningFlow, OnPostgresTheItemOfAKilledDaemonIsFinishedByAnother) {
 }
 
 // Nothing clears an unreachable speedup bar: the record says VENDOR, keeps
-// the baseline's name and time through ListRecords and ExportRecords, and
-// Lookup answers MISS with the fallback library, naming the baseline.
+// the baseline's name (a host GEMM's: OpenBLAS) and time through
+// ListRecords and ExportRecords, and Lookup answers MISS with the fallback
+// library, naming the baseline.
 TEST(TuningFlow, NothingFasterThanTheBaselineIsAVendorRecord) {
   TempDir dir;
   TiletunedProcess daemon(dir.path(), {"--min-speedup", "1000"});
@@ -336,7 +341,7 @@ TEST(TuningFlow, NothingFasterThanTheBaselineIsAVendorRecord) {
   const auto miss = Lookup(*stub, key);
   EXPECT_EQ(miss.result(), v1::LookupResponse::RESULT_MISS);
   EXPECT_FALSE(miss.fallback().library().empty());
-  EXPECT_NE(miss.fallback().reason().find("host-naive"), std::string::npos)
+  EXPECT_NE(miss.fallback().reason().find("openblas_sgemm"), std::string::npos)
       << miss.fallback().reason();
   EXPECT_EQ(miss.record().winner(), v1::WINNER_VENDOR);
 
@@ -344,7 +349,7 @@ TEST(TuningFlow, NothingFasterThanTheBaselineIsAVendorRecord) {
   v1::ListRecordsResponse listed;
   ASSERT_TRUE(stub->ListRecords(&list_ctx, v1::ListRecordsRequest{}, &listed).ok());
   ASSERT_EQ(listed.records_size(), 1);
-  EXPECT_EQ(listed.records(0).baseline_name(), "host-naive");
+  EXPECT_EQ(listed.records(0).baseline_name(), "openblas_sgemm");
   EXPECT_GT(listed.records(0).baseline().median_us(), 0);
   EXPECT_EQ(listed.records(0).winner(), v1::WINNER_VENDOR);
 
@@ -355,8 +360,42 @@ TEST(TuningFlow, NothingFasterThanTheBaselineIsAVendorRecord) {
   while (reader->Read(&line)) lines.push_back(line);
   ASSERT_TRUE(reader->Finish().ok());
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].record().baseline_name(), "host-naive");
+  EXPECT_EQ(lines[0].record().baseline_name(), "openblas_sgemm");
   EXPECT_EQ(lines[0].record().baseline().median_us(), listed.records(0).baseline().median_us());
+}
+
+// On a machine whose compiler finds no OpenBLAS the daemon still runs: it
+// says so (ListDevices, its log), and a host GEMM is measured against our
+// straightforward kernel, which the record names.
+TEST(TuningFlow, WithoutOpenBlasTheGemmBaselineIsHostNaiveAndSaysSo) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path(),
+                          {"--host-compiler", CompilerWithoutOpenBlas(dir.path()).string()});
+  daemon.Start();
+  auto stub = daemon.Stub();
+  grpc::ClientContext ctx;
+  v1::ListDevicesResponse devices;
+  ASSERT_TRUE(stub->ListDevices(&ctx, {}, &devices).ok());
+  bool saw_host = false;
+  for (const auto& b : devices.backends()) {
+    if (b.name() != "host") continue;
+    saw_host = true;
+    EXPECT_TRUE(b.available());
+    EXPECT_NE(b.reason().find("no OpenBLAS"), std::string::npos) << b.reason();
+  }
+  EXPECT_TRUE(saw_host);
+  EXPECT_NE(daemon.log().find("no OpenBLAS"), std::string::npos) << daemon.log();
+
+  const auto key = GemmKey(48, 40, 32, {"relu"});
+  v1::JobSpec spec;
+  spec.mutable_budget()->set_max_variants(1);
+  *spec.add_kernels() = key;
+  const v1::Job job = WaitForJob(*stub, SubmitJob(*stub, spec));
+  ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
+  const auto answer = Lookup(*stub, key);
+  ASSERT_TRUE(answer.has_record()) << answer.ShortDebugString();
+  EXPECT_EQ(answer.record().baseline_name(), "host-naive");
+  EXPECT_EQ(answer.record().toolchain().runtime_version().find("openblas"), std::string::npos);
 }
 
 TEST(TuningFlow, PlantedHangCrashAndWrongVariantsAreIsolated) {

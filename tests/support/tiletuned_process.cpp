@@ -297,4 +297,8 @@ v1::KernelKey GemmKey(int64_t m, int64_t n, int64_t k, std::vector<std::string> 
   return TestKey("gemm", {{"m", m}, {"n", n}, {"k", k}}, chain);
 }
 
+v1::KernelKey DecodeGemmKey(std::vector<std::string> chain) {
+  return GemmKey(1, kDecodeGemmN, kDecodeGemmK, std::move(chain));
+}
+
 }  // namespace tiletune::testing

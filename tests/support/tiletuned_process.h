@@ -112,4 +112,18 @@ std::optional<std::string> HttpGet(const std::string& address, const std::string
 v1::KernelKey GemmKey(int64_t m, int64_t n, int64_t k, std::vector<std::string> chain = {});
 v1::KernelKey RowKey(const std::string& op, int64_t rows, int64_t cols);
 
+// The decode GEMM's size (m = 1: a GEMV). Against OpenBLAS, the host
+// baseline, tuning wins it by far: OpenBLAS packs all of B for one row,
+// host_gemm_rowwise reads it once (2.7x with B row-major, 3.5x column-major,
+// one thread of the 2-core EPYC: bench/results/2026-12-04-host-gemm-openblas.md).
+// Most other host GEMMs are won by a few percent or lost.
+inline constexpr int64_t kDecodeGemmN = 512, kDecodeGemmK = 512;
+// That GEMM, f32, B row-major.
+v1::KernelKey DecodeGemmKey(std::vector<std::string> chain = {});
+// The random strategy's seed that tries host_gemm_rowwise first among the
+// decode GEMM's 49 host variants (any chain, layout or CPU count;
+// tests/tuner/search_strategy_test.cpp holds it to that), so that a job of
+// a few variants finds the winner.
+inline constexpr uint64_t kDecodeGemmSeed = 21;
+
 }  // namespace tiletune::testing

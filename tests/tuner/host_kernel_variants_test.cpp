@@ -5,6 +5,8 @@
 
 #include <thread>
 
+#include "kernels/core/key_space.h"
+#include "tests/support/gemm_test_key.h"
 #include "tests/tuner/host_kernel_fixture.h"
 
 namespace tiletune::tuner {
@@ -66,6 +68,55 @@ TEST(HostKernelVariants, Gemm) {
   const v1::KernelKey large =
       MakeKey("gemm", {{"m", 130}, {"n", 300}, {"k", 270}}, {"gelu_erf", "residual_add"});
   CompileAndValidate(Sources(small, large, 8));
+}
+
+// The GEMM baseline, OpenBLAS's sgemm and the chain pass, over every
+// layout of A and B, batched, with odd sizes and a chain that reads
+// tensors; and the straightforward kernel where OpenBLAS does not link.
+TEST(HostKernelVariants, GemmBaselines) {
+  const std::vector<testing::TestChainOp> chain = {"scale", "residual_add", "gelu_tanh", "bias"};
+  std::vector<std::pair<v1::KernelKey, kernels::KernelSource>> sources;
+  kernels::DeviceDescription without = kernels::kHostCpu;
+  without.has_openblas = false;
+  for (const bool a_col : {false, true}) {
+    for (const bool b_col : {false, true}) {
+      const v1::KernelKey key =
+          testing::GemmTestKey(37, 70, 33, 3, v1::DTYPE_F32, v1::DTYPE_F32, a_col, b_col, chain);
+      const kernels::KernelTemplate& t = testing::HostTemplate(key);
+      for (const bool openblas : {true, false}) {
+        const kernels::Baseline baseline =
+            t.BaselineFor(key, openblas ? kernels::kHostCpu : without);
+        EXPECT_EQ(baseline.name, openblas ? "openblas_sgemm" : "host-naive");
+        sources.emplace_back(key, *baseline.source);
+      }
+    }
+  }
+  // Large enough for OpenBLAS's threads and a chain pass on both.
+  const v1::KernelKey large =
+      testing::GemmTestKey(300, 290, 310, 1, v1::DTYPE_F32, v1::DTYPE_F32, false, false, chain);
+  sources.emplace_back(large, *testing::HostTemplate(large).BaselineFor(large).source);
+  CompileAndValidate(sources);
+}
+
+// host_gemm_rowwise reads B as it lies: rows of a row-major B, dot products
+// with the columns of a column-major one; every layout, batched, both
+// thread counts.
+TEST(HostKernelVariants, GemmRowwiseOverEveryLayout) {
+  std::vector<std::pair<v1::KernelKey, kernels::KernelSource>> sources;
+  for (const bool a_col : {false, true}) {
+    for (const bool b_col : {false, true}) {
+      const v1::KernelKey key = testing::GemmTestKey(5, 70, 37, 2, v1::DTYPE_F32, v1::DTYPE_F32,
+                                                     a_col, b_col, {"bias", "residual_add"});
+      const kernels::KeySpace space = kernels::KeySpace::Of(key, kernels::kHostCpu, nullptr);
+      for (const kernels::Variant& v : space.ValidVariants()) {
+        const kernels::KernelTemplate& family = space.TemplateOf(v);
+        if (family.name() != "host_gemm_rowwise") continue;
+        sources.emplace_back(key, family.Source(key, kernels::OwnParameters(v)));
+      }
+    }
+  }
+  EXPECT_EQ(sources.size(), 8u);  // 4 layouts x threads 1, 2
+  CompileAndValidate(sources);
 }
 
 TEST(HostKernelVariants, Softmax) {

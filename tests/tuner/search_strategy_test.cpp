@@ -10,6 +10,10 @@
 #include <cmath>
 #include <set>
 
+#include "kernels/core/kernel_key.h"
+#include "kernels/core/key_space.h"
+#include "tests/support/tiletuned_process.h"
+
 namespace tiletune::tuner {
 namespace {
 
@@ -187,6 +191,34 @@ TEST(MakeSearchStrategy, PicksTheJobsStrategy) {
   EXPECT_NE(dynamic_cast<AnnealingStrategy*>(annealing.get()), nullptr);
   auto fallback = MakeSearchStrategy(v1::STRATEGY_UNSPECIFIED, space, space.ValidVariants(), 1);
   EXPECT_NE(dynamic_cast<RandomStrategy*>(fallback.get()), nullptr);
+}
+
+// What the daemon tests that need a real win rely on: kDecodeGemmSeed (item
+// 0 of a job) tries host_gemm_rowwise first on the decode GEMM, whatever its
+// chain, B's layout or the CPUs the daemon may use. A change of the host
+// spaces that breaks this needs another seed there.
+TEST(RandomStrategy, TheDecodeGemmSeedTriesTheRowwiseGemmFirst) {
+  for (const int64_t cpus : {1, 2, 16}) {
+    for (const bool b_col_major : {false, true}) {
+      v1::KernelKey key = testing::DecodeGemmKey({"bias", "relu", "residual_add"});
+      auto* b = key.add_layouts();
+      b->set_tensor("b");
+      b->set_layout(b_col_major ? v1::LAYOUT_COL_MAJOR : v1::LAYOUT_ROW_MAJOR);
+      key = kernels::NormalizeKernelKey(key);
+      kernels::DeviceDescription device = kernels::kHostCpu;
+      device.compute_units = cpus;
+      std::string why;
+      const kernels::KeySpace space = kernels::KeySpace::Of(key, device, &why);
+      ASSERT_FALSE(space.empty()) << why;
+      std::vector<kernels::Variant> valid = space.ValidVariants();
+      EXPECT_EQ(valid.size(), 49u);
+      const auto strategy = MakeSearchStrategy(v1::STRATEGY_RANDOM, space, std::move(valid),
+                                               testing::kDecodeGemmSeed);
+      const auto first = strategy->Next();
+      ASSERT_TRUE(first);
+      EXPECT_EQ(space.TemplateOf(*first).name(), "host_gemm_rowwise") << cpus << " CPUs";
+    }
+  }
 }
 
 }  // namespace

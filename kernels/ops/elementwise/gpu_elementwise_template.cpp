@@ -58,7 +58,7 @@ class GpuElementwise final : public KernelTemplate {
     return gpu::GenerateGpuSource(key, vendor_, spec, PlantedFault(variant));
   }
 
-  Baseline BaselineFor(const v1::KernelKey& key) const override {
+  Baseline BaselineFor(const v1::KernelKey& key, const DeviceDescription&) const override {
     const std::string name = std::string(vendor_.backend) + "-naive";
     GpuKernelSpec spec = Spec(key, "tt::elementwise_naive", name);
     spec.entry = gpu::GpuEntry(name + "-elementwise", {});

@@ -1,7 +1,8 @@
 // The host GEMM families, both with the epilogue chain fused into the final
-// store. host_gemm_blocked: cache-blocked, packed, with a register-blocked
-// micro-kernel. host_gemm_rowwise: rows streamed without packing, which
-// costs less than packing on small problems.
+// store, and their baseline (OpenBLAS where it links). host_gemm_blocked:
+// cache-blocked, packed, with a register-blocked micro-kernel.
+// host_gemm_rowwise: rows streamed without packing, which costs less than
+// packing on small problems and decode (m = 1), where it beats OpenBLAS.
 #include "kernels/core/kernel_key.h"
 #include "kernels/ops/gemm/gemm_op.h"
 #include "kernels/ops/gemm/gemm_templates.h"
@@ -12,11 +13,14 @@ namespace {
 
 using host::GenerateHostSource;
 using host::HostKernelSpec;
+using host::HostThreadCounts;
 using host::kHostBaselineName;
+using host::kLinkOpenBlasOption;
 using host::UnsupportedHostTypes;
 
 constexpr std::string_view kName = "host_gemm_blocked";
 constexpr std::string_view kRowwiseName = "host_gemm_rowwise";
+constexpr std::string_view kOpenBlasBaselineName = "openblas_sgemm";
 
 // The smallest value of each tile parameter; a tile may exceed the problem
 // only up to the problem rounded up to it.
@@ -38,10 +42,21 @@ HostKernelSpec Spec(const v1::KernelKey& key, std::string function, std::string 
   return spec;
 }
 
-// The straightforward kernel, whichever family serves the key.
-Baseline HostGemmBaseline(const v1::KernelKey& key) {
-  return {kHostBaselineName,
-          GenerateHostSource(key, Spec(key, "tt::gemm_naive", kHostBaselineName))};
+// Whichever family serves the key: OpenBLAS's sgemm and the chain as one
+// pass, on as many threads as a tuned kernel may use, where OpenBLAS links;
+// otherwise our straightforward kernel.
+Baseline HostGemmBaseline(const v1::KernelKey& key, const DeviceDescription& device) {
+  if (!device.has_openblas) {
+    return {kHostBaselineName,
+            GenerateHostSource(key, Spec(key, "tt::gemm_naive", kHostBaselineName))};
+  }
+  HostKernelSpec spec = Spec(key, "tt::gemm_openblas", std::string(kOpenBlasBaselineName));
+  spec.header = "ops/gemm/cpu/gemm_openblas.h";
+  spec.threads = static_cast<int>(HostThreadCounts(device).back());
+  spec.config.emplace_back("threads", spec.threads);
+  KernelSource source = GenerateHostSource(key, spec);
+  source.compile_options.emplace_back(kLinkOpenBlasOption);
+  return {std::string(kOpenBlasBaselineName), std::move(source)};
 }
 
 class HostGemmBlocked final : public KernelTemplate {
@@ -64,7 +79,7 @@ class HostGemmBlocked final : public KernelTemplate {
         .Add("micro_m", {4, 6, 8})
         .Add("micro_n", {16, 32})
         .Add("k_unroll", {1, 4})
-        .Add("threads", host::HostThreadCounts(device));
+        .Add("threads", HostThreadCounts(device));
     space.Require("micro_m divides tile_m",
                   [](const Variant& v) { return v.at("tile_m") % v.at("micro_m") == 0; });
     space.Require("tile_m <= m rounded up to 32",
@@ -89,7 +104,9 @@ class HostGemmBlocked final : public KernelTemplate {
     return GenerateHostSource(key, spec, PlantedFault(variant));
   }
 
-  Baseline BaselineFor(const v1::KernelKey& key) const override { return HostGemmBaseline(key); }
+  Baseline BaselineFor(const v1::KernelKey& key, const DeviceDescription& device) const override {
+    return HostGemmBaseline(key, device);
+  }
 };
 
 class HostGemmRowwise final : public KernelTemplate {
@@ -105,7 +122,7 @@ class HostGemmRowwise final : public KernelTemplate {
   SearchSpace Space(const v1::KernelKey& key, const DeviceDescription& device) const override {
     const int64_t rows = DimSize(key, "m").value_or(1) * DimSize(key, "batch").value_or(1);
     SearchSpace space;
-    space.Add("threads", host::HostThreadCounts(device));
+    space.Add("threads", HostThreadCounts(device));
     space.Require("a second thread needs at least two rows",
                   [rows](const Variant& v) { return v.at("threads") == 1 || rows >= 2; });
     return space;
@@ -118,7 +135,9 @@ class HostGemmRowwise final : public KernelTemplate {
     return GenerateHostSource(key, spec, PlantedFault(variant));
   }
 
-  Baseline BaselineFor(const v1::KernelKey& key) const override { return HostGemmBaseline(key); }
+  Baseline BaselineFor(const v1::KernelKey& key, const DeviceDescription& device) const override {
+    return HostGemmBaseline(key, device);
+  }
 };
 
 }  // namespace

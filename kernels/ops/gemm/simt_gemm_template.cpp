@@ -135,7 +135,7 @@ class GpuGemmTiled final : public KernelTemplate {
 
   // cuBLASLt on NVIDIA; on AMD a naive kernel holds the slot of hipBLASLt
   // and rocBLAS, which Debian 12 does not package (README, "Backends").
-  Baseline BaselineFor(const v1::KernelKey& key) const override {
+  Baseline BaselineFor(const v1::KernelKey& key, const DeviceDescription&) const override {
     if (vendor_.backend == gpu::kCuda.backend) return CublasLtBaseline(key);
     const std::string name = std::string(vendor_.backend) + "-naive-gemm";
     GpuKernelSpec spec = Spec(key, "tt::gemm_naive", name);

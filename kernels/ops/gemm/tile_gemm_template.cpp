@@ -38,7 +38,7 @@ class TileGemm final : public KernelTemplate {
 
   // cuBLASLt on NVIDIA. The AMD slot (hipBLASLt or rocBLAS) holds our naive
   // GEMM: neither library is packaged for Debian 12 (README, "Backends").
-  Baseline BaselineFor(const v1::KernelKey& key) const override {
+  Baseline BaselineFor(const v1::KernelKey& key, const DeviceDescription&) const override {
     if (target_.vendor.backend == gpu::kCuda.backend) return CublasLtBaseline(key);
     return {std::string(kNaiveGemmName), NaiveGemmSource(key, target_)};
   }

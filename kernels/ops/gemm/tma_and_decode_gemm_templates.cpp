@@ -39,7 +39,9 @@ class CudaGemmFamily final : public KernelTemplate {
     return source_(key, kSm90Target, variant, PlantedFault(variant));
   }
 
-  Baseline BaselineFor(const v1::KernelKey& key) const override { return CublasLtBaseline(key); }
+  Baseline BaselineFor(const v1::KernelKey& key, const DeviceDescription&) const override {
+    return CublasLtBaseline(key);
+  }
 
  private:
   const std::string_view name_;

@@ -15,6 +15,11 @@
 
 namespace tt {
 
+// Lanes of the straightforward (baseline) row kernels' reductions: one
+// 512-bit register of floats, two on AVX2. A plain `sum += x` loop is not
+// vectorised without -ffast-math: GCC adds element by element in order.
+constexpr int64_t kBaselineLanes = 16;
+
 // Args is the op's launch ABI struct: every row op's has x, y, rows and
 // cols; a row reduction's also ldx, ldy and prologue_out.
 

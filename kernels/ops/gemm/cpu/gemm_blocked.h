@@ -11,6 +11,7 @@
 #include "ops/gemm/gemm_args.h"
 #include "tt/host/abi.h"
 #include "tt/host/parallel.h"
+#include "tt/host/rows.h"
 
 namespace tt {
 
@@ -140,9 +141,12 @@ int gemm_blocked(const tt_gemm_args* args, const Epi& epi) {
   return 0;
 }
 
-// Rows without packing: each output row accumulates A(i, p) * B(p, :) over p
-// (i-k-j order: the inner loop walks a row of a row-major B), rows split over
-// Cfg::threads. Packing costs nothing here, which small problems favour.
+// Rows without packing, split over Cfg::threads: B is read once per output
+// row as it lies, which small problems and decode (m = 1: a GEMV) favour.
+// A row-major B: the row accumulates A(i, p) * B(p, :) over p (i-k-j order,
+// the inner loop walks a row of B). A column-major B (weights stored [n][k]):
+// each output is the dot product of A's row and B's contiguous column, in
+// kVf16Lanes lanes.
 template <class Cfg, class Epi>
 int gemm_rowwise(const tt_gemm_args* args, const Epi& epi) {
   const int64_t M = args->m, N = args->n, K = args->k;
@@ -152,11 +156,19 @@ int gemm_rowwise(const tt_gemm_args* args, const Epi& epi) {
       const int64_t batch = r / M, i = r % M;
       const float* A = floats(args->a) + batch * M * K;
       const float* B = floats(args->b) + batch * K * N;
-      std::fill(acc.get(), acc.get() + N, 0.0f);
-      for (int64_t p = 0; p < K; ++p) {
-        const float a = matrix_at<Cfg::a_col_major != 0>(A, args->lda, i, p);
+      const auto a = [&](int64_t p) {
+        return matrix_at<Cfg::a_col_major != 0>(A, args->lda, i, p);
+      };
+      if constexpr (Cfg::b_col_major != 0) {
         for (int64_t j = 0; j < N; ++j) {
-          acc[j] += a * matrix_at<Cfg::b_col_major != 0>(B, args->ldb, p, j);
+          const float* column = B + j * args->ldb;
+          acc[j] = lane_sum<kVf16Lanes>(K, [&](int64_t p) { return a(p) * column[p]; });
+        }
+      } else {
+        std::fill(acc.get(), acc.get() + N, 0.0f);
+        for (int64_t p = 0; p < K; ++p) {
+          const float ap = a(p);
+          for (int64_t j = 0; j < N; ++j) acc[j] += ap * B[p * args->ldb + j];
         }
       }
       const int64_t idx = batch * M * N + i * args->ldc;

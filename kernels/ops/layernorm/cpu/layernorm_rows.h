@@ -67,18 +67,16 @@ int layernorm_rows(const tt_layernorm_args* args, const Pro& pro, const Epi& epi
   return 0;
 }
 
-// The straightforward kernel: mean, variance and write passes with one
-// accumulator each.
+// The straightforward kernel, vectorised: mean, variance (two passes, in
+// kBaselineLanes lanes) and write passes, rows one after another on one
+// thread.
 template <class Cfg, class Pro, class Epi>
 int layernorm_naive(const tt_layernorm_args* args, const Pro& pro, const Epi& epi) {
   for (int64_t row = 0; row < args->rows; ++row) {
     const float* x = tt::row_input<Cfg>(args, pro, row);
     float* y = floats(args->y) + row * args->ldy;
-    float sum = 0.0f;
-    for (int64_t c = 0; c < args->cols; ++c) sum += x[c];
-    const float mean = sum / static_cast<float>(args->cols);
-    float squares = 0.0f;
-    for (int64_t c = 0; c < args->cols; ++c) squares += (x[c] - mean) * (x[c] - mean);
+    float mean = 0.0f, squares = 0.0f;
+    row_moments<kBaselineLanes, false>(x, args->cols, &mean, &squares);
     const float stddev = std::sqrt(squares / static_cast<float>(args->cols) + args->eps);
     for (int64_t c = 0; c < args->cols; ++c) {
       y[c] = epi((x[c] - mean) / stddev * floats(args->w)[c] + floats(args->b)[c],

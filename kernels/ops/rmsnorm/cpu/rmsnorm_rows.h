@@ -25,14 +25,16 @@ int rmsnorm_rows(const tt_rmsnorm_args* args, const Pro& pro, const Epi& epi) {
   return 0;
 }
 
-// The straightforward kernel: one accumulator, one row after another.
+// The straightforward kernel, vectorised: the sum of squares in
+// kBaselineLanes lanes, then the write pass, rows one after another on one
+// thread.
 template <class Cfg, class Pro, class Epi>
 int rmsnorm_naive(const tt_rmsnorm_args* args, const Pro& pro, const Epi& epi) {
   for (int64_t row = 0; row < args->rows; ++row) {
     const float* x = tt::row_input<Cfg>(args, pro, row);
     float* y = floats(args->y) + row * args->ldy;
-    float squares = 0.0f;
-    for (int64_t c = 0; c < args->cols; ++c) squares += x[c] * x[c];
+    const float squares =
+        lane_sum<kBaselineLanes>(args->cols, [&](int64_t c) { return x[c] * x[c]; });
     const float rms = std::sqrt(squares / static_cast<float>(args->cols) + args->eps);
     for (int64_t c = 0; c < args->cols; ++c) {
       y[c] = epi(x[c] / rms * floats(args->w)[c], row * args->ldy + c, c);

@@ -61,20 +61,18 @@ int softmax_rows(const tt_softmax_args* args, const Pro& pro, const Epi& epi) {
   return 0;
 }
 
-// The straightforward kernel: max, sum and write passes with one
-// accumulator each and std::exp.
+// The straightforward kernel, vectorised: max, sum and write passes over
+// each row (the reductions in kBaselineLanes lanes, the exp vectorisable),
+// rows one after another on one thread.
 template <class Cfg, class Pro, class Epi>
 int softmax_naive(const tt_softmax_args* args, const Pro& pro, const Epi& epi) {
+  const int64_t n = args->cols;
   for (int64_t row = 0; row < args->rows; ++row) {
     const float* x = tt::row_input<Cfg>(args, pro, row);
     float* y = floats(args->y) + row * args->ldy;
-    float max = x[0];
-    for (int64_t c = 1; c < args->cols; ++c) max = std::max(max, x[c]);
-    float sum = 0.0f;
-    for (int64_t c = 0; c < args->cols; ++c) sum += std::exp(x[c] - max);
-    for (int64_t c = 0; c < args->cols; ++c) {
-      y[c] = epi(std::exp(x[c] - max) / sum, row * args->ldy + c, c);
-    }
+    const float max = lane_max<kBaselineLanes>(x, n);
+    const float sum = lane_sum<kBaselineLanes>(n, [&](int64_t c) { return fast_exp(x[c] - max); });
+    for (int64_t c = 0; c < n; ++c) y[c] = epi(fast_exp(x[c] - max) / sum, row * args->ldy + c, c);
   }
   return 0;
 }
