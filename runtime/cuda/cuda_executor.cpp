@@ -19,6 +19,64 @@ namespace {
 // Dynamic shared memory every launch may use without opting in.
 constexpr unsigned kDefaultSharedMemoryLimit = 48 * 1024;
 
+// The L2 flush: reads a zeroed buffer with 16-byte loads over a grid-stride
+// loop, so the L2 ends up holding only clean lines of it; a timed kernel
+// then starts with no operand cached and no dirty line of earlier work to
+// write back (a memset flush leaves the L2 full of dirty lines, whose write
+// back a timed memory-bound kernel would pay for). The buffer holds zeros,
+// so the store to `sink` never happens, but ptxas cannot know that and keeps
+// every load. PTX, loaded by the driver's JIT: the worker carries no
+// compiler.
+constexpr char kL2ReadSweepPtx[] = R"ptx(.version 7.0
+.target sm_75
+.address_size 64
+
+.visible .entry tiletune_l2_read_sweep(
+  .param .u64 buf,
+  .param .u64 words,
+  .param .u64 sink)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<10>;
+  .reg .b64 %rd<8>;
+
+  ld.param.u64 %rd1, [buf];
+  ld.param.u64 %rd2, [words];
+  ld.param.u64 %rd3, [sink];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd3, %rd3;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r4, %nctaid.x;
+  cvt.u64.u32 %rd4, %r3;
+  mad.wide.u32 %rd4, %r1, %r2, %rd4;
+  mul.wide.u32 %rd5, %r4, %r2;
+  mov.u32 %r5, 0;
+$Lloop:
+  setp.ge.u64 %p1, %rd4, %rd2;
+  @%p1 bra $Ldone;
+  shl.b64 %rd6, %rd4, 4;
+  add.s64 %rd7, %rd1, %rd6;
+  ld.global.v4.u32 {%r6, %r7, %r8, %r9}, [%rd7];
+  xor.b32 %r5, %r5, %r6;
+  xor.b32 %r5, %r5, %r7;
+  xor.b32 %r5, %r5, %r8;
+  xor.b32 %r5, %r5, %r9;
+  add.s64 %rd4, %rd4, %rd5;
+  bra.uni $Lloop;
+$Ldone:
+  setp.ne.u32 %p2, %r5, 1;
+  @%p2 bra $Lend;
+  st.global.u32 [%rd3], %r5;
+$Lend:
+  ret;
+}
+)ptx";
+constexpr char kL2ReadSweepEntry[] = "tiletune_l2_read_sweep";
+constexpr unsigned kL2ReadSweepThreads = 256;
+constexpr int kL2ReadSweepBlocksPerSm = 8;
+
 CUdeviceptr Address(const DeviceBuffer& buffer) {
   return reinterpret_cast<CUdeviceptr>(buffer.ptr);
 }
@@ -73,8 +131,20 @@ std::optional<std::string> CudaExecutor::Prepare() {
   // Twice the L2 so that none of a kernel's lines survive the sweep; at
   // least 1 MiB should a device report no L2.
   flush_bytes_ = std::max<size_t>(2 * static_cast<size_t>(l2_bytes), size_t{1} << 20);
-  return Status(api_.cuMemAlloc(&flush_buffer_, flush_bytes_),
-                "cuMemAlloc_v2(" + std::to_string(flush_bytes_) + " bytes for the L2 flush)");
+  if (auto e =
+          Status(api_.cuMemAlloc(&flush_buffer_, flush_bytes_),
+                 "cuMemAlloc_v2(" + std::to_string(flush_bytes_) + " bytes for the L2 flush)")) {
+    return e;
+  }
+  if (auto e = Status(api_.cuMemsetD8(flush_buffer_, 0, flush_bytes_), "cuMemsetD8_v2(L2 flush)")) {
+    return e;
+  }
+  if (auto e = Status(api_.cuModuleLoadData(&flush_module_, kL2ReadSweepPtx),
+                      "cuModuleLoadData(L2 read sweep PTX)")) {
+    return e;
+  }
+  return Status(api_.cuModuleGetFunction(&flush_function_, flush_module_, kL2ReadSweepEntry),
+                "cuModuleGetFunction(" + std::string(kL2ReadSweepEntry) + ")");
 }
 
 CudaExecutor::~CudaExecutor() {
@@ -83,6 +153,7 @@ CudaExecutor::~CudaExecutor() {
   };
   Unload();
   ReleaseAll();
+  if (flush_module_) report(api_.cuModuleUnload(flush_module_), "cuModuleUnload");
   if (flush_buffer_) report(api_.cuMemFree(flush_buffer_), "cuMemFree_v2");
   if (cublaslt_workspace_) report(api_.cuMemFree(cublaslt_workspace_), "cuMemFree_v2");
   if (start_) report(api_.cuEventDestroy(start_), "cuEventDestroy_v2");
@@ -324,9 +395,17 @@ std::optional<std::string> CudaExecutor::TimedLaunch(const KernelArguments& args
 }
 
 void CudaExecutor::FlushCaches() {
-  Check(api_.cuMemsetD8(flush_buffer_, 0, flush_bytes_), "cuMemsetD8_v2(L2 flush)");
-  // The sweep ends before the next launch is timed.
-  Check(api_.cuCtxSynchronize(), "cuCtxSynchronize after the L2 flush");
+  // Queued, not waited for: the timed launch behind it is enqueued while the
+  // sweep runs, so its start event fires as the sweep ends and the time it
+  // measures holds no host launch latency (stream order keeps the two apart).
+  CUdeviceptr buffer = flush_buffer_;
+  uint64_t words = flush_bytes_ / 16;
+  CUdeviceptr sink = flush_buffer_;
+  void* params[] = {&buffer, &words, &sink};
+  Check(api_.cuLaunchKernel(flush_function_,
+                            static_cast<unsigned>(compute_units_ * kL2ReadSweepBlocksPerSm), 1, 1,
+                            kL2ReadSweepThreads, 1, 1, 0, nullptr, params, nullptr),
+        "cuLaunchKernel(" + std::string(kL2ReadSweepEntry) + ")");
 }
 
 }  // namespace tiletune::runtime::cuda

@@ -57,7 +57,8 @@ class CudaExecutor final : public DeviceExecutor {
   std::optional<std::string> Launch(const KernelArguments& args) override;
   // Times the kernel alone with events recorded around its launch.
   std::optional<std::string> TimedLaunch(const KernelArguments& args, double* seconds) override;
-  // Writes a device buffer twice the size of the L2 cache (allocated once).
+  // Queues a read sweep over a zeroed buffer twice the size of the L2 cache
+  // (allocated once) and returns: the next TimedLaunch starts after it.
   void FlushCaches() override;
 
  private:
@@ -95,6 +96,8 @@ class CudaExecutor final : public DeviceExecutor {
   std::unique_ptr<CublasLtGemm> vendor_plan_;
   CUevent start_ = nullptr, stop_ = nullptr;
   CUdeviceptr flush_buffer_ = 0;
+  CUmodule flush_module_ = nullptr;
+  CUfunction flush_function_ = nullptr;
   size_t flush_bytes_ = 0;
   int compute_units_ = 0;
 };
