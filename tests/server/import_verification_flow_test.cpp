@@ -65,29 +65,6 @@ std::vector<v1::Record> Records(v1::TuningService::Stub& stub) {
   return {response.records().begin(), response.records().end()};
 }
 
-// Holds the daemon's device with a long job, so that jobs queued after it
-// wait; returns its id.
-std::string HoldTheDevice(v1::TuningService::Stub& stub) {
-  v1::JobSpec blocker;
-  blocker.set_strategy(v1::STRATEGY_EXHAUSTIVE);
-  blocker.mutable_budget()->set_max_variants(200);
-  blocker.mutable_budget()->set_max_seconds(600);
-  *blocker.add_kernels() = GemmKey(512, 512, 512);
-  const std::string id = SubmitJob(stub, blocker);
-  WaitForJob(stub, id,
-             [](const v1::Job& j) { return j.state() == v1::JOB_RUNNING || JobFinished(j); });
-  return id;
-}
-
-void Cancel(v1::TuningService::Stub& stub, const std::string& id) {
-  grpc::ClientContext ctx;
-  v1::CancelJobRequest cancel;
-  cancel.set_job_id(id);
-  v1::Job cancelled;
-  const auto status = stub.CancelJob(&ctx, cancel, &cancelled);
-  EXPECT_TRUE(status.ok()) << status.error_message();
-}
-
 // One daemon tunes a key to a winner once; its export is what each test
 // imports into daemons of its own.
 class ImportVerificationFlow : public ::testing::Test {
@@ -144,7 +121,7 @@ TEST_F(ImportVerificationFlow, AnImportedRecordIsServedOnlyOnceItsVerifyJobReMea
   auto daemon = Daemon("verify");
   auto stub = daemon->Stub();
   // The verify job waits behind the blocker.
-  const std::string blocker_id = HoldTheDevice(*stub);
+  const std::string blocker_id = OccupyDevice(*stub);
 
   const auto imported = Import(*stub, *exported_);
   ASSERT_EQ(imported.rejects_size(), 0) << imported.ShortDebugString();
@@ -174,7 +151,7 @@ TEST_F(ImportVerificationFlow, AnImportedRecordIsServedOnlyOnceItsVerifyJobReMea
   const auto listed = Cli(*daemon, {"records", "list"});
   EXPECT_NE(listed.out.find("unverified"), std::string::npos) << listed.out;
 
-  Cancel(*stub, blocker_id);
+  CancelJob(*stub, blocker_id);
   const v1::Job verify = WaitForJob(*stub, verification.job_id());
   ASSERT_EQ(verify.state(), v1::JOB_SUCCEEDED) << verify.ShortDebugString();
   // One item, timing the imported kernel alone against the baseline.
@@ -216,7 +193,7 @@ TEST_F(ImportVerificationFlow, VerifyJobsHoldAtMostMaxKernelsPerJobRecords) {
 
   auto daemon = Daemon("capped", {"--host-cpus", "1", "--max-kernels-per-job", "2"});
   auto stub = daemon->Stub();
-  const std::string blocker = HoldTheDevice(*stub);
+  const std::string blocker = OccupyDevice(*stub);
   const auto imported = Import(*stub, three);
   ASSERT_EQ(imported.rejects_size(), 0) << imported.ShortDebugString();
   EXPECT_EQ(imported.imported(), 3);
@@ -233,7 +210,7 @@ TEST_F(ImportVerificationFlow, VerifyJobsHoldAtMostMaxKernelsPerJobRecords) {
   }
   EXPECT_EQ(jobs.size(), 2u);
   EXPECT_EQ(records, 3);
-  Cancel(*stub, blocker);
+  CancelJob(*stub, blocker);
   EXPECT_EQ(daemon->Stop(SIGTERM), 0);
 }
 
@@ -242,7 +219,7 @@ TEST_F(ImportVerificationFlow, VerifyJobsHoldAtMostMaxKernelsPerJobRecords) {
 TEST_F(ImportVerificationFlow, ACancelledVerifyJobsRecordSaysSoAndWhatToDo) {
   auto daemon = Daemon("cancelled");
   auto stub = daemon->Stub();
-  const std::string blocker = HoldTheDevice(*stub);
+  const std::string blocker = OccupyDevice(*stub);
   const auto imported = Import(*stub, *exported_);
   ASSERT_EQ(imported.verifications_size(), 1) << imported.ShortDebugString();
   const std::string verify_job = imported.verifications(0).job_id();
@@ -268,7 +245,7 @@ TEST_F(ImportVerificationFlow, ACancelledVerifyJobsRecordSaysSoAndWhatToDo) {
   EXPECT_NE(miss.fallback().reason().find(said), std::string::npos) << miss.fallback().reason();
 
   // Importing it again queues another verify job, which serves it.
-  Cancel(*stub, blocker);
+  CancelJob(*stub, blocker);
   const auto again = [&] {
     v1::ImportRecordsRequest request;
     request.set_jsonl(*exported_);

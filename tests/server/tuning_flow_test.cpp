@@ -606,29 +606,6 @@ TEST(TuningFlow, TuneOnMissFloodMakesOneJobAndNeverWaits) {
   EXPECT_EQ(GetJob(*stub, *job_ids.begin()).miss_count(), 100);
 }
 
-// Submits a long job (exhaustive over a large GEMM space, an hour's budget)
-// and waits until it runs, so that later jobs stay queued until it is
-// cancelled.
-std::string OccupyDevice(v1::TuningService::Stub& stub) {
-  v1::JobSpec spec;
-  spec.set_name("occupy");
-  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
-  spec.mutable_budget()->set_max_variants(200);
-  spec.mutable_budget()->set_max_seconds(3600);
-  *spec.add_kernels() = GemmKey(512, 512, 512);
-  const std::string id = SubmitJob(stub, spec);
-  PollUntil([&] { return GetJob(stub, id).state() == v1::JOB_RUNNING; });
-  return id;
-}
-
-void CancelJob(v1::TuningService::Stub& stub, const std::string& id) {
-  grpc::ClientContext ctx;
-  v1::CancelJobRequest req;
-  req.set_job_id(id);
-  v1::Job cancelled;
-  ASSERT_TRUE(stub.CancelJob(&ctx, req, &cancelled).ok());
-}
-
 TEST(TuningFlow, QueuedJobsRunInPriorityOrder) {
   TempDir dir;
   TiletunedProcess daemon(dir.path());

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/tiletuned_process.h"
+
 namespace tiletune::testing {
 
 std::string SubmitJob(v1::TuningService::Stub& stub, const v1::JobSpec& spec) {
@@ -44,6 +46,27 @@ v1::LookupResponse Lookup(v1::TuningService::Stub& stub, const v1::LookupRequest
   const auto status = stub.Lookup(&ctx, request, &response);
   EXPECT_TRUE(status.ok()) << status.error_message();
   return response;
+}
+
+void CancelJob(v1::TuningService::Stub& stub, const std::string& id) {
+  grpc::ClientContext ctx;
+  v1::CancelJobRequest request;
+  request.set_job_id(id);
+  v1::Job cancelled;
+  const auto status = stub.CancelJob(&ctx, request, &cancelled);
+  EXPECT_TRUE(status.ok()) << id << ": " << status.error_message();
+}
+
+std::string OccupyDevice(v1::TuningService::Stub& stub) {
+  v1::JobSpec spec;
+  spec.set_name("occupy");
+  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
+  spec.mutable_budget()->set_max_variants(200);
+  spec.mutable_budget()->set_max_seconds(3600);
+  *spec.add_kernels() = GemmKey(512, 512, 512);
+  const std::string id = SubmitJob(stub, spec);
+  WaitForJob(stub, id, [](const v1::Job& job) { return job.state() != v1::JOB_QUEUED; });
+  return id;
 }
 
 bool JobFinished(const v1::Job& job) {

@@ -19,6 +19,12 @@ v1::Job GetJob(v1::TuningService::Stub& stub, const std::string& id);
 // Every event of the job's WatchJob stream, until the job ends.
 std::vector<v1::JobEvent> WatchJobToEnd(v1::TuningService::Stub& stub, const std::string& id);
 v1::LookupResponse Lookup(v1::TuningService::Stub& stub, const v1::LookupRequest& request);
+void CancelJob(v1::TuningService::Stub& stub, const std::string& id);
+
+// Submits a long job (exhaustive over a large GEMM space, an hour's budget)
+// and waits until it runs, so that later jobs stay queued until it is
+// cancelled; its id.
+std::string OccupyDevice(v1::TuningService::Stub& stub);
 
 bool JobFinished(const v1::Job& job);
 // Polls the job until `done` holds for it; fails the test after `ceiling`
