@@ -1,16 +1,17 @@
 #!/bin/bash
 # Lookups on LookupStream (16 clients, one lookup in flight each), idle and
-# while a host job tunes, for two builds alternated in the same run: OLD_BIN
-# (tiletuned as it was) and NEW_BIN with tuning_sched_policy other and idle.
-# Each daemon serves a copy of one data folder (the records of
-# bench/service/jobs/lookup-records.yaml, tuned once). Rows go to OUT/rows.json
-# (one JSON object a line) and a table to stdout.
-#   bench/service/lookup-priority.sh OLD_BIN NEW_BIN OUT [ROUNDS]
+# while a host job tunes, under each tuning_sched_policy (other, batch, idle)
+# alternated in the same run, over TCP and the Unix socket. Each daemon
+# serves a copy of one data folder (the records of
+# bench/service/jobs/lookup-records.yaml, tuned once). Rows go to
+# OUT/rows.json (one JSON object a line) and a table to stdout.
+#   bench/service/lookup-priority.sh BIN OUT [ROUNDS]
+# BIN: the folder with tiletuned, tiletune and tiletune-bench-lookup.
 # NICE=-20 runs daemons and bench at that niceness (root only): on a machine
 # that other work keeps busy, they then take what they need first, as on a
 # quiet one; the tuning job's children keep their offsets from the daemon.
 set -euo pipefail
-OLD=$1 NEW=$2 OUT=$3 ROUNDS=${4:-3}
+BIN=$1 OUT=$2 ROUNDS=${3:-3}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 NICE=${NICE:-0}
 mkdir -p "$OUT"
@@ -37,27 +38,23 @@ stop() {  # DIR
 }
 
 mkdir "$WORK/records"
-start "$NEW" "$WORK/records"
-"$NEW/tiletune" --server "$(sed -n 's/^grpc=//p' "$WORK/records/ready")" submit \
+start "$BIN" "$WORK/records"
+"$BIN/tiletune" --server "$(sed -n 's/^grpc=//p' "$WORK/records/ready")" submit \
   "$REPO/bench/service/jobs/lookup-records.yaml" --watch > "$WORK/records/tuned.txt" 2>&1
 stop "$WORK/records"
 
 for round in $(seq "$ROUNDS"); do
-  for variant in old new-other new-idle; do
+  for variant in other batch idle; do
     dir="$WORK/$variant"
     rm -rf "$dir"
     cp -r "$WORK/records" "$dir"
     rm -f "$dir/s.sock"
-    case $variant in
-      old) bin=$OLD; start "$bin" "$dir" ;;
-      new-other) bin=$NEW; start "$bin" "$dir" --tuning-sched-policy other ;;
-      new-idle) bin=$NEW; start "$bin" "$dir" --tuning-sched-policy idle ;;
-    esac
+    start "$BIN" "$dir" --tuning-sched-policy "$variant"
     for transport in tcp unix; do
       address=$(sed -n 's/^grpc=//p' "$dir/ready")
       [ "$transport" = unix ] && address="unix:$dir/s.sock"
       load=$(cut -d' ' -f1 /proc/loadavg)
-      row=$(nice -n "$NICE" "$NEW/tiletune-bench-lookup" --server "$address" --clients 16 \
+      row=$(nice -n "$NICE" "$BIN/tiletune-bench-lookup" --server "$address" --clients 16 \
         --seconds 5 --stream --json --while-tuning "$REPO/bench/service/jobs/tuning-load.yaml")
       python3 -c '
 import json, sys
