@@ -74,6 +74,8 @@ $Lend:
 }
 )ptx";
 constexpr char kL2ReadSweepEntry[] = "tiletune_l2_read_sweep";
+// Named once here, not built into a string at every flush of the timing loop.
+const std::string kL2ReadSweepLaunch = std::string("cuLaunchKernel(") + kL2ReadSweepEntry + ")";
 constexpr unsigned kL2ReadSweepThreads = 256;
 constexpr int kL2ReadSweepBlocksPerSm = 8;
 
@@ -405,7 +407,7 @@ void CudaExecutor::FlushCaches() {
   Check(api_.cuLaunchKernel(flush_function_,
                             static_cast<unsigned>(compute_units_ * kL2ReadSweepBlocksPerSm), 1, 1,
                             kL2ReadSweepThreads, 1, 1, 0, nullptr, params, nullptr),
-        "cuLaunchKernel(" + std::string(kL2ReadSweepEntry) + ")");
+        kL2ReadSweepLaunch);
 }
 
 }  // namespace tiletune::runtime::cuda
