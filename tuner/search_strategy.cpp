@@ -43,10 +43,7 @@ double AnnealingStrategy::SquaredDistance(const Position& a, const Position& b) 
 
 ExhaustiveStrategy::ExhaustiveStrategy(std::vector<kernels::Variant> variants) {
   std::map<int64_t, std::vector<kernels::Variant>> by_template;
-  for (auto& v : variants) {
-    auto t = v.find(std::string(kernels::kTemplateParameter));
-    by_template[t == v.end() ? 0 : t->second].push_back(std::move(v));
-  }
+  for (auto& v : variants) by_template[kernels::TemplateIndexOf(v)].push_back(std::move(v));
   for (size_t turn = 0; variants_.size() < variants.size(); ++turn) {
     for (auto& [index, own] : by_template) {
       if (turn < own.size()) variants_.push_back(std::move(own[turn]));
@@ -113,8 +110,7 @@ AnnealingStrategy::AnnealingStrategy(std::vector<std::vector<kernels::Parameter>
       initial_samples_(std::clamp<size_t>(variants_.size() / 16, 3, 8)) {}
 
 AnnealingStrategy::Position AnnealingStrategy::PositionOf(const kernels::Variant& variant) const {
-  const auto kernel = variant.find(std::string(kernels::kTemplateParameter));
-  Position position{.kernel = kernel == variant.end() ? 0 : kernel->second};
+  Position position{.kernel = kernels::TemplateIndexOf(variant)};
   for (const auto& p : parameters_.at(position.kernel)) {
     const auto it = variant.find(p.name);
     const auto at = it == variant.end() ? p.values.end()

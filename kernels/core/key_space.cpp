@@ -26,8 +26,7 @@ std::vector<Variant> KeySpace::ValidVariants() const {
 }
 
 const KernelTemplate& KeySpace::TemplateOf(const Variant& variant) const {
-  const auto it = variant.find(std::string(kTemplateParameter));
-  const int64_t index = it == variant.end() ? 0 : it->second;
+  const int64_t index = TemplateIndexOf(variant);
   if (index < 0 || index >= static_cast<int64_t>(templates_.size())) {
     throw std::invalid_argument("variant names template " + std::to_string(index) + " of " +
                                 std::to_string(templates_.size()));
@@ -63,6 +62,11 @@ KeySpace KeySpace::Only(std::string_view kernel_name, const Variant& variant,
 Variant OwnParameters(Variant variant) {
   variant.erase(std::string(kTemplateParameter));
   return variant;
+}
+
+int64_t TemplateIndexOf(const Variant& variant) {
+  const auto it = variant.find(std::string(kTemplateParameter));
+  return it == variant.end() ? 0 : it->second;
 }
 
 }  // namespace tiletune::kernels

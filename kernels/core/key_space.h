@@ -61,4 +61,8 @@ class KeySpace {
 // The variant as its template sees it: without kTemplateParameter.
 Variant OwnParameters(Variant variant);
 
+// The index of the template a variant of ValidVariants belongs to: its
+// kTemplateParameter, 0 without one.
+int64_t TemplateIndexOf(const Variant& variant);
+
 }  // namespace tiletune::kernels
