@@ -16,7 +16,9 @@ beside it (Python, the launcher, torch's dispatcher):
                bias+gelu_tanh: _addmm_activation), else F.linear's time
 
 and prints ms, ratios (torch / tiletune) and the fraction of the roofline
-(the larger of FLOPs / 790 TFLOP/s and bytes / 4.24 TB/s, over the time).
+of this GPU, measured at the start of the run: the larger of FLOPs / the
+best bf16 matmul rate torch reaches (8192^3) and bytes / the copy bandwidth
+(a 1 GiB device-to-device copy), over the time.
 
   python3 served_vs_torch.py --server unix:/path --trusted-key KEY \
       [--shapes "m,n,k;..."] [--chains "plain,bias+gelu_tanh"] [--strategy exhaustive]
@@ -34,14 +36,33 @@ import torch.nn.functional as F
 import tiletune
 from tiletune.v1 import jobs_pb2, records_pb2, tiletune_pb2
 
-PEAK_FLOPS = 790e12
-PEAK_BYTES = 4.24e12
 DEFAULT_SHAPES = ("1,4096,4096;16,4096,4096;16,6144,4096;16,14336,4096;16,4096,14336;"
                   "1,14336,4096;64,4096,4096;2048,4096,4096;2048,6144,4096;2048,14336,4096;"
                   "2048,4096,14336;4096,4096,4096;4096,6144,4096;4096,14336,4096;"
                   "4096,4096,14336")
 TORCH_ACT = {"relu": F.relu, "gelu_tanh": lambda v: F.gelu(v, approximate="tanh"),
              "silu": F.silu}
+
+
+def measured_peaks():
+    """This GPU's reachable bf16 FLOP rate and copy bandwidth, best of 10."""
+    def best_seconds(fn):
+        fn()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        best = float("inf")
+        for _ in range(10):
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            best = min(best, start.elapsed_time(end) / 1e3)
+        return best
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    flops = 2 * 8192**3 / best_seconds(lambda: a @ a)
+    src = torch.empty(1 << 30, device="cuda", dtype=torch.uint8)
+    dst = torch.empty_like(src)
+    copy = 2 * src.numel() / best_seconds(lambda: dst.copy_(src))
+    return flops, copy
 
 
 def parse_shapes(text):
@@ -113,6 +134,9 @@ def main():
     print(f"tuning job: {len(keys)} keys in {tuning_s:.1f} s "
           f"({tuning_s / len(keys):.1f} s a key), state {final.state}", flush=True)
 
+    peak_flops, peak_bytes = measured_peaks()
+    print(f"{torch.cuda.get_device_name(0)}: bf16 matmul {peak_flops / 1e12:.0f} TFLOP/s, "
+          f"copy {peak_bytes / 1e12:.2f} TB/s", flush=True)
     clean = Cleaner()
     rows = []
     for (shape, chain), key in keys.items():
@@ -180,8 +204,8 @@ def main():
         med = {name: statistics.median(t) for name, t in times.items()}
         host_med = {name: statistics.median(t) for name, t in host.items()}
         torch_best = min(med["F.linear"], med.get("addmm", float("inf")))
-        floor_us = max(2 * m * n * k / PEAK_FLOPS,
-                       2 * (m * k + n * k + m * n) / PEAK_BYTES) * 1e6
+        floor_us = max(2 * m * n * k / peak_flops,
+                       2 * (m * k + n * k + m * n) / peak_bytes) * 1e6
         row = {"m": m, "n": n, "k": k, "chain": chain, "served": why,
                "kernel": record.config.kernel_name if record is not None else "",
                "daemon_speedup": record.speedup if record is not None else None,
@@ -209,7 +233,9 @@ def main():
               f"{r['served']} {r['kernel']}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"tuning_seconds": tuning_s, "keys": len(keys), "rows": rows}, f, indent=1)
+            json.dump({"device": torch.cuda.get_device_name(0), "peak_flops": peak_flops,
+                       "copy_bytes_per_second": peak_bytes, "tuning_seconds": tuning_s,
+                       "keys": len(keys), "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
