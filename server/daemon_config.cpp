@@ -127,7 +127,7 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.max_queued_jobs; }},
       {"max_queued_jobs_per_client", "most jobs one client may have queued or running",
        [](auto& c) { return &c.max_queued_jobs_per_client; }},
-      {"max_page_size", "largest page of ListRecords/ListJobs",
+      {"max_page_size", "largest page of ListRecords/ListJobs/ListTrials (and of the web view's JSON)",
        [](auto& c) { return &c.max_page_size; }},
       {"max_request_seconds",
        "longest BatchLookup/ListJobs/ListRecords may run, whatever the client's deadline",
