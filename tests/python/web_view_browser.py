@@ -1,0 +1,213 @@
+"""The web view in headless Chromium (Debian's chromium and chromium-driver,
+driven by python3-selenium) against a real tiletuned with auth on and a
+real finished host job: the charts render, the numbers on the page are the
+API's, a job name holding <script> shows as text, and a cancel without a
+writer token is refused. Registered apart from the client's tests
+(tests/python/CMakeLists.txt): it skips when the browser is missing, unless
+TILETUNE_REQUIRE_BROWSER is set (CMake sets it where it found the browser,
+as CI does after deploy/install-deps.sh).
+
+TILETUNE_WEB_SCREENSHOT=PATH also writes the job page's screenshot there
+(docs/web-view-job.png is made so)."""
+
+import io
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import grpc
+import pytest
+
+import tiletune
+from tiletune.v1 import jobs_pb2, tiletune_pb2, tiletune_pb2_grpc
+
+ALICE = "tt-alice-browser-8c1f3e5a7b"  # may change things (auth_writers)
+BOB = "tt-bob-browser-4d2b6f8a0c"  # may only read
+HOSTILE_NAME = "<script>window.__pwned = 1</script><img src=x onerror=window.__pwned=2>"
+CEILING = 120  # seconds: only a hang takes this long
+
+
+def _browser_or_skip():
+    missing = [name for name in ("chromium", "chromedriver") if shutil.which(name) is None]
+    try:
+        from selenium import webdriver  # noqa: F401
+    except ImportError:
+        missing.append("python3-selenium")
+    if missing:
+        message = "the web view's browser test needs " + ", ".join(missing) + \
+            " (deploy/install-deps.sh installs them)"
+        if os.environ.get("TILETUNE_REQUIRE_BROWSER"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory):
+    bin_dir = pathlib.Path(os.environ["TILETUNE_BIN_DIR"])
+    data = tmp_path_factory.mktemp("tiletuned-web")
+    (data / "tokens").write_text(f"alice {ALICE}\nbob {BOB}\n")
+    ready = data / "ready"
+    log = open(data / "tiletuned.log", "w")
+    process = subprocess.Popen(
+        [str(bin_dir / "tiletuned"), "--data-dir", str(data), "--listen", "127.0.0.1:0",
+         "--metrics-listen", "127.0.0.1:0", "--ready-file", str(ready), "--host-cpus", "1",
+         "--auth-tokens-file", str(data / "tokens"), "--auth-writers", "alice"],
+        stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 300
+    while not ready.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("tiletuned did not start: " + (data / "tiletuned.log").read_text())
+        time.sleep(0.02)
+    fields = dict(line.split("=", 1) for line in ready.read_text().splitlines() if "=" in line)
+    yield fields
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == 0
+    log.close()
+
+
+def _submit(stub, spec):
+    request = tiletune_pb2.SubmitJobRequest(spec=spec)
+    return stub.SubmitJob(request, metadata=[("authorization", "Bearer " + ALICE)],
+                          timeout=60).job_id
+
+
+def _api(http, path, token=None, method="GET"):
+    request = urllib.request.Request(f"http://{http}{path}", method=method)
+    if token:
+        request.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return answer.status, json.load(answer)
+    except urllib.error.HTTPError as e:
+        return e.code, json.load(e)
+
+
+@pytest.fixture(scope="module")
+def jobs(daemon):
+    stub = tiletune_pb2_grpc.TuningServiceStub(grpc.insecure_channel(daemon["grpc"]))
+    # The decode GEMM and seed of test_client.py: a tuned winner in a few variants.
+    finished = jobs_pb2.JobSpec(name=HOSTILE_NAME, strategy=jobs_pb2.STRATEGY_RANDOM, seed=21)
+    finished.kernels.add().CopyFrom(
+        tiletune.key("gemm", {"m": 1, "n": 512, "k": 512}, chain=["bias", "relu"]))
+    finished.budget.max_variants = 6
+    finished_id = _submit(stub, finished)
+    # One that runs until cancelled (as tests/support's OccupyDevice).
+    running = jobs_pb2.JobSpec(name="long", strategy=jobs_pb2.STRATEGY_EXHAUSTIVE)
+    running.kernels.add().CopyFrom(tiletune.key("gemm", {"m": 512, "n": 512, "k": 512}))
+    running.budget.max_variants = 200
+    running.budget.max_seconds = 3600
+    running_id = _submit(stub, running)
+    deadline = time.monotonic() + 600
+    while _api(daemon["metrics"], f"/api/jobs/{finished_id}")[1]["state"] != "JOB_SUCCEEDED":
+        assert time.monotonic() < deadline, "the host job did not finish"
+        time.sleep(0.2)
+    yield finished_id, running_id
+    _api(daemon["metrics"], f"/api/jobs/{running_id}/cancel", ALICE, "POST")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    _browser_or_skip()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu",
+                     "--disable-dev-shm-usage", "--window-size=1300,1900"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    yield driver
+    driver.quit()
+
+
+def _wait(driver, condition, what):
+    from selenium.webdriver.support.ui import WebDriverWait
+    return WebDriverWait(driver, CEILING, poll_frequency=0.1).until(
+        lambda d: condition(d), message=what)
+
+
+def _text(driver, selector):
+    from selenium.webdriver.common.by import By
+    return driver.find_element(By.CSS_SELECTOR, selector).text
+
+
+def _click(driver, selector):
+    """Clicks the element if it is there; the jobs page redraws its table as
+    it polls, so an element found may be gone by the click."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    try:
+        found = driver.find_elements(By.CSS_SELECTOR, selector)
+        if found:
+            found[0].click()
+        return bool(found)
+    except StaleElementReferenceException:
+        return False
+
+
+def test_a_finished_job_page_draws_the_apis_numbers_and_keeps_names_as_text(
+        daemon, jobs, browser):
+    from selenium.webdriver.common.by import By
+    http = daemon["metrics"]
+    finished_id, _ = jobs
+    browser.get(f"http://{http}/#/job/{finished_id}")
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-field=decision]"),
+          "the job page did not render")
+
+    status, job = _api(http, f"/api/jobs/{finished_id}")
+    assert status == 200
+    status, trials = _api(http, f"/api/jobs/{finished_id}/items/0/trials?page_size=1000")
+    assert status == 200
+    item = job["items"][0]
+    record = trials["record"]
+
+    # The name is shown as it is, as text: no script of it ran, no element of it exists.
+    assert _text(browser, "[data-field=job-name]") == HOSTILE_NAME
+    assert browser.execute_script("return window.__pwned === undefined")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "main script, main img")) == 0
+
+    assert _text(browser, "[data-field=state]") == "succeeded"
+    assert _text(browser, "[data-field=trial-count]") == str(len(trials["trials"]))
+    assert _text(browser, "[data-field=benchmarked]") == str(item["benchmarked"])
+    assert _text(browser, "[data-field=winner]") == record["winner"].replace("WINNER_", "").lower()
+    assert _text(browser, "[data-field=speedup]") == f"{record['speedup']:.2f}×"
+
+    # One dot per timed trial and parameter, and a drawn convergence curve.
+    timed = [t for t in trials["trials"] if t.get("timing", {}).get("median_us", 0) > 0]
+    dots = browser.find_elements(By.CSS_SELECTOR, "svg[data-chart^=param-] circle")
+    assert len(dots) == sum(len(t["params"]) for t in timed) > 0
+    curve = browser.find_element(By.CSS_SELECTOR, "svg[data-chart=convergence-evaluations] path")
+    assert curve.get_attribute("d").count("L") == len(trials["trials"]) - 1
+
+    png = browser.get_screenshot_as_png()
+    from PIL import Image
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    colours = image.getcolors(maxcolors=1 << 20)
+    assert colours is not None and len(colours) > 50, "the screenshot is blank"
+    # The status colours of the dots are on it: ok green and slower grey-blue.
+    assert any(rgb == (0x7f, 0x9b, 0xb3) or rgb == (0x2a, 0x9d, 0x3f) for _, rgb in colours) or \
+        len(dots) == 0
+    if os.environ.get("TILETUNE_WEB_SCREENSHOT"):
+        pathlib.Path(os.environ["TILETUNE_WEB_SCREENSHOT"]).write_bytes(png)
+
+
+def test_a_cancel_without_a_writer_token_is_refused(daemon, jobs, browser):
+    from selenium.webdriver.common.by import By
+    http = daemon["metrics"]
+    _, running_id = jobs
+    for token, refusal in ((None, "cancel refused: 401"), (BOB, "cancel refused: 403")):
+        browser.get(f"http://{http}/#/jobs")
+        browser.execute_script(
+            "arguments[0] ? sessionStorage.setItem('tiletune-token', arguments[0])"
+            " : sessionStorage.removeItem('tiletune-token')", token)
+        browser.refresh()
+        _wait(browser, lambda d: _click(d, f"button[data-cancel='{running_id}']"),
+              "no cancel button")
+        _wait(browser, lambda d: refusal in _text(d, "#status"), refusal)
+        assert _api(http, f"/api/jobs/{running_id}")[1]["state"] in ("JOB_QUEUED", "JOB_RUNNING")
