@@ -71,6 +71,10 @@
     return el("table", {}, el("tr", {}, headers.map((h) => el("th", {}, h))),
       rows.map((r) => el("tr", {}, r.map((c) => el("td", {}, c)))));
   }
+  // replaceChildren without the children a view leaves out (null).
+  function replace(node, ...children) {
+    node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined));
+  }
   function message(text, kind) {
     return el("p", { class: kind || "note" }, text);
   }
@@ -325,7 +329,7 @@
       job.error ? el("p", { class: "error" }, job.error) : null);
   }
   function renderJob(target, job, details) {
-    target.replaceChildren(jobHeader(job), ...(job.items || []).map((item, i) => itemView(job, item, details[i])));
+    replace(target, jobHeader(job), ...(job.items || []).map((item, i) => itemView(job, item, details[i])));
   }
 
   // ---- pages served by the daemon ----
@@ -348,7 +352,7 @@
     const mine = generation;
     const status = el("p", { class: "error", id: "status" });
     const box = el("section", {});
-    target.replaceChildren(el("h1", {}, "Jobs"), status, box);
+    replace(target, el("h1", {}, "Jobs"), status, box);
     async function load() {
       try {
         const page = await api("/api/jobs?page_size=50" +
@@ -364,7 +368,7 @@
             when(j.started_at), when(j.finished_at),
             isActive(j) ? el("button", { "data-cancel": j.id, onclick: () => cancel(j.id, status) }, "cancel") : ""];
         });
-        box.replaceChildren(jobs.length ? table(["job", "name", "state", "progress", "items",
+        replace(box, jobs.length ? table(["job", "name", "state", "progress", "items",
           "submitted by", "created", "started", "finished", ""], rows) : message("No jobs."),
         page.next_page_token ? el("a", { href: "#/jobs?page_token=" + encodeURIComponent(page.next_page_token) }, "next page") : null);
         if (jobs.some(isActive)) poll(mine, load);
@@ -386,7 +390,7 @@
     const mine = generation;
     const status = el("p", { class: "error", id: "status" });
     const body = el("div", {});
-    target.replaceChildren(el("h1", {}, "Job"), status, body);
+    replace(target, el("h1", {}, "Job"), status, body);
     async function load() {
       try {
         const job = await api("/api/jobs/" + encodeURIComponent(jobId));
@@ -446,7 +450,7 @@
       location.hash = "#/records?" + q.toString();
     });
     const box = el("div", {});
-    target.replaceChildren(el("h1", {}, "Records"), el("section", {}, form, status, box));
+    replace(target, el("h1", {}, "Records"), el("section", {}, form, status, box));
     try {
       const q = new URLSearchParams({ op, device_class: cls, page_size: "100" });
       if (query.get("page_token")) q.set("page_token", query.get("page_token"));
@@ -461,7 +465,7 @@
         when(r.measured_at)]);
       const byClass = {};
       for (const r of records) (byClass[r.device_class] = byClass[r.device_class] || []).push(r);
-      box.replaceChildren(
+      replace(box, 
         records.length ? table(["key", "device class", "winner", "speedup", "tuned", "baseline",
           "% of roofline", "job", "measured"], rows) : message("No records."),
         page.next_page_token ? el("a", { href: "#/records?" + new URLSearchParams({ op, device_class: cls, winner,
@@ -475,11 +479,11 @@
     const mine = generation;
     const status = el("p", { class: "error", id: "status" });
     const box = el("div", {});
-    target.replaceChildren(el("h1", {}, "Devices and fleet"), status, box);
+    replace(target, el("h1", {}, "Devices and fleet"), status, box);
     async function load() {
       try {
         const d = await api("/api/devices");
-        box.replaceChildren(
+        replace(box, 
           el("section", {}, el("h2", {}, "This daemon"), table(["daemon", "version", "started"],
             [[d.daemon, d.version, when(d.started_at)]])),
           el("section", {}, el("h2", {}, "Backends"), table(["backend", "available", "reason"],
@@ -517,7 +521,7 @@
     const [path, search] = hash.split("?");
     const query = new URLSearchParams(search || "");
     const page = el("div", {});
-    main.replaceChildren(nav(), page);
+    replace(main, nav(), page);
     if (path.startsWith("/job/")) return jobPage(page, decodeURIComponent(path.slice(5)));
     if (path === "/records") return recordsPage(page, query);
     if (path === "/devices") return devicesPage(page);
@@ -526,7 +530,7 @@
 
   if (standalone) {
     const body = el("div", {});
-    main.replaceChildren(body);
+    replace(main, body);
     renderJob(body, standalone.job, standalone.items.map((d) => ({ trials: d.trials || [], record: d.record || null })));
     body.appendChild(message("Written by tiletune report at " + when(standalone.written_at) + "."));
   } else {
