@@ -252,16 +252,9 @@ grpc::Status TuningServiceImpl::ListTrials(grpc::ServerContext* ctx,
       return InvalidArgument({"item_index", "job " + kernels::Quoted(job.id()) + " has " +
                                                 std::to_string(job.items_size()) + " item(s)"});
     }
-    // The token is the offset of the page's first trial: an item's trials
-    // are only ever appended, so an offset stays where it was.
-    std::size_t offset = 0;
-    if (!request->page_token().empty()) {
-      const auto& token = request->page_token();
-      if (token.size() > 9 || token.find_first_not_of("0123456789") != std::string::npos) {
-        return InvalidArgument({"page_token", "not a token this listing handed out"});
-      }
-      offset = std::stoul(token);
-    }
+    auto start = TrialPageOffset(request->page_token());
+    if (auto* e = std::get_if<kernels::FieldError>(&start)) return InvalidArgument(*e);
+    const std::size_t offset = std::get<std::size_t>(start);
     auto trials = ctx_.store->TrialsForItem(job.id(), request->item_index());
     if (call.deadline->Passed()) return call.deadline->Exceeded();
     const std::size_t end = std::min(trials.size(), offset + std::get<int>(size));

@@ -118,9 +118,14 @@
   }
   function ticks(lo, hi, log) {
     if (log) {
+      // Powers of ten; 1-2-5 steps too when the data span less than two decades.
+      const steps = hi / lo < 100 ? [1, 2, 5] : [1];
       const out = [];
-      for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); ++e) out.push(10 ** e);
-      return out.filter((t) => t >= lo / 1.0001 && t <= hi * 1.0001);
+      for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); ++e) {
+        for (const m of steps) out.push(m * 10 ** e);
+      }
+      const inside = out.filter((t) => t >= lo / 1.0001 && t <= hi * 1.0001);
+      return inside.length >= 2 ? inside : [...new Set([lo, hi])];
     }
     const step = (hi - lo) / 4 || 1;
     return [0, 1, 2, 3, 4].map((i) => lo + i * step);
