@@ -7,8 +7,7 @@ writer token is refused. Registered apart from the client's tests
 TILETUNE_REQUIRE_BROWSER is set (CMake sets it where it found the browser,
 as CI does after deploy/install-deps.sh).
 
-TILETUNE_WEB_SCREENSHOT=PATH also writes the job page's screenshot there
-(docs/web-view-job.png is made so)."""
+TILETUNE_WEB_SCREENSHOT=PATH also writes the job page's screenshot there."""
 
 import io
 import json

@@ -137,12 +137,12 @@
   // points: {x, y, color, title}; lines: {points: [[x, y]...], color};
   // untimed: {x, color, title}, drawn in a band above the plot.
   function chart(spec) {
-    const W = 380, H = 230, L = 56, R = 10, T = spec.untimed && spec.untimed.length ? 26 : 10, B = 36;
+    const W = 380, H = 230, L = 56, R = 10, T = spec.untimed && spec.untimed.length ? 34 : 20, B = 36;
     const all = spec.points.map((p) => [p.x, p.y]).concat(...spec.lines.map((l) => l.points));
     const root = svg("svg", { class: "chart", width: W, height: H, viewBox: "0 0 " + W + " " + H,
       "data-chart": spec.name || "" });
     root.appendChild(svg("text", { x: L, y: H - 4 }, spec.xLabel));
-    root.appendChild(svg("text", { x: 2, y: T + 10, transform: "" }, spec.yLabel));
+    root.appendChild(svg("text", { x: L + 4, y: 12 }, spec.yLabel));
     const xs = all.map((p) => p[0]).concat((spec.untimed || []).map((u) => u.x));
     const ys = all.map((p) => p[1]);
     if (!xs.length) {
@@ -179,9 +179,9 @@
       root.appendChild(c);
     }
     if (spec.untimed && spec.untimed.length) {
-      root.appendChild(svg("text", { x: 2, y: 14 }, "untimed"));
+      root.appendChild(svg("text", { x: 2, y: 28 }, "untimed"));
       for (const u of spec.untimed) {
-        const c = svg("rect", { x: (sx(u.x) - 3).toFixed(1), y: 6, width: 6, height: 10, fill: u.color });
+        const c = svg("rect", { x: (sx(u.x) - 3).toFixed(1), y: 19, width: 6, height: 10, fill: u.color });
         c.appendChild(svg("title", {}, u.title));
         root.appendChild(c);
       }
