@@ -1,8 +1,9 @@
 """The web view in headless Chromium (Debian's chromium and chromium-driver,
 driven by python3-selenium) against a real tiletuned with auth on and a
 real finished host job: the charts render, the numbers on the page are the
-API's, a job name holding <script> shows as text, and a cancel without a
-writer token is refused. Registered apart from the client's tests
+API's, a job name holding <script> shows as text, a cancel without a
+writer token is refused, and the file `tiletune report --html` writes opens
+from disk as the same page. Registered apart from the client's tests
 (tests/python/CMakeLists.txt): it skips when the browser is missing, unless
 TILETUNE_REQUIRE_BROWSER is set (CMake sets it where it found the browser,
 as CI does after deploy/install-deps.sh).
@@ -210,3 +211,26 @@ def test_a_cancel_without_a_writer_token_is_refused(daemon, jobs, browser):
               "no cancel button")
         _wait(browser, lambda d: refusal in _text(d, "#status"), refusal)
         assert _api(http, f"/api/jobs/{running_id}")[1]["state"] in ("JOB_QUEUED", "JOB_RUNNING")
+
+
+def test_the_shared_report_opens_from_disk_with_the_same_page(daemon, jobs, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    finished_id, _ = jobs
+    page = tmp_path / "job.html"
+    cli = pathlib.Path(os.environ["TILETUNE_BIN_DIR"]) / "tiletune"
+    written = subprocess.run([str(cli), "--server", daemon["grpc"], "report", finished_id,
+                              "--html", str(page)], capture_output=True, text=True, timeout=120)
+    assert written.returncode == 0, written.stderr
+    browser.get(page.as_uri())
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-field=decision]"),
+          "the shared page did not render")
+    assert _text(browser, "[data-field=job-name]") == HOSTILE_NAME
+    assert browser.execute_script("return window.__pwned === undefined")
+    # Two scripts: the data and the page's own; nothing of the name became one.
+    assert len(browser.find_elements(By.CSS_SELECTOR, "script")) == 2
+    assert HOSTILE_NAME in browser.title
+    status, trials = _api(daemon["metrics"], f"/api/jobs/{finished_id}/items/0/trials?page_size=1000")
+    assert status == 200
+    assert _text(browser, "[data-field=trial-count]") == str(len(trials["trials"]))
+    assert _text(browser, "[data-field=speedup]") == f"{trials['record']['speedup']:.2f}×"
+    assert browser.find_elements(By.CSS_SELECTOR, "svg[data-chart^=param-] circle")
