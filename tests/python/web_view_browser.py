@@ -127,8 +127,12 @@ def browser():
 
 
 def _wait(driver, condition, what):
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
-    return WebDriverWait(driver, CEILING, poll_frequency=0.1).until(
+    # A polling page redraws: an element read may be replaced under the read.
+    return WebDriverWait(driver, CEILING, poll_frequency=0.1,
+                         ignored_exceptions=(NoSuchElementException,
+                                             StaleElementReferenceException)).until(
         lambda d: condition(d), message=what)
 
 
@@ -195,6 +199,21 @@ def test_a_finished_job_page_draws_the_apis_numbers_and_keeps_names_as_text(
         len(dots) == 0
     if os.environ.get("TILETUNE_WEB_SCREENSHOT"):
         pathlib.Path(os.environ["TILETUNE_WEB_SCREENSHOT"]).write_bytes(png)
+
+
+def test_a_running_job_page_follows_the_job(daemon, jobs, browser):
+    from selenium.webdriver.common.by import By
+    http = daemon["metrics"]
+    _, running_id = jobs
+    browser.get(f"http://{http}/#/job/{running_id}")
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-item='0']"),
+          "the running job's page did not render")
+    assert _text(browser, "[data-field=state]") in ("queued", "running")
+    # It polls: the trial count it shows grows as trials land, with no reload.
+    shown = _wait(browser, lambda d: [int(_text(d, "[data-field=trial-count]"))], "no count")[0]
+    _wait(browser, lambda d: int(_text(d, "[data-field=trial-count]")) > shown,
+          "the page did not follow the job's trials")
+    assert browser.find_elements(By.CSS_SELECTOR, f"button[data-cancel='{running_id}']")
 
 
 def test_a_cancel_without_a_writer_token_is_refused(daemon, jobs, browser):

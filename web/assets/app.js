@@ -383,23 +383,28 @@
     }
     await load();
   }
-  async function jobDetails(jobId, job) {
+  // Each item's trials and record; an item that has ended is read once
+  // (`finished` keeps it) while the page polls the others.
+  async function jobDetails(jobId, job, finished) {
     const base = "/api/jobs/" + encodeURIComponent(jobId) + "/items/";
     return Promise.all((job.items || []).map(async (item) => {
+      if (finished.has(item.index)) return finished.get(item.index);
       const pages = await allPages(base + item.index + "/trials", "trials", 20);
-      return { trials: pages.items, record: pages.first.record || null,
-        more: pages.more };
+      const detail = { trials: pages.items, record: pages.first.record || null, more: pages.more };
+      if (!isActive(item)) finished.set(item.index, detail);
+      return detail;
     }));
   }
   async function jobPage(target, jobId) {
     const mine = generation;
     const status = el("p", { class: "error", id: "status" });
     const body = el("div", {});
+    const finished = new Map();
     replace(target, el("h1", {}, "Job"), status, body);
     async function load() {
       try {
         const job = await api("/api/jobs/" + encodeURIComponent(jobId));
-        renderJob(body, job, await jobDetails(jobId, job));
+        renderJob(body, job, await jobDetails(jobId, job, finished));
         if (isActive(job)) {
           body.firstChild.appendChild(el("button", { "data-cancel": job.id, onclick: () => cancel(job.id, status) }, "cancel"));
           poll(mine, load);
