@@ -10,6 +10,7 @@ as CI does after deploy/install-deps.sh).
 
 TILETUNE_WEB_SCREENSHOT=PATH also writes the job page's screenshot there."""
 
+import importlib.util
 import io
 import json
 import os
@@ -35,9 +36,7 @@ CEILING = 120  # seconds: only a hang takes this long
 
 def _browser_or_skip():
     missing = [name for name in ("chromium", "chromedriver") if shutil.which(name) is None]
-    try:
-        from selenium import webdriver  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("selenium") is None:
         missing.append("python3-selenium")
     if missing:
         message = "the web view's browser test needs " + ", ".join(missing) + \
@@ -45,6 +44,12 @@ def _browser_or_skip():
         if os.environ.get("TILETUNE_REQUIRE_BROWSER"):
             pytest.fail(message)
         pytest.skip(message)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def needs_browser():
+    """Before any daemon starts: nothing to do here without the browser."""
+    _browser_or_skip()
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +118,6 @@ def jobs(daemon):
 
 @pytest.fixture(scope="module")
 def browser():
-    _browser_or_skip()
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     options = webdriver.ChromeOptions()
@@ -217,7 +221,6 @@ def test_a_running_job_page_follows_the_job(daemon, jobs, browser):
 
 
 def test_a_cancel_without_a_writer_token_is_refused(daemon, jobs, browser):
-    from selenium.webdriver.common.by import By
     http = daemon["metrics"]
     _, running_id = jobs
     for token, refusal in ((None, "cancel refused: 401"), (BOB, "cancel refused: 403")):
