@@ -256,3 +256,26 @@ def test_the_shared_report_opens_from_disk_with_the_same_page(daemon, jobs, brow
     assert _text(browser, "[data-field=trial-count]") == str(len(trials["trials"]))
     assert _text(browser, "[data-field=speedup]") == f"{trials['record']['speedup']:.2f}×"
     assert browser.find_elements(By.CSS_SELECTOR, "svg[data-chart^=param-] circle")
+
+
+def test_records_and_devices_pages_show_the_apis_entries(daemon, jobs, browser):
+    from selenium.webdriver.common.by import By
+    http = daemon["metrics"]
+    finished_id, _ = jobs
+    status, records = _api(http, "/api/records?op=gemm")
+    assert status == 200
+    record = next(r for r in records["records"] if r["job_id"] == finished_id)
+    browser.get(f"http://{http}/#/records?op=gemm&winner=WINNER_TUNED")
+    row = _wait(browser, lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "tr")
+                                    if finished_id in r.text], "no row of the job's record")[0]
+    assert f"{record['speedup']:.2f}×" in row.text
+    # The host has no known ceilings: a chart of achieved TFLOP/s, said to be only that.
+    assert browser.find_elements(By.CSS_SELECTOR, "svg[data-chart=roofline] circle")
+    assert "No ceilings are known" in browser.find_element(By.TAG_NAME, "main").text
+
+    browser.get(f"http://{http}/#/devices")
+    _wait(browser, lambda d: "cpu:0" in d.find_element(By.TAG_NAME, "main").text, "no devices")
+    status, devices = _api(http, "/api/devices")
+    assert status == 200
+    text = browser.find_element(By.TAG_NAME, "main").text
+    assert devices["daemon"] in text and devices["backends"][0]["name"] in text
