@@ -83,8 +83,8 @@ void Forward(const httplib::Request& req, grpc::ClientContext& call) {
   }
 }
 
-// A query parameter as an int32 field; nullopt (and a 400 naming it) when
-// it is not one.
+// A query parameter as an int32 field (absent: 0, the field's default);
+// nullopt, with a 400 naming it, when it is not an integer.
 std::optional<int> IntParam(const httplib::Request& req, httplib::Response& res,
                             const std::string& name) {
   if (!req.has_param(name.c_str())) return 0;
