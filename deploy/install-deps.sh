@@ -37,6 +37,9 @@ build_packages=(
   python3-yaml # CI lint of the compose, Kubernetes and config YAML
   # The Python package and its pytest suite (client/python, tests/python)
   python3-grpcio python3-protobuf python3-numpy python3-pytest
+  # The web view's browser test (tests/python/web_view_browser.py): headless
+  # Chromium driven by selenium, the screenshot checked with Pillow
+  chromium chromium-driver python3-selenium python3-pil
   python3-torch python3-matplotlib # tiletune.torch on CPU tensors; the example's plot
   # pip install client/python into a venv (tests/install)
   python3-venv python3-pip python3-setuptools python3-wheel

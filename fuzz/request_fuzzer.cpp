@@ -85,7 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ++data;
   --size;
   const auto& d = TheDaemon();
-  switch (kind % 11) {
+  switch (kind % 12) {
     case 0: {
       v1::LookupRequest m;
       if (Parse(m, data, size)) CheckLookup(m, "");
@@ -143,6 +143,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 9: {
       v1::WatchJobRequest m;
       Parse(m, data, size);
+      break;
+    }
+    case 11: {
+      v1::ListTrialsRequest m;
+      if (!Parse(m, data, size)) break;
+      server::PageSize(m.page_size(), d.config.max_page_size);
+      server::TrialPageOffset(m.page_token());
       break;
     }
     default: {

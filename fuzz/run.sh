@@ -32,7 +32,7 @@ mkdir -p "$corpus" "$findings"
 declare -A messages=(
   [00]=LookupRequest [01]=BatchLookupRequest [02]=SubmitJobRequest [03]=ImportRecordsRequest
   [04]=ListJobsRequest [05]=ListRecordsRequest [06]=ExportRecordsRequest [07]=GetJobRequest
-  [08]=CancelJobRequest [09]=WatchJobRequest [10]=ListDevicesRequest)
+  [08]=CancelJobRequest [09]=WatchJobRequest [10]=ListDevicesRequest [11]=ListTrialsRequest)
 for seed in fuzz/seeds/*.txtpb; do
   name=$(basename "$seed" .txtpb)
   selector=${name%%-*}

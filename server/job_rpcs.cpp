@@ -1,4 +1,4 @@
-// SubmitJob, GetJob, ListJobs, CancelJob and WatchJob: the job queue as
+// SubmitJob, GetJob, ListJobs, CancelJob, WatchJob and ListTrials: the job queue as
 // clients see it. Past the admission gate each reads or writes jobs in the
 // store, creates them through CreateJob, and tells the scheduler and the
 // event hub what changed.
@@ -11,6 +11,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "kernels/core/kernel_key.h"
+#include "runtime/device_class.h"
 #include "server/fleet_view.h"
 #include "server/import_verification.h"
 #include "server/job_creation.h"
@@ -34,6 +36,14 @@ grpc::Status LoadJob(const ServiceContext& ctx, const std::string& job_id, v1::J
   job = std::move(*found);
   CutToFit(ctx.config, {&job});
   return grpc::Status::OK;
+}
+
+// The device class a job's items are measured on: the queue itself in fleet
+// mode, else the class of the local device it names (empty when none).
+std::string QueueDeviceClass(const ServiceContext& ctx, const std::string& queue) {
+  if (ctx.devices.queues() == JobQueues::kPerDeviceClass) return queue;
+  const ManagedDevice* device = ctx.devices.Find(queue);
+  return device ? runtime::DeviceClassId(device->info.fingerprint) : std::string();
 }
 
 }  // namespace
@@ -224,6 +234,48 @@ grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* ctx,
       if (!writer->Write(*event)) break;
       if (event->kind() == v1::JobEvent::KIND_JOB_FINISHED) break;
     }
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status TuningServiceImpl::ListTrials(grpc::ServerContext* ctx,
+                                           const v1::ListTrialsRequest* request,
+                                           v1::ListTrialsResponse* response) {
+  constexpr CallPolicy kPolicy{
+      .method = "ListTrials", .ceiling = CallCeiling::kRequest, .needs_database = true};
+  return admission_.Run(*ctx, kPolicy, [&](const AdmittedCall& call) -> grpc::Status {
+    auto size = PageSize(request->page_size(), ctx_.config.max_page_size);
+    if (auto* e = std::get_if<kernels::FieldError>(&size)) return InvalidArgument(*e);
+    v1::Job job;
+    if (auto s = LoadJob(ctx_, request->job_id(), job); !s.ok()) return s;
+    if (request->item_index() < 0 || request->item_index() >= job.items_size()) {
+      return InvalidArgument({"item_index", "job " + kernels::Quoted(job.id()) + " has " +
+                                                std::to_string(job.items_size()) + " item(s)"});
+    }
+    auto start = TrialPageOffset(request->page_token());
+    if (auto* e = std::get_if<kernels::FieldError>(&start)) return InvalidArgument(*e);
+    const std::size_t offset = std::get<std::size_t>(start);
+    auto trials = ctx_.store->TrialsForItem(job.id(), request->item_index());
+    if (call.deadline->Passed()) return call.deadline->Exceeded();
+    const std::size_t end = std::min(trials.size(), offset + std::get<int>(size));
+    std::vector<std::string> tokens_after;
+    for (std::size_t i = offset; i < end; ++i) tokens_after.push_back(std::to_string(i + 1));
+    const std::string next = end < trials.size() ? std::to_string(end) : std::string();
+    if (offset == 0) {
+      const std::string device_class = QueueDeviceClass(ctx_, job.device());
+      if (!device_class.empty()) {
+        const auto& key = job.items(request->item_index()).key();
+        if (auto record = ctx_.store->FindRecord(kernels::CanonicalKeyString(key), device_class)) {
+          CutToFit(ctx_.config, {&*record});
+          *response->mutable_record() = std::move(*record);
+        }
+      }
+    }
+    PageFiller filler(ctx_.config, tokens_after, next);
+    for (std::size_t i = offset; i < end && filler.Fits(i - offset, {&trials[i]}); ++i) {
+      *response->add_trials() = std::move(trials[i]);
+    }
+    response->set_next_page_token(filler.next_page_token());
     return grpc::Status::OK;
   });
 }

@@ -11,7 +11,9 @@ class Server;
 
 namespace tiletune::server {
 
-// Serves GET /metrics (Prometheus text) and GET /healthz on its own thread.
+// The daemon's HTTP port: serves GET /metrics (Prometheus text), GET
+// /healthz and whatever else is added to routes() (the web view) before
+// Start, on its own threads.
 class MetricsHttpServer {
  public:
   using TextSource = std::function<std::string()>;
@@ -22,6 +24,7 @@ class MetricsHttpServer {
   // bound address or throws std::runtime_error.
   std::string Start(const std::string& address);
   void Stop();
+  httplib::Server& routes() { return *server_; }
 
  private:
   std::unique_ptr<httplib::Server> server_;

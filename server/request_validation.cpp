@@ -150,4 +150,12 @@ std::variant<int, kernels::FieldError> PageSize(int requested, int max_page_size
   return requested == 0 ? std::min(100, max_page_size) : requested;
 }
 
+std::variant<std::size_t, kernels::FieldError> TrialPageOffset(const std::string& page_token) {
+  // Nine digits at most: far more trials than an item has, and no overflow.
+  if (page_token.size() > 9 || page_token.find_first_not_of("0123456789") != std::string::npos) {
+    return kernels::FieldError{"page_token", "not a token this listing handed out"};
+  }
+  return page_token.empty() ? 0 : static_cast<std::size_t>(std::stoul(page_token));
+}
+
 }  // namespace tiletune::server

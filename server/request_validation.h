@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <set>
 #include <string>
@@ -46,5 +47,10 @@ std::optional<kernels::FieldError> ValidateRequestId(const std::string& request_
 // Page size to use: `requested` <= 0 gives the default, larger than the
 // limit is an error.
 std::variant<int, kernels::FieldError> PageSize(int requested, int max_page_size);
+
+// Where a ListTrials page starts: its page_token is the offset of the
+// page's first trial (an item's trials are only ever appended, so an offset
+// stays where it was); empty is 0.
+std::variant<std::size_t, kernels::FieldError> TrialPageOffset(const std::string& page_token);
 
 }  // namespace tiletune::server

@@ -45,6 +45,7 @@
 #include "server/systemd_notify.h"
 #include "server/tls_credentials.h"
 #include "server/tuning_service.h"
+#include "server/web_view.h"
 
 namespace fs = std::filesystem;
 using namespace tiletune;
@@ -396,11 +397,16 @@ int Run(server::DaemonConfig config) {
 
   server::MetricsHttpServer metrics_http([&registry] { return registry.Render(); },
                                          [&context] { return !context.draining.load(); });
+  grpc::ChannelArguments web_channel;
+  web_channel.SetMaxReceiveMessageSize(config.max_message_bytes);
+  const server::WebView web_view(grpc_server->InProcessChannel(web_channel));
+  web_view.AddRoutes(metrics_http.routes());
   std::string metrics_address;
   if (!config.metrics_listen.empty()) {
     try {
       metrics_address = metrics_http.Start(config.metrics_listen);
-      spdlog::info("metrics on http://{}/metrics", metrics_address);
+      spdlog::info("metrics on http://{}/metrics, web view on http://{}/", metrics_address,
+                   metrics_address);
     } catch (const std::exception& e) {
       spdlog::critical("{}", e.what());
       scheduler.Drain(std::chrono::steady_clock::now());

@@ -45,6 +45,8 @@ class TuningServiceImpl final : public TuningServiceBase {
                          v1::Job* response) override;
   grpc::Status WatchJob(grpc::ServerContext* ctx, const v1::WatchJobRequest* request,
                         grpc::ServerWriter<v1::JobEvent>* writer) override;
+  grpc::Status ListTrials(grpc::ServerContext* ctx, const v1::ListTrialsRequest* request,
+                          v1::ListTrialsResponse* response) override;
   grpc::Status ListRecords(grpc::ServerContext* ctx, const v1::ListRecordsRequest* request,
                            v1::ListRecordsResponse* response) override;
   grpc::Status ExportRecords(grpc::ServerContext* ctx, const v1::ExportRecordsRequest* request,

@@ -20,5 +20,6 @@ void AddLookupCommand(CLI::App& app, CommandRun& run);
 void AddRecordsCommand(CLI::App& app, CommandRun& run);
 void AddDevicesCommand(CLI::App& app, CommandRun& run);
 void AddHealthCommand(CLI::App& app, CommandRun& run);
+void AddReportCommand(CLI::App& app, CommandRun& run);
 
 }  // namespace tiletune::cli

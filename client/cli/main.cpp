@@ -136,6 +136,7 @@ int main(int argc, char** argv) {
   AddRecordsCommand(app, run);
   AddDevicesCommand(app, run);
   AddHealthCommand(app, run);
+  AddReportCommand(app, run);
 
   try {
     app.parse(argc, argv);

@@ -62,7 +62,8 @@ TEST_F(CliTest, HelpListsTheExitCodes) {
         "  5  watched job ended FAILED or CANCELLED", "  6  import had rejects"}) {
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
   }
-  for (const char* command : {"submit", "jobs", "lookup", "records", "devices", "health"}) {
+  for (const char* command :
+       {"submit", "jobs", "lookup", "records", "devices", "health", "report"}) {
     EXPECT_NE(r.out.find(command), std::string::npos) << command;
   }
   EXPECT_TRUE(r.err.empty()) << r.err;
@@ -75,7 +76,8 @@ TEST_F(CliTest, UsageErrorsExit2WithOneLine) {
                                              {"jobs", "list", "--state", "sleeping"},
                                              {"lookup", "--shape", "m=1"},
                                              {"lookup", "--op", "gemm", "--dtype", "f33"},
-                                             {"--timeout", "0", "health"}}) {
+                                             {"--timeout", "0", "health"},
+                                             {"report", "j-1"}}) {
     ProcessResult r = Tiletune(args);
     EXPECT_EQ(r.exit_code, 2) << ::testing::PrintToString(args) << r.err;
     ExpectOneErrorLine(r);

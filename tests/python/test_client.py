@@ -205,6 +205,12 @@ def test_every_rpc_from_python(tuned, daemon):
     assert record["winner"] == "WINNER_TUNED" and record["config"]["kernel_name"]
 
     assert any(j.state == jobs_pb2.JOB_SUCCEEDED for j in client.list_jobs())
+    # The job that measured the served record: its trials and its decision.
+    measured = client.get_job(hit.record.job_id)
+    trials = list(client.list_trials(measured.id, page_size=1))
+    assert len(trials) == measured.items[0].benchmarked + measured.items[0].failed
+    assert [t.id for t in trials] == sorted(t.id for t in trials)
+    assert client.item_record(measured.id).decision == hit.record.decision
     exported = client.export_records(op="gemm")
     assert exported.count("\n") >= 1
     assert "already exists" in client.import_records(exported, dry_run=True).rejects[0].message

@@ -403,6 +403,25 @@ class Client:
             if not token:
                 return
 
+    def list_trials(self, job_id, item_index=0, page_size=100):
+        """Every trial of one job item, in the order they were stored, page by
+        page (a generator of Trial messages)."""
+        token = ""
+        while True:
+            page = self._call(self._stub.ListTrials, tiletune_pb2.ListTrialsRequest(
+                job_id=job_id, item_index=item_index, page_size=page_size, page_token=token))
+            yield from page.trials
+            token = page.next_page_token
+            if not token:
+                return
+
+    def item_record(self, job_id, item_index=0):
+        """The record the item's key has now on its device class (with the
+        decision), or None."""
+        page = self._call(self._stub.ListTrials, tiletune_pb2.ListTrialsRequest(
+            job_id=job_id, item_index=item_index, page_size=1))
+        return page.record if page.HasField("record") else None
+
     def cancel_job(self, job_id):
         return self._call(self._stub.CancelJob, tiletune_pb2.CancelJobRequest(job_id=job_id))
 
