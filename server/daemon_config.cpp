@@ -41,6 +41,8 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.listen_reuse_port; }},
       {"metrics_listen", "Prometheus /metrics address (empty: off)",
        [](auto& c) { return &c.metrics_listen; }},
+      {"web_view", "serve the read-only web view at / on the metrics_listen port",
+       [](auto& c) { return &c.web_view; }},
       {"listen_unix", "also serve on this Unix-domain socket path (node-local clients)",
        [](auto& c) { return &c.listen_unix; }},
       {"unix_socket_mode", "file mode (octal) of the listen_unix socket",

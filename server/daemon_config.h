@@ -27,7 +27,10 @@ struct DaemonConfig {
   // start. Default: <data_dir>/artifact-signing.key.
   std::string artifact_key_file;
   std::string metrics_listen = "127.0.0.1:9733";  // empty: no metrics endpoint
-  std::string data_dir = "tiletune-data";         // database, compiled-code cache
+  // The read-only web view (docs/web-view.md) on the metrics_listen port;
+  // off, that port serves /metrics and /healthz only.
+  bool web_view = true;
+  std::string data_dir = "tiletune-data";  // database, compiled-code cache
   // A SQLite file, or a postgresql:// URL (fleet mode: daemons share one
   // database). Default: <data_dir>/tiletune.db.
   std::string db_path;

@@ -400,13 +400,13 @@ int Run(server::DaemonConfig config) {
   grpc::ChannelArguments web_channel;
   web_channel.SetMaxReceiveMessageSize(config.max_message_bytes);
   const server::WebView web_view(grpc_server->InProcessChannel(web_channel));
-  web_view.AddRoutes(metrics_http.routes());
+  if (config.web_view) web_view.AddRoutes(metrics_http.routes());
   std::string metrics_address;
   if (!config.metrics_listen.empty()) {
     try {
       metrics_address = metrics_http.Start(config.metrics_listen);
-      spdlog::info("metrics on http://{}/metrics, web view on http://{}/", metrics_address,
-                   metrics_address);
+      spdlog::info("metrics on http://{}/metrics{}", metrics_address,
+                   config.web_view ? ", web view on http://" + metrics_address + "/" : "");
     } catch (const std::exception& e) {
       spdlog::critical("{}", e.what());
       scheduler.Drain(std::chrono::steady_clock::now());

@@ -154,6 +154,21 @@ TEST(WebView, AnswersWithTheApisDataEscapedAndWithinItsLimits) {
   EXPECT_EQ(missing.exit_code, 4) << missing.err;
 }
 
+TEST(WebView, OffLeavesThePortToMetricsAndHealth) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path(), {"--web-view", "false"});
+  daemon.Start();
+  auto http = Http(daemon);
+  for (const char* path : {"/", "/web/app.js", "/api/jobs"}) {
+    auto page = http.Get(path);
+    ASSERT_TRUE(page) << path;
+    EXPECT_EQ(page->status, 404) << path;
+  }
+  auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+}
+
 TEST(WebView, ClosedReadsAndCancelNeedTheApisCredentials) {
   TempDir dir;
   const auto tokens = dir.path() / "tokens";
