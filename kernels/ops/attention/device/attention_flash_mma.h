@@ -127,7 +127,7 @@ TT_DEVICE void flash_attention(const tt_attention_args& args, const Epilogue& ep
     }
   // Scores in base 2: exp(x * scale) = exp2(x * scale * log2(e)).
   const float scale2 = args.scale * 1.4426950408889634f;
-  const float hidden = -__builtin_huge_valf();
+  const float hidden = arch::to_float(bf16{0xff80});  // -inf, on every leaf
 
   for (int t = 0; t < kv_tiles; ++t) {
     const int slot = t % S;
