@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
+#include "kernels/core/abi_description.h"
 #include "kernels/core/kernel_key.h"
 #include "kernels/core/kernel_template.h"
 #include "kernels/core/op_registry.h"
@@ -179,6 +181,29 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(v1::ATTENTION_MASK_NONE, v1::ATTENTION_MASK_CAUSAL,
                                          v1::ATTENTION_MASK_TENSOR),
                        ::testing::Values(v1::SEQUENCE_LAYOUT_BSHD, v1::SEQUENCE_LAYOUT_BHSD)));
+
+// What a launcher is served: the stored shapes in the key's layout, the
+// dense strides as fixed values, the scale as a runtime float, and the mask
+// and lse as tensors it may leave null.
+TEST(AttentionKey, TheServedAbiGivesStoredShapesStridesAndOptionalTensors) {
+  v1::KernelKey key = Key({2, 8, 2, 5, 7, 64}, v1::ATTENTION_MASK_CAUSAL, v1::SEQUENCE_LAYOUT_BHSD);
+  key.set_input_dtype(v1::DTYPE_BF16);
+  const v1::KernelAbi abi = DescribeLaunchAbi(key, v1::KernelAbi::PASSING_BY_VALUE);
+  std::map<std::string, const v1::AbiField*> fields;
+  for (const auto& f : abi.fields()) fields[f.name()] = &f;
+  EXPECT_EQ(std::vector<int64_t>(fields["q"]->shape().begin(), fields["q"]->shape().end()),
+            (std::vector<int64_t>{2, 8, 5, 64}));
+  EXPECT_EQ(std::vector<int64_t>(fields["k"]->shape().begin(), fields["k"]->shape().end()),
+            (std::vector<int64_t>{2, 2, 7, 64}));
+  EXPECT_EQ(fields["q_seq_stride"]->value(), 64);
+  EXPECT_EQ(fields["q_head_stride"]->value(), 5 * 64);
+  EXPECT_EQ(fields["k_batch_stride"]->value(), 2 * 7 * 64);
+  EXPECT_EQ(fields["mask_q_stride"]->value(), 0);
+  EXPECT_FLOAT_EQ(fields["scale"]->default_value(), 0.125f);
+  EXPECT_TRUE(fields["mask"]->may_be_null());
+  EXPECT_TRUE(fields["lse"]->may_be_null());
+  EXPECT_FALSE(fields["o"]->may_be_null());
+}
 
 const KernelTemplate& Template(std::string_view backend) {
   for (const auto& t : AllKernelTemplates()) {
