@@ -34,9 +34,12 @@ std::vector<std::string> ShortEnumNames(const EnumNaming& naming);
 std::string ShortEnumNameList(const EnumNaming& naming);
 
 // The spellings used in job files, flags and human output.
-inline const EnumNaming kDTypeNaming{v1::DType_descriptor(), "DTYPE_"};                // f32, bf16
-inline const EnumNaming kLayoutNaming{v1::Layout_descriptor(), "LAYOUT_", "_MAJOR"};   // row
-inline const EnumNaming kStrategyNaming{v1::Strategy_descriptor(), "STRATEGY_"};       // random
+inline const EnumNaming kDTypeNaming{v1::DType_descriptor(), "DTYPE_"};               // f32, bf16
+inline const EnumNaming kLayoutNaming{v1::Layout_descriptor(), "LAYOUT_", "_MAJOR"};  // row
+inline const EnumNaming kStrategyNaming{v1::Strategy_descriptor(), "STRATEGY_"};      // random
+// attention keys: none, causal, tensor; bshd, bhsd (their 0 values have names).
+inline const EnumNaming kAttentionMaskNaming{v1::AttentionMask_descriptor(), "ATTENTION_MASK_"};
+inline const EnumNaming kSequenceLayoutNaming{v1::SequenceLayout_descriptor(), "SEQUENCE_LAYOUT_"};
 inline const EnumNaming kJobStateNaming{v1::JobState_descriptor(), "JOB_"};            // queued
 inline const EnumNaming kWinnerNaming{v1::Winner_descriptor(), "WINNER_"};             // tuned
 inline const EnumNaming kTrialStatusNaming{v1::TrialStatus_descriptor(), "TRIAL_"};    // crash

@@ -185,10 +185,10 @@ class SpecReader {
   // One kernel key: op + chain (+ prologue), or an op graph.
  public:
   v1::KernelKey Kernel(const YAML::Node& node, const std::string& path) const {
-    ExpectKeys(
-        node, path,
-        {"op", "dtype", "input_dtype", "output_dtype", "accumulate_dtype", "allow_tf32", "layouts",
-         "shape", "chain", "prologue", "write_prologue_output", "ops", "tensors", "outputs"});
+    ExpectKeys(node, path,
+               {"op", "dtype", "input_dtype", "output_dtype", "accumulate_dtype", "allow_tf32",
+                "layouts", "shape", "chain", "prologue", "write_prologue_output", "attention_mask",
+                "sequence_layout", "write_lse", "ops", "tensors", "outputs"});
     v1::KernelKey key;
     auto op = node["op"];
     if (!op && !node["ops"]) Fail(node, Child(path, "op"), "is required (or an op graph in ops)");
@@ -214,6 +214,15 @@ class SpecReader {
     if (auto n = node["write_prologue_output"]) {
       key.set_write_prologue_output(Boolean(n, Child(path, "write_prologue_output")));
     }
+    if (auto n = node["attention_mask"]) {
+      key.set_attention_mask(static_cast<v1::AttentionMask>(
+          Named(n, Child(path, "attention_mask"), kAttentionMaskNaming, "attention mask")));
+    }
+    if (auto n = node["sequence_layout"]) {
+      key.set_sequence_layout(static_cast<v1::SequenceLayout>(
+          Named(n, Child(path, "sequence_layout"), kSequenceLayoutNaming, "sequence layout")));
+    }
+    if (auto n = node["write_lse"]) key.set_write_lse(Boolean(n, Child(path, "write_lse")));
     if (auto n = node["tensors"]) Tensors(n, Child(path, "tensors"), key);
     if (auto n = node["ops"]) Ops(n, Child(path, "ops"), key);
     if (auto n = node["outputs"]) {
@@ -261,6 +270,18 @@ class SpecReader {
       if (auto n = node[i]["scalar"]) op->set_scalar(Number(n, Child(field, "scalar")));
       if (auto n = node[i]["dtype"]) op->set_dtype(DType(n, Child(field, "dtype")));
     }
+  }
+
+  // An enum value by its short name ("causal", "bhsd").
+  int Named(const YAML::Node& node, const std::string& path, const EnumNaming& naming,
+            const std::string& what) const {
+    std::string name = Text(node, path);
+    auto value = ParseShortEnumName(naming, name);
+    if (!value) {
+      Fail(node, path,
+           "unknown " + what + " '" + name + "' (known: " + ShortEnumNameList(naming) + ")");
+    }
+    return *value;
   }
 
   void Layouts(const YAML::Node& node, const std::string& path, v1::KernelKey& key) const {

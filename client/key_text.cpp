@@ -176,6 +176,14 @@ std::string KeyText(const v1::KernelKey& key) {
     text += " acc=" + ShortEnumName(kDTypeNaming, key.accumulate_dtype());
   }
   if (key.allow_tf32()) text += " tf32";
+  // Zero is a named value of these (none, bshd): shown only when set.
+  if (key.attention_mask() != v1::ATTENTION_MASK_NONE) {
+    text += " mask=" + ShortEnumName(kAttentionMaskNaming, key.attention_mask());
+  }
+  if (key.sequence_layout() != v1::SEQUENCE_LAYOUT_BSHD) {
+    text += " " + ShortEnumName(kSequenceLayoutNaming, key.sequence_layout());
+  }
+  if (key.write_lse()) text += " lse";
   std::vector<std::string> parts;
   for (const auto& d : key.shape()) parts.push_back(d.name() + "=" + std::to_string(d.size()));
   if (!parts.empty()) text += CommaJoined(" ", parts);

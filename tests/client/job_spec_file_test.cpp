@@ -163,6 +163,29 @@ TEST_F(JobSpecFileTest, AllowTf32IsABoolean) {
             "kernels[0].allow_tf32: expected true or false (line 3)");
 }
 
+TEST_F(JobSpecFileTest, AttentionKeysSayTheirMaskLayoutAndLse) {
+  const v1::JobSpec spec = ReadJobSpecFile(Write("attention.yaml", R"(kernels:
+  - op: attention
+    dtype: bf16
+    shape: {batch: 4, q_heads: 32, kv_heads: 8, q_len: 4096, kv_len: 4096, head_dim: 128}
+    attention_mask: causal
+    sequence_layout: bhsd
+    write_lse: true
+  - {op: attention, attention_mask: none}
+)"));
+  ASSERT_EQ(spec.kernels_size(), 2);
+  EXPECT_EQ(spec.kernels(0).attention_mask(), v1::ATTENTION_MASK_CAUSAL);
+  EXPECT_EQ(spec.kernels(0).sequence_layout(), v1::SEQUENCE_LAYOUT_BHSD);
+  EXPECT_TRUE(spec.kernels(0).write_lse());
+  EXPECT_EQ(spec.kernels(1).attention_mask(), v1::ATTENTION_MASK_NONE);
+  EXPECT_EQ(ErrorFor("kernels:\n  - op: attention\n    attention_mask: upper\n"),
+            "kernels[0].attention_mask: unknown attention mask 'upper' (known: none, causal, "
+            "tensor) (line 3)");
+  EXPECT_EQ(ErrorFor("kernels:\n  - op: attention\n    sequence_layout: sbhd\n"),
+            "kernels[0].sequence_layout: unknown sequence layout 'sbhd' (known: bshd, bhsd) "
+            "(line 3)");
+}
+
 TEST_F(JobSpecFileTest, OpGraphKernelsAndPrologues) {
   const v1::JobSpec spec = ReadJobSpecFile(Write("graph.yaml", R"(kernels:
   - shape: {t: 8, d: 16}
@@ -200,12 +223,10 @@ TEST_F(JobSpecFileTest, OpGraphKernelsAndPrologues) {
 }
 
 TEST_F(JobSpecFileTest, UnknownKeyIsNamedWithItsLine) {
-  EXPECT_EQ(
-      ErrorFor("kernels:\n  - op: gemm\n    shpe: {m: 1}\n"),
-      "kernels[0].shpe: unknown key (known: op, dtype, input_dtype, output_dtype, "
-      "accumulate_dtype, allow_tf32, layouts, shape, chain, prologue, write_prologue_output, ops, "
-      "tensors, "
-      "outputs) (line 3)");
+  EXPECT_EQ(ErrorFor("kernels:\n  - op: gemm\n    shpe: {m: 1}\n"),
+            "kernels[0].shpe: unknown key (known: op, dtype, input_dtype, output_dtype, "
+            "accumulate_dtype, allow_tf32, layouts, shape, chain, prologue, write_prologue_output, "
+            "attention_mask, sequence_layout, write_lse, ops, tensors, outputs) (line 3)");
   EXPECT_EQ(ErrorFor("kernels: [{op: gemm}]\nbudget: {max_variant: 3}\n"),
             "budget.max_variant: unknown key (known: max_variants, max_seconds) (line 2)");
 }
