@@ -330,6 +330,18 @@ TT_DEVICE void load_remote(float (&dst)[4], const float* p, int block) {
                : "memory");
 }
 
+// One float at `p` (in this block's shared memory) as it is in the shared
+// memory of cluster block `block`.
+TT_DEVICE float load_remote(const float* p, int block) {
+  unsigned remote;
+  float v;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(remote)
+               : "r"(arch::shared_address(p)), "r"(block));
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  return v;
+}
+
 }  // namespace tt::cluster
 
 #endif

@@ -38,6 +38,7 @@
 #define TILETUNE_TT_ATTENTION_SM90A_WGMMA_H
 
 #include "ops/attention/attention_tma_args.h"
+#include "ops/attention/device/attention_online_softmax.h"
 #include "tt/arch/sm90_tma.h"
 #include "tt/tile.h"
 
@@ -78,10 +79,6 @@ struct tma_ws_plan {
                 "the reallocated registers fit the register file");
   static_assert(consumers == 2 || d == 64, "three consumers only hold head_dim 64");
 };
-
-TT_DEVICE float negative_infinity() {
-  return -__int_as_float(0x7f800000);
-}
 
 // The key blocks that hold keys [0, visible), at most kv_blocks.
 TT_DEVICE int key_blocks(long long visible, int bk, int kv_blocks) {
@@ -175,7 +172,6 @@ TT_DEVICE void tma_ws_attention(const tt_attention_tma_args& args, const Epilogu
   warpgroup::grow_registers<P::consumer_registers>();
   const int consumer = warpgroup::id() - 1;
   const int lane = arch::lane_id();
-  using G = geom<row_l>;
   const long long rows0 = q0 + static_cast<long long>(P::rows) * consumer;
   const long long warp_row0 = rows0 + 16 * warpgroup::warp();
   const int own_blocks = blocks_of(rows0, rows0 + P::rows);
@@ -217,57 +213,14 @@ TT_DEVICE void tma_ws_attention(const tt_attention_tma_args& args, const Epilogu
 
       if (b >= clear_blocks) {
         const long long key0 = static_cast<long long>(b) * P::bk;
-#pragma unroll
-        for (int j = 0; j < P::bk / 16; ++j) {
-#pragma unroll
-          for (int e = 0; e < arch::frag::elems; ++e) {
-            const long long key = key0 + 16 * j + G::col(lane, e);
-            const long long row = warp_row0 + G::row(lane, e);
-            const bool hidden = key >= kv_len || (C::causal && key > row + diagonal);
-            if (hidden) s.tiles[0][j].data[e] = neg_inf;
-          }
-        }
+        mask(s, [&](int row, int col) {
+          const long long key = key0 + col;
+          return key >= kv_len || (C::causal && key > warp_row0 + row + diagonal);
+        });
       }
-
-      float scale_o[G::row_slots];
-#pragma unroll
-      for (int r = 0; r < G::row_slots; ++r) {
-        float mx = neg_inf;
-#pragma unroll
-        for (int j = 0; j < P::bk / 16; ++j) {
-#pragma unroll
-          for (int e = 0; e < arch::frag::elems; ++e) {
-            if (G::row_slot(e) == r) mx = fmaxf(mx, s.tiles[0][j].data[e]);
-          }
-        }
-        mx = G::across_row_lanes(mx, max_op{});
-        const float m_new = fmaxf(m[r], mx * c);
-        // A row that has seen only masked keys keeps m = -inf; subtracting
-        // 0 instead keeps its p (and alpha) at 0 rather than NaN.
-        const float m_use = m_new == neg_inf ? 0.0f : m_new;
-        scale_o[r] = arch::exp2_approx(m[r] - m_use);
-        m[r] = m_new;
-        float sum = 0.0f;
-#pragma unroll
-        for (int j = 0; j < P::bk / 16; ++j) {
-#pragma unroll
-          for (int e = 0; e < arch::frag::elems; ++e) {
-            if (G::row_slot(e) == r) {
-              const float p = arch::exp2_approx(fmaf(s.tiles[0][j].data[e], c, -m_use));
-              s.tiles[0][j].data[e] = p;
-              sum += p;
-            }
-          }
-        }
-        // This lane's share only: the quad's lanes are summed once, at the end.
-        l[r] = l[r] * scale_o[r] + sum;
-      }
-#pragma unroll
-      for (int j = 0; j < P::d / 16; ++j) {
-#pragma unroll
-        for (int e = 0; e < arch::frag::elems; ++e)
-          o.tiles[0][j].data[e] *= scale_o[G::row_slot(e)];
-      }
+      float rescale[G::row_slots];
+      online_softmax(s, m, l, c, rescale);
+      scale_rows(o, rescale);
       rt<TI, 16, P::bk, row_l> p;
       copy(p, s);
 
@@ -288,13 +241,12 @@ TT_DEVICE void tma_ws_attention(const tt_attention_tma_args& args, const Epilogu
     if (++slot == C::stages) slot = 0, phase ^= 1;
   }
 
-  // O / l, and lse = ln(sum) + max = (log2(l) + m) ln 2.
-  float inv_l[G::row_slots], lse[G::row_slots];
+  // O / l, with the quads' shares of l summed.
+  float inv_l[G::row_slots];
 #pragma unroll
   for (int r = 0; r < G::row_slots; ++r) {
-    const float sum = G::across_row_lanes(l[r], sum_op{});
-    inv_l[r] = sum > 0.0f ? 1.0f / sum : 0.0f;
-    lse[r] = sum > 0.0f ? (__log2f(sum) + m[r]) * 0.6931471805599453f : neg_inf;
+    l[r] = G::across_row_lanes(l[r], sum_op{});
+    inv_l[r] = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
   }
   const long long o_base = a.o_batch_stride * batch + a.o_head_stride * head;
 #pragma unroll
@@ -323,7 +275,8 @@ TT_DEVICE void tma_ws_attention(const tt_attention_tma_args& args, const Epilogu
       for (int r = 0; r < G::row_slots; ++r) {
         const long long row = warp_row0 + G::slot_row(lane, r);
         if (row < q_len) {
-          a.lse[a.lse_batch_stride * batch + a.lse_head_stride * head + row] = lse[r];
+          a.lse[a.lse_batch_stride * batch + a.lse_head_stride * head + row] =
+              log_sum_exp(m[r], l[r]);
         }
       }
     }
