@@ -83,19 +83,6 @@ TT_DEVICE void load(st<T, R, C>& dst, const tt_tensor_map& map, barrier& done, i
       : "memory");
 }
 
-// The same for a rank-4 map (inner dimension, rows, and two outer
-// dimensions, e.g. head dim, sequence, head, batch of an attention operand):
-// zeros arrive past the rows' edge of each (c2, c3) entry on its own.
-template <class T, int R, int C>
-TT_DEVICE void load(st<T, R, C>& dst, const tt_tensor_map& map, barrier& done, int col0, int row0,
-                    int c2, int c3) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(arch::shared_address(dst.data)),
-      "l"(&map), "r"(col0), "r"(row0), "r"(c2), "r"(c3), "r"(address(done))
-      : "memory");
-}
-
 // Starts copying `src` into the box of `map` at (col0, row0, batch); the
 // copy engine clips what falls outside the tensor. Completes in bulk
 // groups: store_commit() closes one, store_wait_read<N>() waits until `src`
