@@ -301,7 +301,7 @@ TT_DEVICE void decode_attention(const tt_attention_tma_args& args, const Epilogu
     }
     if constexpr (C::write_lse) {
       if (col == 0) {
-        a.lse[a.lse_batch_stride * batch + a.lse_head_stride * head + position] =
+        static_cast<float*>(a.lse)[(batch * a.q_heads + head) * q_len + position] =
             log_sum_exp(m_all, l_all);
       }
     }

@@ -279,7 +279,7 @@ TT_DEVICE void tma_ws_attention(const tt_attention_tma_args& args, const Epilogu
       for (int r = 0; r < G::row_slots; ++r) {
         const long long row = warp_row0 + G::slot_row(lane, r);
         if (row < q_len) {
-          a.lse[a.lse_batch_stride * batch + a.lse_head_stride * head + row] =
+          static_cast<float*>(a.lse)[(batch * a.q_heads + head) * q_len + row] =
               log_sum_exp(m[r], l[r]);
         }
       }
