@@ -15,9 +15,9 @@ constexpr int64_t kWarpgroupThreads = 128;
 constexpr int64_t kWarpThreads = 32;
 constexpr int64_t kConsumerRows = 64;  // one wgmma M
 // A decode warp multiplies 16 to 64 keys of each block (its slice), and a
-// block has at most 16 warps.
+// block has at most 16 warps (8 at head_dim 128: registers).
 constexpr int64_t kMinSlice = 16, kMaxSlice = 64;
-constexpr int64_t kMaxThreads = 512;
+constexpr int64_t kMaxThreads = 512, kMaxThreadsHeadDim128 = 256;
 // A portable cluster holds at most 8 blocks.
 constexpr int64_t kMaxSplit = 8;
 
@@ -106,9 +106,9 @@ SearchSpace TmaWsAttentionSpace(const Sm90aAttentionProblem& p, const DeviceDesc
 
 SearchSpace DecodeAttentionSpace(const Sm90aAttentionProblem& p, const DeviceDescription& device) {
   SearchSpace space;
-  space.Add("block_k", {32, 64, 128})
+  space.Add("block_k", {64, 128})
       .Add("warps_k", {1, 2, 4})
-      .Add("stages", {2, 3, 4, 6})
+      .Add("stages", {2, 4})
       .Add("split", {1, 2, 4, 8});
   space.Require("the device runs sm_90a (TMA, thread-block clusters)",
                 [device](const Variant&) { return device.has_sm90a; });
@@ -118,8 +118,13 @@ SearchSpace DecodeAttentionSpace(const Sm90aAttentionProblem& p, const DeviceDes
                   const int64_t slice = v.at("block_k") / v.at("warps_k");
                   return slice >= kMinSlice && slice <= kMaxSlice;
                 });
-  space.Require("at most " + std::to_string(kMaxThreads) + " threads a block",
-                [p](const Variant& v) { return DecodeAttentionThreads(p, v) <= kMaxThreads; });
+  // A warp holds Q (head_dim / 4 registers), O (head_dim / 2), S and P;
+  // at head_dim 128 more than the 128 a thread of a 512-thread block gets.
+  const int64_t max_threads = p.head_dim == 128 ? kMaxThreadsHeadDim128 : kMaxThreads;
+  space.Require(
+      "at most " + std::to_string(max_threads) + " threads a block at head_dim " +
+          std::to_string(p.head_dim),
+      [p, max_threads](const Variant& v) { return DecodeAttentionThreads(p, v) <= max_threads; });
   space.Require("split <= " + std::to_string(kMaxSplit) +
                     " and every split has 2 key blocks per stage or split is 1",
                 [p](const Variant& v) {
