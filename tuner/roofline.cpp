@@ -15,8 +15,12 @@ namespace {
 enum class MathUnit { kTensor16, kTf32, kF32Gemm, kF32 };
 
 MathUnit UnitOf(const v1::KernelKey& key) {
-  // Only matmuls run on matrix units; row and element-wise ops compute in f32.
-  if (kernels::OpSpecOf(key.op()).fusion != kernels::FusionKind::kMatmul) return MathUnit::kF32;
+  // Only matmuls and attention's two products run on matrix units; row and
+  // element-wise ops compute in f32.
+  const kernels::FusionKind fusion = kernels::OpSpecOf(key.op()).fusion;
+  if (fusion != kernels::FusionKind::kMatmul && fusion != kernels::FusionKind::kAttention) {
+    return MathUnit::kF32;
+  }
   if (key.input_dtype() == v1::DTYPE_F16 || key.input_dtype() == v1::DTYPE_BF16) {
     return MathUnit::kTensor16;
   }

@@ -306,6 +306,37 @@ std::optional<v1::DType> ParseDType(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view AttentionMaskName(v1::AttentionMask mask) {
+  switch (mask) {
+    case v1::ATTENTION_MASK_NONE: return "none";
+    case v1::ATTENTION_MASK_CAUSAL: return "causal";
+    case v1::ATTENTION_MASK_TENSOR: return "tensor";
+    default: return "unspecified";
+  }
+}
+
+std::optional<v1::AttentionMask> ParseAttentionMask(std::string_view name) {
+  for (auto m : {v1::ATTENTION_MASK_NONE, v1::ATTENTION_MASK_CAUSAL, v1::ATTENTION_MASK_TENSOR}) {
+    if (AttentionMaskName(m) == name) return m;
+  }
+  return std::nullopt;
+}
+
+std::string_view SequenceLayoutName(v1::SequenceLayout layout) {
+  switch (layout) {
+    case v1::SEQUENCE_LAYOUT_BSHD: return "bshd";
+    case v1::SEQUENCE_LAYOUT_BHSD: return "bhsd";
+    default: return "unspecified";
+  }
+}
+
+std::optional<v1::SequenceLayout> ParseSequenceLayout(std::string_view name) {
+  for (auto l : {v1::SEQUENCE_LAYOUT_BSHD, v1::SEQUENCE_LAYOUT_BHSD}) {
+    if (SequenceLayoutName(l) == name) return l;
+  }
+  return std::nullopt;
+}
+
 std::string_view LayoutName(v1::Layout layout) {
   switch (layout) {
     case v1::LAYOUT_ROW_MAJOR: return "row";
@@ -362,6 +393,19 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
                           ") with a prologue; this key is " + key.op() + " with " +
                           std::to_string(key.prologue_size()) + " prologue ops"};
   }
+  if (spec->fusion != FusionKind::kAttention) {
+    const auto attention_field = [&]() -> const char* {
+      if (key.attention_mask() != v1::ATTENTION_MASK_NONE) return "attention_mask";
+      if (key.sequence_layout() != v1::SEQUENCE_LAYOUT_BSHD) return "sequence_layout";
+      if (key.write_lse()) return "write_lse";
+      return nullptr;
+    }();
+    if (attention_field) {
+      return FieldError{
+          At(prefix, attention_field),
+          "belongs to " + OpNames(FusionKind::kAttention) + "; this key is " + key.op()};
+    }
+  }
   if (!key.tensors().empty() || !key.outputs().empty()) {
     return FieldError{At(prefix, key.tensors().empty() ? "outputs" : "tensors"),
                       "belongs to an op graph (ops); a single-kernel key has none"};
@@ -400,6 +444,9 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
       return FieldError{At(prefix, "shape"),
                         "dimension '" + std::string(d.name) + "' is required for " + key.op()};
     }
+  }
+  if (spec->key_rules) {
+    if (auto rule = spec->key_rules(key)) return FieldError{At(prefix, rule->first), rule->second};
   }
   // The largest tensor the problem touches.
   long double elements = 0;
@@ -527,6 +574,13 @@ std::string CanonicalKeyString(const v1::KernelKey& key) {
   }
   // Only when set: keys stored before the field existed keep their strings.
   if (key.allow_tf32()) s += "|tf32";
+  if (FindOpSpec(key.op()) && OpSpecOf(key.op()).fusion == FusionKind::kAttention) {
+    s += "|mask=";
+    s += AttentionMaskName(key.attention_mask());
+    s += "|seq=";
+    s += SequenceLayoutName(key.sequence_layout());
+    if (key.write_lse()) s += "|lse";
+  }
   return s;
 }
 
@@ -557,6 +611,7 @@ int64_t ProblemBytes(const v1::KernelKey& raw_key) {
     }
   }
   if (key.write_prologue_output()) bytes += output_elements * DTypeBytes(key.input_dtype());
+  if (spec.optional_tensor_bytes) bytes += spec.optional_tensor_bytes(key);
   return bytes;
 }
 

@@ -72,7 +72,8 @@ v1::KernelKey NormalizeKernelKey(const v1::KernelKey& key);
 
 // A stable text form of a normalized key, used as the database key and the
 // cache key. Scalar arguments of chain ops (the `scale` value) are runtime
-// arguments and are left out; allow_tf32 appears only when true. Throws
+// arguments and are left out; allow_tf32 appears only when true; an
+// attention key spells its mask kind and sequence layout, and lse when set. Throws
 // std::invalid_argument for a graph key: only the kernels of its plan
 // (kernels/fusion) have keys.
 std::string CanonicalKeyString(const v1::KernelKey& key);
@@ -97,6 +98,12 @@ std::string_view DTypeName(v1::DType dtype);
 std::optional<v1::DType> ParseDType(std::string_view name);
 std::string_view LayoutName(v1::Layout layout);
 std::optional<v1::Layout> ParseLayout(std::string_view name);
+// attention's mask kinds (none, causal, tensor) and sequence layouts (bshd,
+// bhsd).
+std::string_view AttentionMaskName(v1::AttentionMask mask);
+std::optional<v1::AttentionMask> ParseAttentionMask(std::string_view name);
+std::string_view SequenceLayoutName(v1::SequenceLayout layout);
+std::optional<v1::SequenceLayout> ParseSequenceLayout(std::string_view name);
 
 // Floating-point operations and bytes the problem must do and move at the
 // least; used for bandwidth/TFLOP and roofline figures. The key must be

@@ -59,13 +59,16 @@ std::string AbiError(const OpSpec& spec) {
 // or without exactly one output is a programming error of its op folder:
 // refuse it when the registry is first read.
 const OpSpec* Checked(const OpSpec& spec) {
-  const bool matmul = spec.fusion == FusionKind::kMatmul;
   const auto outputs =
       std::count_if(spec.tensors.begin(), spec.tensors.end(),
                     [](const TensorArg& t) { return t.role == TensorRole::kOutput; });
-  if (!spec.flops || outputs != 1 ||
-      (matmul ? !spec.matmul_reference || spec.row_reference
-              : !spec.row_reference || spec.matmul_reference)) {
+  const int references = (spec.matmul_reference != nullptr) + (spec.row_reference != nullptr) +
+                         (spec.attention_reference != nullptr);
+  const bool own_reference = spec.fusion == FusionKind::kMatmul ? spec.matmul_reference != nullptr
+                             : spec.fusion == FusionKind::kAttention
+                                 ? spec.attention_reference != nullptr
+                                 : spec.row_reference != nullptr;
+  if (!spec.flops || outputs != 1 || references != 1 || !own_reference) {
     throw std::logic_error("op '" + std::string(spec.name) +
                            "': its spec needs flops, one output and exactly the reference of its "
                            "fusion kind");

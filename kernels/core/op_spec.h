@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,8 +18,10 @@ namespace tiletune::kernels {
 
 // How the fusion planner may join an op with its neighbours: a matmul
 // starts a kernel of its own, a row reduction takes the element-wise ops
-// before it as its prologue, element-wise ops join any kernel's chain.
-enum class FusionKind { kMatmul, kRowReduction, kElementwise };
+// before it as its prologue, element-wise ops join any kernel's chain, and
+// attention is the one kernel of matmul -> scale -> mask -> softmax ->
+// matmul.
+enum class FusionKind { kMatmul, kRowReduction, kElementwise, kAttention };
 
 // What a tensor of an op is to it.
 enum class TensorRole {
@@ -147,8 +150,17 @@ using MatmulReference = void (*)(const ReferenceArgs& args, std::span<const int6
 using RowReference = void (*)(const ReferenceArgs& args, std::span<const double> x,
                               std::span<double> y);
 
+// The float64 reference of attention: rows `rows` of o (ascending), each
+// one (batch, query position, head) row of head_dim values, numbered as o
+// is stored densely in the key's sequence layout, into `out`
+// (rows.size() x head_dim). Each row is computed on its own, so a large
+// problem is checked on sampled query positions.
+using AttentionReference = void (*)(const ReferenceArgs& args, std::span<const int64_t> rows,
+                                    double* out);
+
 // The leading dimensions of a key's dense tensors, by ABI field name (lda,
-// ldb, ldc for gemm; ldx, ldy for row reductions), into `ints`.
+// ldb, ldc for gemm; ldx, ldy for row reductions; attention's strides), into
+// `ints`.
 using DenseLeadingDims = void (*)(const v1::KernelKey& key, NamedInts& ints);
 
 // Everything the daemon knows about one op, registered once from the op's
@@ -164,12 +176,20 @@ struct OpSpec {
   // prologue; else why not (the message says "<op> takes no prologue: ...").
   std::string_view no_prologue_reason;
   bool allows_tf32 = false;  // f32 inputs may be read as tf32
+  // The op's own rules on a key whose dims are valid (attention's head dims
+  // and head counts), or null: the failing field's path below the key
+  // ("shape[2].size") and why.
+  std::optional<std::pair<std::string, std::string>> (*key_rules)(const v1::KernelKey& key) =
+      nullptr;
 
   // Floating-point operations of the op itself, prologue and chain left
   // out. `counts_chain_flops`: the prologue and chain are the op's whole
   // work, so its figures count one operation per element for each.
   int64_t (*flops)(const v1::KernelKey& key) = nullptr;
   bool counts_chain_flops = false;
+  // Bytes of the tensors a key adds beside `tensors` (attention's mask and
+  // lse), or null for none.
+  int64_t (*optional_tensor_bytes)(const v1::KernelKey& key) = nullptr;
 
   // The leading dimensions of dense tensors (null for an op whose ABI has
   // none) and the runtime scalars' values, for every kFloat32 field: what
@@ -177,10 +197,11 @@ struct OpSpec {
   DenseLeadingDims leading_dims = nullptr;
   std::vector<std::pair<std::string_view, double>> scalars;
 
-  // The float64 reference: `matmul_reference` for kMatmul, `row_reference`
-  // for the others.
+  // The float64 reference: `matmul_reference` for kMatmul,
+  // `attention_reference` for kAttention, `row_reference` for the others.
   MatmulReference matmul_reference = nullptr;
   RowReference row_reference = nullptr;
+  AttentionReference attention_reference = nullptr;
 };
 
 }  // namespace tiletune::kernels

@@ -33,6 +33,8 @@ class Planner {
         case OpKind::kMatmul: StartMatmul(op); break;
         case OpKind::kRowReduction: StartRowReduction(op); break;
         case OpKind::kElementwise: AddElementwise(op); break;
+        // Graphs spell attention as its matmuls, scale, mask and softmax.
+        case OpKind::kAttention: throw std::logic_error("attention is no graph op");
       }
       open_->add_ops(op.index);
       const bool last = op.index + 1 == static_cast<int>(graph.ops.size());

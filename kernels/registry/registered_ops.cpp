@@ -2,6 +2,7 @@
 // docs/adding-an-op.md). It sits above kernels/ops/ so that the arrows
 // point down: the registry includes the ops, the ops include the core.
 #include "kernels/core/op_registry.h"
+#include "kernels/ops/attention/attention_op.h"
 #include "kernels/ops/elementwise/elementwise_op.h"
 #include "kernels/ops/gemm/gemm_op.h"
 #include "kernels/ops/layernorm/layernorm_op.h"
@@ -13,7 +14,7 @@ namespace tiletune::kernels {
 const std::vector<const OpSpec*>& RegisteredOps() {
   static const std::vector<const OpSpec*> kOps = {
       &gemm::GemmOp(),           &softmax::SoftmaxOp(),         &rmsnorm::RmsnormOp(),
-      &layernorm::LayernormOp(), &elementwise::ElementwiseOp(),
+      &layernorm::LayernormOp(), &elementwise::ElementwiseOp(), &attention::AttentionOp(),
   };
   return kOps;
 }

@@ -111,6 +111,7 @@ class RowComputer {
   void Compute(std::span<const int64_t> rows, double* out) const {
     const auto n = static_cast<size_t>(p_.cols);
     if (op_.matmul_reference) op_.matmul_reference(args_, rows, out);
+    if (op_.attention_reference) op_.attention_reference(args_, rows, out);
     std::vector<double> x(op_.row_reference ? n : 0);
     for (size_t ri = 0; ri < rows.size(); ++ri) {
       const std::span<double> y(out + ri * n, n);

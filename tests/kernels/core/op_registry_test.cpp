@@ -31,10 +31,11 @@ v1::KernelKey Key(const std::string& op, v1::DType in,
 }
 
 TEST(OpRegistry, ListsEveryOpOnceInMessageOrder) {
-  EXPECT_EQ(OpNames(), "gemm, softmax, rmsnorm, layernorm, elementwise");
+  EXPECT_EQ(OpNames(), "gemm, softmax, rmsnorm, layernorm, elementwise, attention");
   EXPECT_EQ(OpNames(FusionKind::kRowReduction), "softmax, rmsnorm, layernorm");
   EXPECT_EQ(KernelOpFor(FusionKind::kMatmul).name, "gemm");
   EXPECT_EQ(KernelOpFor(FusionKind::kElementwise).name, "elementwise");
+  EXPECT_EQ(KernelOpFor(FusionKind::kAttention).name, "attention");
   for (const OpSpec* spec : AllOpSpecs()) {
     EXPECT_EQ(FindOpSpec(spec->name), spec);
     EXPECT_TRUE(IsKnownOp(spec->name));
