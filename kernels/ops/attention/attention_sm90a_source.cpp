@@ -29,13 +29,20 @@ Variant Tuned(const Variant& variant, std::string_view kernel_name,
   return tuned;
 }
 
-v1::TensorMapArgument Map(const char* tensor, size_t offset, int64_t box_rows) {
+// The map of q, k or v (`heads` heads of `seq` positions) in the rank-3
+// view the kernels read (device/attention_tma_operand.h): rows are the
+// sequence, so a box of rows is a block of positions of one head.
+v1::TensorMapArgument Map(const char* tensor, size_t offset, int64_t box_rows,
+                          const Sm90aAttentionProblem& p, int64_t heads, int64_t seq) {
   v1::TensorMapArgument map;
   map.set_tensor(tensor);
   map.set_offset(static_cast<int64_t>(offset));
   map.set_box_inner(kBoxInner);
   map.set_box_rows(box_rows);
   map.set_swizzle_bytes(kSwizzleBytes);
+  const int64_t view[3] = {p.bshd ? p.batch : p.batch * heads, seq,
+                           p.bshd ? heads * p.head_dim : p.head_dim};
+  for (const int64_t size : view) map.add_view(size);
   return map;
 }
 
@@ -75,10 +82,12 @@ KernelSource TmaWsAttentionSource(const v1::KernelKey& key, const Sm90aAttention
   }
   const int64_t shared_bytes = TmaWsAttentionSharedBytes(p, tuned);
   spec.config.emplace_back("shared_bytes", shared_bytes);
-  spec.tma_argument =
-      TmaArgument({Map("q", offsetof(tt_attention_tma_args, q_map), kQueryBoxRows),
-                   Map("k", offsetof(tt_attention_tma_args, k_map), tuned.at("block_k")),
-                   Map("v", offsetof(tt_attention_tma_args, v_map), tuned.at("block_k"))});
+  spec.tma_argument = TmaArgument(
+      {Map("q", offsetof(tt_attention_tma_args, q_map), kQueryBoxRows, p, p.q_heads, p.q_len),
+       Map("k", offsetof(tt_attention_tma_args, k_map), tuned.at("block_k"), p, p.kv_heads,
+           p.kv_len),
+       Map("v", offsetof(tt_attention_tma_args, v_map), tuned.at("block_k"), p, p.kv_heads,
+           p.kv_len)});
   spec.entry = gpu::GpuEntry(kTmaWsAttentionName, variant);
   spec.variant_text = VariantString(variant);
   // Query blocks on x (the kernel runs causal ones last-first), heads on
@@ -105,9 +114,10 @@ KernelSource DecodeAttentionSource(const v1::KernelKey& key, const Sm90aAttentio
   const int64_t shared_bytes = DecodeAttentionSharedBytes(p, tuned);
   spec.config.emplace_back("shared_bytes", shared_bytes);
   // Decode reads q itself (few rows); k and v stream by TMA.
-  spec.tma_argument =
-      TmaArgument({Map("k", offsetof(tt_attention_tma_args, k_map), tuned.at("block_k")),
-                   Map("v", offsetof(tt_attention_tma_args, v_map), tuned.at("block_k"))});
+  spec.tma_argument = TmaArgument({Map("k", offsetof(tt_attention_tma_args, k_map),
+                                       tuned.at("block_k"), p, p.kv_heads, p.kv_len),
+                                   Map("v", offsetof(tt_attention_tma_args, v_map),
+                                       tuned.at("block_k"), p, p.kv_heads, p.kv_len)});
   const int64_t split = tuned.at("split");
   if (split > 1) {
     // The blocks that split one KV head's keys form one cluster.
