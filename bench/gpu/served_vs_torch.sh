@@ -5,6 +5,9 @@
 # against torch). Its table and JSON, the daemon's log and the tuned
 # database go to OUT.
 #   source .gpu/env.sh; bash bench/gpu/served_vs_torch.sh PYTHON_DIR OUT [script args...]
+# SERVED_SCRIPT picks another such script (default gemm/served_vs_torch.py),
+# e.g. SERVED_SCRIPT=bench/gpu/attention/attention_vs_torch.py; its outputs
+# are named after it.
 set -uo pipefail
 py=${1:?usage: served_vs_torch.sh PYTHON_DIR OUT [args...]}
 out=${2:?usage: served_vs_torch.sh PYTHON_DIR OUT [args...]}
@@ -18,8 +21,10 @@ daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null; wait $daemon' EXIT
 for _ in $(seq 600); do [[ -f $data/ready ]] && break; sleep 0.1; done
 key=$(sed -n 's/^signing_key=//p' "$data/ready")
-PYTHONPATH=$py python3 "$(dirname "$0")/gemm/served_vs_torch.py" --server "unix:$data/sock" \
-  --trusted-key "$key" --json "$out/served-vs-torch.json" "$@" 2>&1 | tee "$out/served-vs-torch.txt"
+script=${SERVED_SCRIPT:-$(dirname "$0")/gemm/served_vs_torch.py}
+name=$(basename "$script" .py | tr _ -)
+PYTHONPATH=$py python3 "$script" --server "unix:$data/sock" \
+  --trusted-key "$key" --json "$out/$name.json" "$@" 2>&1 | tee "$out/$name.txt"
 status=${PIPESTATUS[0]}
 kill -TERM $daemon
 wait $daemon

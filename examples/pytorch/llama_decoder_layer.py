@@ -1,7 +1,8 @@
 """A Llama-3-8B-shaped decoder layer (hidden 4096, 32 query / 8 KV heads of
 128, intermediate 14336, bf16) run three ways: torch eager, torch.compile,
-and with tiletune-served kernels (tiletune.torch) for its norms and
-projections; attention is torch's SDPA in every mode.
+and with tiletune-served kernels (tiletune.torch) for its norms,
+projections and attention (tiletune.torch.attention in place of torch's
+SDPA; torch modes run SDPA).
 
     python3 examples/pytorch/llama_decoder_layer.py --daemon unix:/run/tiletune/tiletuned.sock \
         --trusted-key HEX --json out.json --plot out.png
@@ -62,6 +63,13 @@ class Ops:
         return self.tt.rms_norm(x, w, eps=EPS) if self.tt else self.F.rms_norm(
             x, (HIDDEN,), w, EPS)
 
+    def attention(self, q, k, v, causal):
+        """q [batch, heads, seq, dim], k and v [batch, kv_heads, kv_len, dim]."""
+        if self.tt:
+            return self.tt.attention(q.contiguous(), k.contiguous(), v.contiguous(),
+                                     causal=causal)
+        return self.F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+
     def linear(self, x, w, residual=None):
         if self.tt:
             return self.tt.linear(x, w, residual=residual)
@@ -86,8 +94,7 @@ def layer_forward(torch, ops, p, x, k_cache, v_cache, phase):
         q, k = rope(torch, q, positions), rope(torch, k, positions)
         k_cache[:tokens, :, KV_LEN - 1:] = k
         v_cache[:tokens, :, KV_LEN - 1:] = v
-        attn = F.scaled_dot_product_attention(q, k_cache[:tokens], v_cache[:tokens],
-                                              enable_gqa=True)
+        attn = ops.attention(q, k_cache[:tokens], v_cache[:tokens], causal=False)
         attn = attn.transpose(1, 2).reshape(tokens, HEADS * HEAD_DIM)
     else:
         q = q.view(1, tokens, HEADS, HEAD_DIM).transpose(1, 2)
@@ -95,7 +102,7 @@ def layer_forward(torch, ops, p, x, k_cache, v_cache, phase):
         v = v.view(1, tokens, KV_HEADS, HEAD_DIM).transpose(1, 2)
         positions = torch.arange(tokens, device=x.device)
         q, k = rope(torch, q, positions), rope(torch, k, positions)
-        attn = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        attn = ops.attention(q, k, v, causal=True)
         attn = attn.transpose(1, 2).reshape(tokens, HEADS * HEAD_DIM)
     x2 = ops.linear(attn.contiguous(), p["o"], residual=x)
     h2 = ops.norm(x2, p["norm2"])
@@ -103,8 +110,22 @@ def layer_forward(torch, ops, p, x, k_cache, v_cache, phase):
     return ops.linear((F.silu(gate) * up).contiguous(), p["down"], residual=x2)
 
 
-def kernel_keys(tiletune, tokens):
+def attention_shape(phase, tokens):
+    """(batch, q_len, kv_len, causal) of the layer's attention."""
+    return (tokens, 1, KV_LEN, False) if phase == "decode" else (1, tokens, tokens, True)
+
+
+def kernel_keys(tiletune, phase, tokens):
     """The tiletune keys of one layer at `tokens` rows, with what each replaces."""
+    from tiletune.v1 import kernel_key_pb2
+
+    batch, q_len, kv_len, causal = attention_shape(phase, tokens)
+    attention = tiletune.key("attention", {"batch": batch, "q_heads": HEADS,
+                                           "kv_heads": KV_HEADS, "q_len": q_len,
+                                           "kv_len": kv_len, "head_dim": HEAD_DIM}, dtype="bf16")
+    attention.sequence_layout = kernel_key_pb2.SEQUENCE_LAYOUT_BHSD
+    if causal:
+        attention.attention_mask = kernel_key_pb2.ATTENTION_MASK_CAUSAL
     gemm = lambda n, k, chain=(): tiletune.key("gemm", {"m": tokens, "n": n, "k": k},
                                                 dtype="bf16", chain=list(chain),
                                                 layouts={"b": "col"})
@@ -114,15 +135,19 @@ def kernel_keys(tiletune, tokens):
         ("o+residual", gemm(HIDDEN, HEADS * HEAD_DIM, ["residual_add"])),
         ("gate_up", gemm(2 * INTERMEDIATE, HIDDEN)),
         ("down+residual", gemm(HIDDEN, INTERMEDIATE, ["residual_add"])),
+        ("attention", attention),
     ]
 
 
-def kernel_calls(torch, tt, p, tokens):
+def kernel_calls(torch, tt, p, phase, tokens):
     """(name, tiletune call, torch call) for each replaced kernel at `tokens` rows."""
     F = torch.nn.functional
     g = torch.Generator(device="cuda").manual_seed(tokens)
     r = lambda *s: torch.randn(s, generator=g, device="cuda").to(torch.bfloat16)
     x, attn, act = r(tokens, HIDDEN), r(tokens, HEADS * HEAD_DIM), r(tokens, INTERMEDIATE)
+    batch, q_len, kv_len, causal = attention_shape(phase, tokens)
+    q = r(batch, HEADS, q_len, HEAD_DIM)
+    k, v = r(batch, KV_HEADS, kv_len, HEAD_DIM), r(batch, KV_HEADS, kv_len, HEAD_DIM)
     return [
         ("rms_norm", lambda: tt.rms_norm(x, p["norm1"], eps=EPS),
          lambda: F.rms_norm(x, (HIDDEN,), p["norm1"], EPS)),
@@ -132,6 +157,8 @@ def kernel_calls(torch, tt, p, tokens):
         ("gate_up", lambda: tt.linear(x, p["gate_up"]), lambda: F.linear(x, p["gate_up"])),
         ("down+residual", lambda: tt.linear(act, p["down"], residual=x),
          lambda: F.linear(act, p["down"]) + x),
+        ("attention", lambda: tt.attention(q, k, v, causal=causal),
+         lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)),
     ]
 
 
@@ -139,21 +166,29 @@ GEMM_DIMS = {"qkv": ((HEADS + 2 * KV_HEADS) * HEAD_DIM, HIDDEN), "o+residual": (
              "gate_up": (2 * INTERMEDIATE, HIDDEN), "down+residual": (HIDDEN, INTERMEDIATE)}
 
 
-def decision_of(tt, name, tokens):
+def decision_of(tt, name, phase, tokens):
     """What tiletune.torch decided to run for this kernel (tiletune.torch.Decision)."""
     if name == "rms_norm":
         prefix = f"rmsnorm {tokens}x{HIDDEN} "
+    elif name == "attention":
+        batch, q_len, kv_len, _ = attention_shape(phase, tokens)
+        prefix = f"attention {batch}x{HEADS}/{KV_HEADS}x{q_len}x{kv_len}x{HEAD_DIM} "
     else:
         n, k = GEMM_DIMS[name]
         prefix = f"gemm {tokens}x{n}x{k} "
     return next((d for key, d in tt.decisions().items() if key.startswith(prefix)), None)
 
 
-def kernel_flops_bytes(name, tokens):
+def kernel_flops_bytes(name, phase, tokens):
     """FLOPs and bytes moved (minimum) of one replaced kernel, for the roofline."""
     dims = GEMM_DIMS
     if name == "rms_norm":
         return 4 * tokens * HIDDEN, 2 * (2 * tokens * HIDDEN + HIDDEN)
+    if name == "attention":
+        batch, q_len, kv_len, causal = attention_shape(phase, tokens)
+        pairs = q_len * kv_len // (2 if causal else 1)
+        return (4 * batch * HEADS * pairs * HEAD_DIM,
+                2 * batch * HEAD_DIM * (2 * HEADS * q_len + 2 * KV_HEADS * kv_len))
     n, k = dims[name]
     extra = tokens * n if name.endswith("residual") else 0
     return 2 * tokens * n * k, 2 * (tokens * k + n * k + tokens * n + extra)
@@ -198,7 +233,7 @@ def wall_time_us(torch, fn, calls=20):
 def tune(tiletune, client, max_variants):
     from tiletune.v1 import jobs_pb2
 
-    keys = [k for _, tokens in SHAPES for _, k in kernel_keys(tiletune, tokens)]
+    keys = [k for phase, tokens in SHAPES for _, k in kernel_keys(tiletune, phase, tokens)]
     unique = {k.SerializeToString(deterministic=True): k for k in keys}
     job = client.submit_job(list(unique.values()), max_variants=max_variants,
                             name="llama3-8b-decoder-layer", device="cuda:0")
@@ -258,11 +293,11 @@ def run(args):
             errors[mode] = ((got - want).abs() / (want.abs() + 1)).max().item()
         row = {"phase": phase, "tokens": tokens, "max_error": errors, "kernels": [],
                "layer_graph_us": {}, "layer_wall_us": {}}
-        for name, ours, theirs in kernel_calls(torch, tt, p, tokens):
+        for name, ours, theirs in kernel_calls(torch, tt, p, phase, tokens):
             t_tt, t_torch = tt.compare_us(ours, theirs, ours(), rounds=9)
-            flops, moved = kernel_flops_bytes(name, tokens)
+            flops, moved = kernel_flops_bytes(name, phase, tokens)
             roofline_us = max(flops / peak_flops, moved / peak_bytes) * 1e6
-            decision = decision_of(tt, name, tokens)
+            decision = decision_of(tt, name, phase, tokens)
             row["kernels"].append({"kernel": name, "tiletune_us": t_tt, "torch_us": t_torch,
                                    "runs": decision.runs, "why": repr(decision),
                                    "ratio": t_torch / t_tt, "roofline_us": roofline_us,

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/core/chain_ops.h"
 #include "kernels/core/kernel_key.h"
@@ -35,7 +37,12 @@ void DescribeTensor(const v1::KernelKey& key, const OpSpec& spec, const TensorAr
                     v1::AbiField& field) {
   field.set_role(RoleOf(tensor.role));
   field.set_dtype(tensor.role == TensorRole::kOutput ? key.output_dtype() : key.input_dtype());
-  for (std::string_view dim : tensor.dims) field.add_shape(DimOrDefault(key, spec, dim));
+  std::vector<std::string_view> dims = tensor.dims;
+  // A BHSD key (attention's sequence_layout) stores [batch, heads, seq, d].
+  if (key.sequence_layout() == v1::SEQUENCE_LAYOUT_BHSD && dims.size() == 4) {
+    std::swap(dims[1], dims[2]);
+  }
+  for (std::string_view dim : dims) field.add_shape(DimOrDefault(key, spec, dim));
   field.set_layout(IsColMajor(key, tensor.name) ? v1::LAYOUT_COL_MAJOR : v1::LAYOUT_ROW_MAJOR);
 }
 
@@ -94,6 +101,10 @@ v1::KernelAbi DescribeLaunchAbi(const v1::KernelKey& raw_key, v1::KernelAbi::Pas
           field.set_role(v1::AbiField::ROLE_PROLOGUE_OUTPUT);
           field.set_dtype(key.input_dtype());
           field.set_may_be_null(!key.write_prologue_output());
+        } else {
+          // A tensor only some keys have (attention's mask and lse), which
+          // no served kernel of these keys reads: null.
+          field.set_may_be_null(true);
         }
         break;
       case AbiKind::kInt64: field.set_value(ints.at(std::string(f.name))); break;

@@ -22,10 +22,11 @@ struct OpRule {
 const std::map<std::string, OpRule, std::less<>>& OpRules() {
   static const std::map<std::string, OpRule, std::less<>> kRules = [] {
     std::map<std::string, OpRule, std::less<>> rules = {
-        {"matmul", {OpKind::kMatmul, 2}},         {"add", {OpKind::kElementwise, 2}},
-        {"scale", {OpKind::kElementwise, 1}},     {"relu", {OpKind::kElementwise, 1}},
-        {"gelu_tanh", {OpKind::kElementwise, 1}}, {"gelu_erf", {OpKind::kElementwise, 1}},
-        {"silu", {OpKind::kElementwise, 1}},      {"cast", {OpKind::kElementwise, 1}},
+        {"matmul", {OpKind::kMatmul, 2}},           {"matmul_t", {OpKind::kMatmul, 2}},
+        {"causal_mask", {OpKind::kElementwise, 1}}, {"add", {OpKind::kElementwise, 2}},
+        {"scale", {OpKind::kElementwise, 1}},       {"relu", {OpKind::kElementwise, 1}},
+        {"gelu_tanh", {OpKind::kElementwise, 1}},   {"gelu_erf", {OpKind::kElementwise, 1}},
+        {"silu", {OpKind::kElementwise, 1}},        {"cast", {OpKind::kElementwise, 1}},
     };
     // A row op of the registry is a graph op of the same name, reading its
     // input and then its per-column tensors.
@@ -141,8 +142,8 @@ class GraphResolver {
     const auto rule = OpRules().find(node.op());
     if (rule == OpRules().end()) {
       return FieldError{path + ".op", "unknown op " + Quoted(node.op()) +
-                                          " (known: matmul, add, scale, relu, gelu_tanh, "
-                                          "gelu_erf, silu, cast, " +
+                                          " (known: matmul, matmul_t, add, scale, "
+                                          "causal_mask, relu, gelu_tanh, gelu_erf, silu, cast, " +
                                           OpNames(FusionKind::kRowReduction) + ")"};
     }
     if (node.inputs_size() != rule->second.inputs) {
@@ -190,14 +191,19 @@ class GraphResolver {
     op.scalar = node.scalar();
     op.output = node.output();
 
-    if (op.op == "matmul") {
+    if (op.op == "matmul" || op.op == "matmul_t") {
+      // matmul_t multiplies by the transpose of B, stored [N, K].
+      op.b_transposed = op.op == "matmul_t";
+      const int k_dim = op.b_transposed ? 1 : 0;
       auto b = Operand(i, 1);
       if (auto* e = std::get_if<FieldError>(&b)) return *e;
       const auto& bs = std::get<TensorShape>(b);
-      if (bs.dims.size() != 2 || bs.dims[0] != op.cols) {
-        return FieldError{path + ".inputs[1]", "matmul of " + ShapeText(flowing.dims) +
-                                                   " needs B shaped [" + std::to_string(op.cols) +
-                                                   ", N], got " + ShapeText(bs.dims)};
+      if (bs.dims.size() != 2 || bs.dims[k_dim] != op.cols) {
+        const std::string k = std::to_string(op.cols);
+        return FieldError{path + ".inputs[1]",
+                          op.op + " of " + ShapeText(flowing.dims) + " needs B shaped " +
+                              (op.b_transposed ? "[N, " + k + "]" : "[" + k + ", N]") + ", got " +
+                              ShapeText(bs.dims)};
       }
       if (bs.dtype != flowing.dtype) {
         return FieldError{path + ".inputs[1]", "matmul operands must share a dtype: A is " +
@@ -205,7 +211,7 @@ class GraphResolver {
                                                    ", B is " + std::string(DTypeName(bs.dtype))};
       }
       op.k = op.cols;
-      op.cols = bs.dims[1];
+      op.cols = bs.dims[1 - k_dim];
     } else if (op.op == "add") {
       auto other = Operand(i, 1);
       if (auto* e = std::get_if<FieldError>(&other)) return *e;

@@ -16,9 +16,12 @@
 namespace tiletune::kernels::fusion {
 
 // What an op does to the tensor flowing along the chain: matmul starts from
-// a [M, K] x [K, N] product, a row reduction (the registry's row ops)
-// reduces along the last dimension, add, scale, relu, gelu_tanh, gelu_erf,
-// silu and cast are element-wise.
+// a [M, K] x [K, N] product (matmul_t from [M, K] x [N, K]ᵀ), a row
+// reduction (the registry's row ops) reduces along the last dimension, add,
+// scale, relu, gelu_tanh, gelu_erf, silu and cast are element-wise, and
+// causal_mask (hides [i, j] where j > i + N - M, bottom-right aligned) runs
+// only inside attention, the one kernel the planner makes of
+// matmul_t -> [scale] -> [add(mask) | causal_mask] -> softmax -> matmul.
 using OpKind = FusionKind;
 
 struct ResolvedOp {
@@ -28,6 +31,7 @@ struct ResolvedOp {
   // The tensor the op transforms (for matmul: A) and what it writes.
   int64_t rows = 0, cols = 0;  // of the output; matmul's input is [rows, k]
   int64_t k = 0;               // matmul only
+  bool b_transposed = false;   // matmul_t: B is stored [N, K]
   v1::DType input_dtype = v1::DTYPE_UNSPECIFIED;
   v1::DType output_dtype = v1::DTYPE_UNSPECIFIED;
   // add: true when the other operand is one value per column (a bias).

@@ -2,9 +2,11 @@
 
 #include <stdexcept>
 #include <utility>
+#include <variant>
+#include <vector>
 
-#include "kernels/core/op_registry.h"
 #include "kernels/core/op_graph.h"
+#include "kernels/core/op_registry.h"
 
 namespace tiletune::kernels::fusion {
 namespace {
@@ -28,15 +30,39 @@ class Planner {
   explicit Planner(const KeyLimits& limits) : limits_(limits) {}
 
   v1::FusionPlan Plan(const ResolvedGraph& graph) {
-    for (const ResolvedOp& op : graph.ops) {
-      switch (op.kind) {
-        case OpKind::kMatmul: StartMatmul(op); break;
-        case OpKind::kRowReduction: StartRowReduction(op); break;
-        case OpKind::kElementwise: AddElementwise(op); break;
-        // Graphs spell attention as its matmuls, scale, mask and softmax.
-        case OpKind::kAttention: throw std::logic_error("attention is no graph op");
+    for (size_t i = 0; i < graph.ops.size(); ++i) {
+      std::string why_not_attention;
+      if (graph.ops[i].op == "matmul_t") {
+        auto attention = MatchAttention(graph, i);
+        if (auto* last = std::get_if<size_t>(&attention)) {
+          StartAttention(graph, i, *last);
+          i = *last;
+        } else if (auto* why = std::get_if<std::string>(&attention)) {
+          why_not_attention = "not one attention kernel: " + *why;
+        }
       }
-      open_->add_ops(op.index);
+      const ResolvedOp& op = graph.ops[i];
+      const bool in_attention = open_ && open_->key().op() == AttentionName() &&
+                                open_->ops(open_->ops_size() - 1) == op.index;
+      if (!in_attention) {
+        if (op.op == "causal_mask") {
+          throw std::invalid_argument(
+              "key.ops[" + std::to_string(op.index) +
+              "]: causal_mask runs only inside attention (matmul_t -> [scale] -> causal_mask -> "
+              "softmax -> matmul)" +
+              (not_attention_.empty() ? "" : "; " + not_attention_));
+        }
+        switch (op.kind) {
+          case OpKind::kMatmul: StartMatmul(op); break;
+          case OpKind::kRowReduction: StartRowReduction(op); break;
+          case OpKind::kElementwise: AddElementwise(op); break;
+          // Graphs spell attention as its matmuls, scale, mask and softmax.
+          case OpKind::kAttention: throw std::logic_error("attention is no graph op");
+        }
+        open_->add_ops(op.index);
+        // The matmul_t's kernel says why it did not become attention.
+        if (!why_not_attention.empty()) not_attention_ = std::move(why_not_attention);
+      }
       const bool last = op.index + 1 == static_cast<int>(graph.ops.size());
       if (op.op == "cast" && !last) {
         Close("cast ends a kernel: its output is stored as " +
@@ -59,6 +85,74 @@ class Planner {
   }
 
  private:
+  // ops[i..] as attention: matmul_t(q, k) -> [scale] -> [add(mask) |
+  // causal_mask] -> softmax -> matmul(., v). The index of its last op;
+  // why not, where the ops have that shape but the kernel cannot take
+  // them; monostate where they are not attention-shaped at all.
+  static std::string AttentionName() {
+    return std::string(KernelOpFor(FusionKind::kAttention).name);
+  }
+
+  std::variant<std::monostate, std::string, size_t> MatchAttention(const ResolvedGraph& graph,
+                                                                   size_t i) const {
+    size_t at = i + 1;
+    const auto is = [&](std::string_view name) {
+      return at < graph.ops.size() && graph.ops[at].op == name;
+    };
+    const ResolvedOp& scores = graph.ops[i];
+    std::vector<const ResolvedOp*> ops = {&scores};
+    if (is("scale")) ops.push_back(&graph.ops[at++]);
+    const ResolvedOp* mask = nullptr;
+    if (is("add") || is("causal_mask")) ops.push_back(mask = &graph.ops[at++]);
+    if (!is("softmax")) return std::monostate{};
+    ops.push_back(&graph.ops[at++]);
+    if (!is("matmul")) return std::monostate{};
+    const ResolvedOp& pv = graph.ops[at];
+    const int64_t head_dim = scores.k;
+    for (const ResolvedOp* op : ops) {
+      if (op->output_wanted) {
+        return Quoted(op->output) + " is a graph output, and attention keeps " + op->op +
+               "'s result in registers";
+      }
+    }
+    if (head_dim != 64 && head_dim != 128 && head_dim != 256) {
+      return "head_dim " + std::to_string(head_dim) + " is not 64, 128 or 256";
+    }
+    if (pv.cols != head_dim) {
+      return "v is " + std::to_string(pv.cols) + " wide, not head_dim " + std::to_string(head_dim);
+    }
+    if (mask && mask->op == "add" && mask->per_column) {
+      return "add reads one value per key, not a mask shaped like the scores";
+    }
+    if (mask && mask->op == "add" && mask->other_dtype != scores.input_dtype) {
+      return "the mask is " + std::string(DTypeName(mask->other_dtype)) +
+             "; attention reads it in q's dtype " + std::string(DTypeName(scores.input_dtype));
+    }
+    return at;
+  }
+
+  void StartAttention(const ResolvedGraph& graph, size_t first, size_t last) {
+    if (open_) Close("attention starts a new kernel: it reads q, k and v as stored");
+    const ResolvedOp& scores = graph.ops[first];
+    Open(AttentionName(), scores);
+    auto* key = open_->mutable_key();
+    for (auto [name, size] : {std::pair{"q_heads", int64_t{1}},
+                              {"kv_heads", int64_t{1}},
+                              {"q_len", scores.rows},
+                              {"kv_len", scores.cols},
+                              {"head_dim", scores.k}}) {
+      auto* d = key->add_shape();
+      d->set_name(name);
+      d->set_size(size);
+    }
+    for (size_t i = first; i <= last; ++i) {
+      const ResolvedOp& op = graph.ops[i];
+      if (op.op == "causal_mask") key->set_attention_mask(v1::ATTENTION_MASK_CAUSAL);
+      if (op.op == "add") key->set_attention_mask(v1::ATTENTION_MASK_TENSOR);
+      open_->add_ops(op.index);
+    }
+  }
+
   void StartMatmul(const ResolvedOp& op) {
     if (open_) {
       Close(
@@ -72,6 +166,12 @@ class Planner {
       d->set_name(name);
       d->set_size(size);
     }
+    // B stored [N, K] is B column-major.
+    if (op.b_transposed) {
+      auto* l = key->add_layouts();
+      l->set_tensor("b");
+      l->set_layout(v1::LAYOUT_COL_MAJOR);
+    }
   }
 
   void StartRowReduction(const ResolvedOp& op) {
@@ -79,6 +179,10 @@ class Planner {
       Close(op.op + " reduces whole rows of " + std::to_string(op.cols) +
             " columns; a GEMM block tile owns only some columns of a row, so the reduction "
             "runs as its own kernel");
+    } else if (open_ && OpSpecOf(open_->key().op()).fusion == FusionKind::kAttention) {
+      Close(op.op +
+            " reduces whole rows of attention's output; an attention block owns "
+            "whole rows, but its kernels take no row op after them");
     } else if (open_ && OpSpecOf(open_->key().op()).fusion != FusionKind::kElementwise) {
       Close("two row reductions in a row: " + op.op + " needs whole finished rows of " +
             open_->key().op() + "'s output");
@@ -134,6 +238,9 @@ class Planner {
 
   void Close(std::string reason) {
     *open_->mutable_key() = NormalizeKernelKey(open_->key());
+    // The kernel of a matmul_t that did not become attention says why.
+    if (!not_attention_.empty())
+      reason += (reason.empty() ? "" : "; ") + std::exchange(not_attention_, "");
     open_->set_split_reason(std::move(reason));
     open_ = nullptr;
   }
@@ -143,6 +250,9 @@ class Planner {
   v1::FusedKernel* open_ = nullptr;
   // The last op's output is a graph output and the next op is a row op.
   bool prologue_output_wanted_ = false;
+  // Why the last attention-shaped ops are not one attention kernel, for the
+  // split reason of the kernel they open.
+  std::string not_attention_;
 };
 
 }  // namespace

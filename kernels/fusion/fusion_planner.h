@@ -4,6 +4,12 @@
 //   element-wise prologue + row reduction
 //     (softmax, rmsnorm, layernorm) + epilogue -> the row op with prologue and chain
 //   element-wise ops alone                    -> elementwise with chain
+//   matmul_t(q, k) -> [scale] -> [add(mask) | causal_mask] -> softmax
+//     -> matmul(., v) + epilogue              -> attention with chain
+// Attention-shaped ops the attention kernel cannot take (a head_dim other
+// than 64, 128, 256, an intermediate wanted as an output, a per-key bias)
+// plan as their matmuls and softmax, the first kernel's split reason saying
+// why; a causal_mask outside attention cannot be planned at all.
 // A kernel ends before a matmul (GEMM templates read A as stored), before a
 // row reduction that would follow a GEMM (a GEMM tile does not own whole
 // rows) or another reduction, after a cast, after an intermediate the caller

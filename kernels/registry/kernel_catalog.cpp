@@ -2,6 +2,8 @@
 #include <algorithm>
 
 #include "kernels/core/kernel_template.h"
+#include "kernels/ops/attention/attention_op.h"
+#include "kernels/ops/attention/attention_templates.h"
 #include "kernels/ops/elementwise/elementwise_op.h"
 #include "kernels/ops/elementwise/elementwise_templates.h"
 #include "kernels/ops/gemm/gemm_op.h"
@@ -42,6 +44,7 @@ const Catalog& TheCatalog() {
     c.Add(rmsnorm::kOpName, rmsnorm::MakeHostRows());
     c.Add(layernorm::kOpName, layernorm::MakeHostRows());
     c.Add(elementwise::kOpName, elementwise::MakeHostRows());
+    c.Add(attention::kOpName, attention::MakeHostAttention());
     // A key's space is the union of every template that serves it; the
     // first names the baseline. The tensor-core GEMM serves 16-bit inputs
     // and f32 allowing tf32 on CUDA; gpu_gemm_tiled every f32 key.
@@ -57,6 +60,7 @@ const Catalog& TheCatalog() {
       c.Add(rmsnorm::kOpName, rmsnorm::MakeGpuRows(vendor));
       c.Add(layernorm::kOpName, layernorm::MakeGpuRows(vendor));
       c.Add(elementwise::kOpName, elementwise::MakeGpuElementwise(vendor));
+      c.Add(attention::kOpName, attention::MakeGpuFlashAttention(vendor));
     }
     return c;
   }();

@@ -72,7 +72,24 @@ const std::vector<Problem>& Problems() {
       l->set_tensor(tensor);
       l->set_layout(v1::LAYOUT_COL_MAJOR);
     }
+    // Attention: GQA, causal, BHSD, lengths no block divides; a decode query
+    // over a long odd KV in f16 with a residual chain.
+    v1::KernelKey attention_causal = In(v1::DTYPE_BF16, Key("attention", {{"batch", 2},
+                                                                          {"q_heads", 8},
+                                                                          {"kv_heads", 2},
+                                                                          {"q_len", 77},
+                                                                          {"kv_len", 131},
+                                                                          {"head_dim", 128}}));
+    attention_causal.set_attention_mask(v1::ATTENTION_MASK_CAUSAL);
+    attention_causal.set_sequence_layout(v1::SEQUENCE_LAYOUT_BHSD);
+    const v1::KernelKey attention_decode =
+        In(v1::DTYPE_F16,
+           Key("attention",
+               {{"q_heads", 4}, {"kv_heads", 4}, {"q_len", 1}, {"kv_len", 4097}, {"head_dim", 64}},
+               {"residual_add"}));
     return std::vector<Problem>{
+        {"attention_bf16_causal_gqa_77x131_d128", "gpu_attention_flash", attention_causal},
+        {"attention_f16_decode_1x4097_d64", "gpu_attention_flash", attention_decode},
         {"softmax_37x1000_scale_mask", "gpu_softmax_rows",
          WithPrologue(Key("softmax", {{"rows", 37}, {"cols", 1000}}, {"bias", "scale"}),
                       {"scale", "residual_add"})},

@@ -137,3 +137,25 @@ def test_tensors_the_ops_cannot_take_are_refused_by_name(runtime):
         tt.rms_norm(x, torch.ones(8), residual=torch.rand((2, 8)))
     with pytest.raises(ValueError, match="activation: 'tanh'"):
         tt.linear(x, w, activation="tanh")
+
+
+def test_attention_runs_the_served_host_kernel(runtime):
+    # f32 on the host: grouped-query, causal, bottom-right aligned.
+    batch, q_heads, kv_heads, q_len, kv_len, head_dim = 1, 4, 2, 9, 21, 64
+    key = tt._attention_key(batch, q_heads, kv_heads, q_len, kv_len, head_dim, torch.float32,
+                            True)
+    tune(runtime.client, [key])
+    g = torch.Generator().manual_seed(9)
+    q = torch.rand((batch, q_heads, q_len, head_dim), generator=g) * 2 - 1
+    k = torch.rand((batch, kv_heads, kv_len, head_dim), generator=g) * 2 - 1
+    v = torch.rand((batch, kv_heads, kv_len, head_dim), generator=g) * 2 - 1
+    o = tt.attention(q, k, v, causal=True, scale=0.2)
+    decision = next(d for name, d in tt.decisions().items() if name.startswith("attention"))
+    if decision.runs == "torch":
+        assert "VENDOR" in decision.reason, decision  # the record decides which runs
+    group = q_heads // kv_heads
+    s = q.double() @ k.double().repeat_interleave(group, 1).transpose(-1, -2) * 0.2
+    hidden = torch.ones(q_len, kv_len, dtype=torch.bool).tril(kv_len - q_len).logical_not()
+    want = torch.softmax(s.masked_fill(hidden, float("-inf")), -1) @ \
+        v.double().repeat_interleave(group, 1)
+    assert ((o.double() - want).abs() / (want.abs() + 1)).max() < 1e-4

@@ -116,3 +116,34 @@ def test_tensors_on_another_device_are_refused(runtime):
     x, w, b, residual = inputs(6)
     with pytest.raises(ValueError, match="weight: on cpu, expected cuda:0"):
         tt.linear(x, w.cpu())
+
+
+def float64_attention(q, k, v, causal, scale):
+    group = q.shape[1] // k.shape[1]
+    kd = k.double().repeat_interleave(group, dim=1)
+    vd = v.double().repeat_interleave(group, dim=1)
+    s = q.double() @ kd.transpose(-1, -2) * scale
+    if causal:
+        q_len, kv_len = q.shape[2], k.shape[2]
+        hidden = torch.ones(q_len, kv_len, dtype=torch.bool, device=q.device).tril(
+            kv_len - q_len).logical_not()
+        s = s.masked_fill(hidden, float("-inf"))
+    return torch.softmax(s, -1) @ vd
+
+
+def test_attention_runs_the_served_flash_kernel(runtime):
+    # Grouped-query, causal with more keys than queries (chunked prefill:
+    # bottom-right aligned), lengths no block divides.
+    batch, q_heads, kv_heads, q_len, kv_len, head_dim = 2, 8, 2, 77, 131, 128
+    key = tt._attention_key(batch, q_heads, kv_heads, q_len, kv_len, head_dim, BF16, True)
+    job = runtime.client.submit_job([key], max_variants=4, strategy=jobs_pb2.STRATEGY_RANDOM,
+                                    seed=3, device="cuda:0")
+    list(runtime.client.watch_job(job))
+    assert runtime.client.get_job(job).state == jobs_pb2.JOB_SUCCEEDED
+    g = torch.Generator(device="cuda").manual_seed(7)
+    r = lambda *shape: (torch.rand(shape, generator=g, device="cuda") * 2 - 1).to(BF16)
+    q, k, v = r(batch, q_heads, q_len, head_dim), r(batch, kv_heads, kv_len, head_dim), \
+        r(batch, kv_heads, kv_len, head_dim)
+    o = tt.attention(q, k, v, causal=True)
+    assert runs("attention").runs == "tiletune", tt.decisions()
+    close(o, float64_attention(q, k, v, True, head_dim ** -0.5))

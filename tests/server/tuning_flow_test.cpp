@@ -23,6 +23,7 @@
 #include "tests/support/daemon_calls.h"
 #include "tests/support/poll_until.h"
 #include "tests/support/postgres_test_database.h"
+#include "tests/support/test_key.h"
 #include "tests/support/tiletuned_process.h"
 
 namespace tiletune::testing {
@@ -134,6 +135,43 @@ TEST(TuningFlow, SubmitWatchThenLookupHits) {
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->find("tiletune_lookups_total{result=\"hit\"} 1"), std::string::npos)
       << *metrics;
+}
+
+// Attention end to end on the host: a causal, grouped-query key with odd
+// lengths is tuned against the straightforward kernel, validated against
+// the float64 reference by the real worker, and served by the template that
+// won; the mask is part of the key.
+TEST(TuningFlow, AHostAttentionKeyIsTunedAndServed) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path(), {"--host-cpus", "1"});
+  daemon.Start();
+  auto stub = daemon.Stub();
+
+  v1::KernelKey key = TestKey("attention", {{"batch", 2},
+                                            {"q_heads", 4},
+                                            {"kv_heads", 2},
+                                            {"q_len", 67},
+                                            {"kv_len", 131},
+                                            {"head_dim", 64}});
+  key.set_attention_mask(v1::ATTENTION_MASK_CAUSAL);
+  key.set_sequence_layout(v1::SEQUENCE_LAYOUT_BHSD);
+  v1::JobSpec spec;
+  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
+  *spec.add_kernels() = key;
+  const std::string id = SubmitJob(*stub, spec);
+  WatchJobToEnd(*stub, id);
+  const auto job = GetJob(*stub, id);
+  ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
+  ASSERT_EQ(job.items(0).winner(), v1::WINNER_TUNED)
+      << job.ShortDebugString() << "\ndecision: " << WhyVendor(*stub, key);
+
+  const auto hit = Lookup(*stub, key);
+  ASSERT_EQ(hit.result(), v1::LookupResponse::RESULT_HIT);
+  EXPECT_EQ(hit.record().config().kernel_name(), "host_attention_online");
+  EXPECT_EQ(hit.record().baseline_name(), "host-naive");
+  // The same problem without the mask is another key.
+  key.set_attention_mask(v1::ATTENTION_MASK_NONE);
+  EXPECT_EQ(Lookup(*stub, key).result(), v1::LookupResponse::RESULT_MISS);
 }
 
 // A key's space spans every template serving it: the exhaustive search of a

@@ -1,4 +1,5 @@
-// The GPU row and element-wise kernels with prologues and epilogues, run by the real worker on
+// The GPU row and element-wise kernels with prologues and epilogues, and
+// attention (its KV length as the row length), run by the real worker on
 // a CUDA device and checked against the float64 reference, at odd row
 // lengths: 1, 33 (one partial warp), 4097 (a chunk and one element) and 40000
 // (many chunks: multi-pass, or one pass through shared memory), and with 2051
@@ -156,6 +157,41 @@ TEST_P(GpuRowKernelsOnDevice, Bf16ElementwiseChain) {
   key.set_input_dtype(v1::DTYPE_BF16);
   key.set_output_dtype(v1::DTYPE_BF16);
   ExpectEveryVariantCorrect(key, kBf16Tolerance);
+}
+
+// Attention with the row length as its KV length (1, 33, 4097, 40000): 77
+// queries no block divides, grouped-query heads, bottom-right causal (with
+// 1 and 33 keys the first queries see none and are zeros), BHSD; and a
+// decode query in f16 with a residual chain. Probabilities are rounded to
+// the input type before P V, so the tolerance is bf16's.
+v1::KernelKey AttentionKey(int64_t q_len, int64_t kv_len, int64_t head_dim, v1::DType dtype,
+                           const std::vector<std::string>& chain = {}) {
+  v1::KernelKey key = testing::MakeKey("attention",
+                                       {{"batch", 2},
+                                        {"q_heads", 8},
+                                        {"kv_heads", 2},
+                                        {"q_len", q_len},
+                                        {"kv_len", kv_len},
+                                        {"head_dim", head_dim}},
+                                       chain);
+  key.set_input_dtype(dtype);
+  key.set_output_dtype(dtype);
+  return key;
+}
+
+TEST_P(GpuRowKernelsOnDevice, AttentionCausalGroupedBhsd) {
+  v1::KernelKey key = AttentionKey(77, GetParam(), 128, v1::DTYPE_BF16);
+  key.set_attention_mask(v1::ATTENTION_MASK_CAUSAL);
+  key.set_sequence_layout(v1::SEQUENCE_LAYOUT_BHSD);
+  ExpectEveryVariantCorrect(key, kBf16Tolerance);
+  key.set_attention_mask(v1::ATTENTION_MASK_NONE);
+  key.set_sequence_layout(v1::SEQUENCE_LAYOUT_BSHD);
+  ExpectEveryVariantCorrect(key, kBf16Tolerance);
+}
+
+TEST_P(GpuRowKernelsOnDevice, AttentionDecodeWithAResidualChain) {
+  ExpectEveryVariantCorrect(AttentionKey(1, GetParam(), 64, v1::DTYPE_F16, {"residual_add"}),
+                            kBf16Tolerance);
 }
 
 INSTANTIATE_TEST_SUITE_P(OddRowLengths, GpuRowKernelsOnDevice,

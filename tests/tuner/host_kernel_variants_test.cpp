@@ -138,6 +138,41 @@ TEST(HostKernelVariants, Layernorm) {
   CompileAndValidate(Sources(small, large, 2));
 }
 
+v1::KernelKey Attention(std::vector<std::pair<std::string, int64_t>> dims, v1::AttentionMask mask,
+                        v1::SequenceLayout layout, const std::vector<std::string>& chain = {}) {
+  v1::KernelKey key = MakeKey("attention", dims, chain);
+  key.set_attention_mask(mask);
+  key.set_sequence_layout(layout);
+  return key;
+}
+
+// Odd lengths, grouped heads, both layouts; causal with more queries than
+// keys (the first rows see no key and are zeros) and a single key.
+TEST(HostKernelVariants, Attention) {
+  const v1::KernelKey small =
+      Attention({{"q_heads", 4}, {"kv_heads", 2}, {"q_len", 3}, {"kv_len", 7}, {"head_dim", 64}},
+                v1::ATTENTION_MASK_CAUSAL, v1::SEQUENCE_LAYOUT_BHSD, {"residual_add"});
+  const v1::KernelKey large =
+      Attention({{"batch", 2},
+                 {"q_heads", 8},
+                 {"kv_heads", 2},
+                 {"q_len", 33},
+                 {"kv_len", 77},
+                 {"head_dim", 128}},
+                v1::ATTENTION_MASK_CAUSAL, v1::SEQUENCE_LAYOUT_BSHD, {"scale"});
+  auto kernels = Sources(small, large, 2);
+  const kernels::KernelTemplate& t = testing::HostTemplate(small);
+  for (const v1::KernelKey& key :
+       {Attention({{"q_heads", 2}, {"kv_heads", 1}, {"q_len", 9}, {"kv_len", 4}, {"head_dim", 256}},
+                  v1::ATTENTION_MASK_CAUSAL, v1::SEQUENCE_LAYOUT_BSHD),
+        Attention({{"q_heads", 3}, {"kv_heads", 3}, {"q_len", 5}, {"kv_len", 1}, {"head_dim", 64}},
+                  v1::ATTENTION_MASK_NONE, v1::SEQUENCE_LAYOUT_BHSD)}) {
+    for (const auto& v : t.Space(key).ValidVariants()) kernels.emplace_back(key, t.Source(key, v));
+    kernels.emplace_back(key, *t.BaselineFor(key).source);
+  }
+  CompileAndValidate(kernels);
+}
+
 v1::KernelKey WithPrologue(v1::KernelKey key, const std::vector<std::string>& ops) {
   for (const auto& name : ops) {
     auto* op = key.add_prologue();

@@ -25,7 +25,7 @@ import torch.nn.functional as F
 
 import tiletune
 from tiletune.client import DaemonError
-from tiletune.v1 import records_pb2, tiletune_pb2
+from tiletune.v1 import kernel_key_pb2, records_pb2, tiletune_pb2
 
 _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 ACTIVATIONS = ("relu", "gelu_tanh", "gelu_erf", "silu")
@@ -373,6 +373,68 @@ def _row_op_impl(op, x, weight, shift, residual, eps, scale=None, mask=None):
     return rt.run(entry, launch, reference)
 
 
+def _bottom_right_causal(q_len, kv_len, device):
+    """The mask torch's SDPA needs for tiletune's causal: query i sees key j
+    when j <= i + kv_len - q_len (torch's is_causal aligns to the top left,
+    which differs when q_len != kv_len)."""
+    return torch.ones(q_len, kv_len, dtype=torch.bool, device=device).tril(kv_len - q_len)
+
+
+def _attention_impl(q, k, v, causal, scale):
+    """q [B, Hq, S, D], k and v [B, Hkv, T, D] (torch SDPA's layout, BHSD),
+    Hq a multiple of Hkv; o like q."""
+    _check("q", q)
+    if q.dim() != 4:
+        raise ValueError(f"q: {q.dim()} dimensions; attention takes [batch, heads, seq, head_dim]")
+    batch, q_heads, q_len, head_dim = q.shape
+    if head_dim not in (64, 128, 256):
+        raise ValueError(f"q: head_dim {head_dim}; tiletune attention takes 64, 128 or 256")
+    _check("k", k, q.dtype, q.device, head_dim)
+    _check("v", v, q.dtype, q.device, head_dim)
+    if k.dim() != 4 or k.shape[0] != batch or k.shape != v.shape:
+        raise ValueError(f"k, v: shapes {tuple(k.shape)}, {tuple(v.shape)}; expected both "
+                         f"[{batch}, kv_heads, kv_len, {head_dim}]")
+    kv_heads, kv_len = k.shape[1], k.shape[2]
+    if q_heads % kv_heads:
+        raise ValueError(f"q: {q_heads} heads is not a multiple of k's {kv_heads}")
+    scale = head_dim ** -0.5 if scale is None else float(scale)
+
+    def reference():
+        kk, vv = k, v
+        if kv_heads != q_heads:
+            kk = k.repeat_interleave(q_heads // kv_heads, dim=1)
+            vv = v.repeat_interleave(q_heads // kv_heads, dim=1)
+        if causal and q_len != kv_len:
+            return F.scaled_dot_product_attention(
+                q, kk, vv, attn_mask=_bottom_right_causal(q_len, kv_len, q.device), scale=scale)
+        return F.scaled_dot_product_attention(q, kk, vv, is_causal=causal, scale=scale)
+
+    if batch * q_heads * q_len == 0 or kv_len == 0:
+        return reference()
+    rt = runtime()
+    shape = f"{batch}x{q_heads}/{kv_heads}x{q_len}x{kv_len}x{head_dim}"
+    entry = rt.entry(("attention", shape, q.dtype, "causal" if causal else "", q.device),
+                     lambda: _attention_key(batch, q_heads, kv_heads, q_len, kv_len, head_dim,
+                                            q.dtype, causal), q.device)
+
+    def launch(kernel):
+        o = torch.empty_like(q)
+        _launch_bound(kernel, q, ("q", "k", "v", "o"), (q, k, v, o), ("scale",), (scale,))
+        return o
+
+    return rt.run(entry, launch, reference)
+
+
+def _attention_key(batch, q_heads, kv_heads, q_len, kv_len, head_dim, dtype, causal):
+    k = tiletune.key("attention", {"batch": batch, "q_heads": q_heads, "kv_heads": kv_heads,
+                                   "q_len": q_len, "kv_len": kv_len, "head_dim": head_dim},
+                     dtype=_DTYPES[dtype])
+    k.sequence_layout = kernel_key_pb2.SEQUENCE_LAYOUT_BHSD
+    if causal:
+        k.attention_mask = kernel_key_pb2.ATTENTION_MASK_CAUSAL
+    return k
+
+
 def _row_key(op, rows, cols, dtype, prologue, write_prologue_output):
     k = tiletune.key(op, {"rows": rows, "cols": cols}, dtype=_DTYPES[dtype], prologue=prologue)
     k.write_prologue_output = write_prologue_output
@@ -429,6 +491,15 @@ if _CUSTOM_OPS:
     def _(x, scale, mask):
         return torch.empty_like(x)
 
+    @torch.library.custom_op("tiletune::attention", mutates_args=())
+    def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
+                      scale: Optional[float]) -> torch.Tensor:
+        return _attention_impl(q, k, v, causal, scale)
+
+    @_attention_op.register_fake
+    def _(q, k, v, causal, scale):
+        return torch.empty_like(q)
+
 
 def _compiling():
     """Whether torch.compile is tracing the caller: then the ops appear as
@@ -469,3 +540,15 @@ def softmax(x, scale=None, mask=None):
     if _compiling():
         return torch.ops.tiletune.softmax(x, scale, mask)
     return _row_op_impl("softmax", x, None, None, None, 0.0, scale, mask)
+
+
+def attention(q, k, v, causal=False, scale=None):
+    """softmax(q kᵀ * scale [+ causal mask]) v per batch entry and head, as
+    torch's scaled_dot_product_attention: q [B, Hq, S, D], k and v
+    [B, Hkv, T, D] with Hq a multiple of Hkv (grouped-query attention), D 64,
+    128 or 256; scale defaults to 1/sqrt(D). causal hides key j from query i
+    when j > i + T - S (aligned to the bottom right, as decode and chunked
+    prefill need; the same as is_causal when S == T)."""
+    if _compiling():
+        return torch.ops.tiletune.attention(q, k, v, causal, scale)
+    return _attention_impl(q, k, v, causal, scale)

@@ -280,6 +280,95 @@ std::string ErrorField(const v1::KernelKey& key) {
   return e ? e->field : "";
 }
 
+// matmul_t(q, k) -> scale -> [mask] -> softmax -> matmul(., v) -> [then]
+GraphBuilder AttentionGraph(int64_t head_dim, const std::string& mask) {
+  GraphBuilder g;
+  g.Dim("s", 77).Dim("t", 131).Dim("d", head_dim);
+  g.Tensor("q", {"s", "d"}).Tensor("k", {"t", "d"}).Tensor("v", {"t", "d"});
+  g.Op("matmul_t", {"q", "k"}, "scores").Op("scale", {"scores"}, "scaled").Scalar(0.125);
+  std::string into_softmax = "scaled";
+  if (mask == "causal") {
+    g.Op("causal_mask", {"scaled"}, "masked");
+    into_softmax = "masked";
+  } else if (mask == "tensor") {
+    g.Tensor("mask", {"s", "t"}).Op("add", {"scaled", "mask"}, "masked");
+    into_softmax = "masked";
+  }
+  g.Op("softmax", {into_softmax}, "p").Op("matmul", {"p", "v"}, "o");
+  return g;
+}
+
+TEST(FusionPlanner, AttentionIsOneKernel) {
+  for (const auto& [mask, kind] : {std::pair{"", v1::ATTENTION_MASK_NONE},
+                                   {"causal", v1::ATTENTION_MASK_CAUSAL},
+                                   {"tensor", v1::ATTENTION_MASK_TENSOR}}) {
+    SCOPED_TRACE(mask);
+    const auto plan = PlanFusion(AttentionGraph(128, mask).key(), {});
+    ASSERT_EQ(plan.kernels_size(), 1);
+    const v1::KernelKey& key = plan.kernels(0).key();
+    EXPECT_EQ(key.op(), "attention");
+    EXPECT_EQ(key.attention_mask(), kind);
+    EXPECT_EQ(CanonicalKeyString(key),
+              "attention|chain=|in=bf16|out=bf16|acc=f32|layout=|shape=head_dim=128,kv_heads=1,"
+              "kv_len=131,q_heads=1,q_len=77|mask=" +
+                  std::string(AttentionMaskName(kind)) + "|seq=bshd");
+    EXPECT_EQ(plan.kernels(0).ops_size(), std::string(mask).empty() ? 4 : 5);
+    EXPECT_EQ(plan.kernels(0).split_reason(), "");
+  }
+}
+
+TEST(FusionPlanner, ElementwiseOpsAfterAttentionAreItsChain) {
+  GraphBuilder g = AttentionGraph(64, "causal");
+  g.Tensor("residual", {"s", "d"}).Op("add", {"o", "residual"}, "y");
+  const auto plan = PlanFusion(g.key(), {});
+  ASSERT_EQ(plan.kernels_size(), 1);
+  EXPECT_EQ(ChainOps(plan.kernels(0).key()), std::vector<std::string>{"residual_add"});
+}
+
+TEST(FusionPlanner, AttentionShapedGraphsTheKernelCannotTakeSayWhy) {
+  // head_dim 96: matmul (b column-major), softmax, matmul.
+  auto plan = PlanFusion(AttentionGraph(96, "").key(), {});
+  ASSERT_EQ(plan.kernels_size(), 3);
+  EXPECT_EQ(plan.kernels(0).key().op(), "gemm");
+  EXPECT_EQ(plan.kernels(0).key().layouts(1).tensor(), "b");
+  EXPECT_EQ(plan.kernels(0).key().layouts(1).layout(), v1::LAYOUT_COL_MAJOR);
+  EXPECT_NE(plan.kernels(0).split_reason().find(
+                "; not one attention kernel: head_dim 96 is not 64, 128 or 256"),
+            std::string::npos)
+      << plan.kernels(0).split_reason();
+  // The probabilities wanted as an output.
+  GraphBuilder wanted = AttentionGraph(64, "");
+  wanted.Output("p").Output("o");
+  plan = PlanFusion(wanted.key(), {});
+  ASSERT_GE(plan.kernels_size(), 2);
+  EXPECT_NE(plan.kernels(0).split_reason().find(
+                "not one attention kernel: 'p' is a graph output, and attention keeps softmax's "
+                "result in registers"),
+            std::string::npos)
+      << plan.kernels(0).split_reason();
+  // A causal mask only exists inside attention.
+  try {
+    PlanFusion(AttentionGraph(96, "causal").key(), {});
+    FAIL() << "planned a causal_mask outside attention";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "key.ops[2]: causal_mask runs only inside attention (matmul_t -> [scale] -> "
+              "causal_mask -> softmax -> matmul); not one attention kernel: head_dim 96 is not "
+              "64, 128 or 256");
+  }
+}
+
+TEST(OpGraphValidation, MatmulTReadsBStoredTransposed) {
+  GraphBuilder g;
+  g.Dim("m", 8).Dim("n", 16).Dim("k", 32);
+  g.Tensor("a", {"m", "k"}).Tensor("b", {"k", "n"});
+  g.Op("matmul_t", {"a", "b"}, "c");
+  const auto error = ValidateKernelKey(g.key(), {});
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->ToString(),
+            "key.ops[0].inputs[1]: matmul_t of [8, 32] needs B shaped [N, 32], got [32, 16]");
+}
+
 TEST(OpGraphValidation, ErrorsNameTheField) {
   auto g = GemmEpilogueGraph();
   v1::KernelKey key = g.key();

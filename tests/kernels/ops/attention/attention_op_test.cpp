@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
+#include "kernels/core/abi_description.h"
 #include "kernels/core/kernel_key.h"
+#include "kernels/core/kernel_template.h"
 #include "kernels/core/op_registry.h"
 
 namespace tiletune::kernels::attention {
@@ -178,6 +181,105 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(v1::ATTENTION_MASK_NONE, v1::ATTENTION_MASK_CAUSAL,
                                          v1::ATTENTION_MASK_TENSOR),
                        ::testing::Values(v1::SEQUENCE_LAYOUT_BSHD, v1::SEQUENCE_LAYOUT_BHSD)));
+
+// What a launcher is served: the stored shapes in the key's layout, the
+// dense strides as fixed values, the scale as a runtime float, and the mask
+// and lse as tensors it may leave null.
+TEST(AttentionKey, TheServedAbiGivesStoredShapesStridesAndOptionalTensors) {
+  v1::KernelKey key = Key({2, 8, 2, 5, 7, 64}, v1::ATTENTION_MASK_CAUSAL, v1::SEQUENCE_LAYOUT_BHSD);
+  key.set_input_dtype(v1::DTYPE_BF16);
+  const v1::KernelAbi abi = DescribeLaunchAbi(key, v1::KernelAbi::PASSING_BY_VALUE);
+  std::map<std::string, const v1::AbiField*> fields;
+  for (const auto& f : abi.fields()) fields[f.name()] = &f;
+  EXPECT_EQ(std::vector<int64_t>(fields["q"]->shape().begin(), fields["q"]->shape().end()),
+            (std::vector<int64_t>{2, 8, 5, 64}));
+  EXPECT_EQ(std::vector<int64_t>(fields["k"]->shape().begin(), fields["k"]->shape().end()),
+            (std::vector<int64_t>{2, 2, 7, 64}));
+  EXPECT_EQ(fields["q_seq_stride"]->value(), 64);
+  EXPECT_EQ(fields["q_head_stride"]->value(), 5 * 64);
+  EXPECT_EQ(fields["k_batch_stride"]->value(), 2 * 7 * 64);
+  EXPECT_EQ(fields["mask_q_stride"]->value(), 0);
+  EXPECT_FLOAT_EQ(fields["scale"]->default_value(), 0.125f);
+  EXPECT_TRUE(fields["mask"]->may_be_null());
+  EXPECT_TRUE(fields["lse"]->may_be_null());
+  EXPECT_FALSE(fields["o"]->may_be_null());
+}
+
+const KernelTemplate& Template(std::string_view backend) {
+  for (const auto& t : AllKernelTemplates()) {
+    if (t->backend() == backend &&
+        t->name() == (backend == "host" ? "host_attention_online" : "gpu_attention_flash")) {
+      return *t;
+    }
+  }
+  throw std::logic_error("no attention template for " + std::string(backend));
+}
+
+TEST(AttentionTemplates, SayWhyTheyCannotServeAKey) {
+  v1::KernelKey key = Key({1, 8, 2, 128, 128, 128});
+  key.set_input_dtype(v1::DTYPE_BF16);
+  EXPECT_FALSE(Template("cuda").Unsupported(key));
+  EXPECT_EQ(*Template("host").Unsupported(key), "host kernels take f32 inputs, not bf16");
+  key.set_input_dtype(v1::DTYPE_F32);
+  EXPECT_FALSE(Template("host").Unsupported(key));
+  EXPECT_EQ(*Template("cuda").Unsupported(key),
+            "gpu_attention_flash takes bf16 or f16 inputs (the tensor cores' operands), not f32");
+  key.set_input_dtype(v1::DTYPE_BF16);
+  key.set_attention_mask(v1::ATTENTION_MASK_TENSOR);
+  EXPECT_EQ(*Template("cuda").Unsupported(key),
+            "gpu_attention_flash takes no mask tensor yet (none or causal)");
+  // O of 16 rows of 256 is 128 registers a lane on 32 lanes, 64 on 64.
+  key = Key({1, 8, 2, 128, 128, 256});
+  key.set_input_dtype(v1::DTYPE_BF16);
+  EXPECT_EQ(*Template("cuda").Unsupported(key),
+            "gpu_attention_flash holds O in registers: head_dim 256 needs 128 per lane, more "
+            "than 96");
+  EXPECT_FALSE(Template("hip").Unsupported(key));
+}
+
+TEST(AttentionTemplates, SpacesArePrunedByRegistersSharedMemoryAndLengths) {
+  v1::KernelKey key = Key({1, 8, 2, 4096, 4096, 128});
+  key.set_input_dtype(v1::DTYPE_BF16);
+  const auto variants = Template("cuda").Space(key).ValidVariants();
+  ASSERT_FALSE(variants.empty());
+  for (const Variant& v : variants) {
+    const int64_t tm = v.at("block_q") / v.at("warps");
+    EXPECT_TRUE(tm == 16 || tm == 32);
+    // O, S, Q and P of 32 rows of 128 never fit a lane's registers.
+    EXPECT_EQ(tm, 16);
+    EXPECT_LE(v.at("block_kv"), 64);
+  }
+  // A decode query needs no block of 128 queries, and 40 keys no 128-key tile.
+  key = Key({1, 8, 2, 1, 40, 64});
+  key.set_input_dtype(v1::DTYPE_F16);
+  for (const Variant& v : Template("cuda").Space(key).ValidVariants()) {
+    EXPECT_EQ(v.at("block_q"), 64);
+    EXPECT_LE(v.at("block_kv"), 64);
+  }
+  // 64 KiB of LDS on gfx90a: three stages of 128-key tiles of 128 do not fit.
+  key = Key({1, 8, 2, 4096, 4096, 128});
+  key.set_input_dtype(v1::DTYPE_BF16);
+  for (const Variant& v : Template("hip").Space(key).ValidVariants()) {
+    EXPECT_LE(v.at("block_q") * 128 * 2 + 2 * v.at("stages") * v.at("block_kv") * 128 * 2,
+              64 * 1024);
+  }
+}
+
+TEST(AttentionTemplates, TheGpuSourceLaunchesOneBlockPerQueryTileHeadAndBatchEntry) {
+  v1::KernelKey key = Key({3, 8, 2, 77, 131, 128}, v1::ATTENTION_MASK_CAUSAL);
+  key.set_input_dtype(v1::DTYPE_BF16);
+  const KernelSource source = Template("cuda").Source(
+      key, {{"block_q", 64}, {"block_kv", 32}, {"warps", 4}, {"stages", 2}});
+  EXPECT_EQ(source.launch.grid(0), 2);
+  EXPECT_EQ(source.launch.grid(1), 8);
+  EXPECT_EQ(source.launch.grid(2), 3);
+  EXPECT_EQ(source.launch.block(0), 128);
+  // Q (64 x 128) and two stages of K and V (32 x 128), bf16.
+  EXPECT_EQ(source.launch.shared_memory_bytes(), 64 * 128 * 2 + 2 * 2 * 32 * 128 * 2);
+  EXPECT_NE(source.code.find("static constexpr bool causal = true;"), std::string::npos)
+      << source.code;
+  EXPECT_NE(source.code.find("tt::attention::flash_attention<Config>"), std::string::npos);
+}
 
 }  // namespace
 }  // namespace tiletune::kernels::attention

@@ -1,0 +1,173 @@
+// Host attention kernels: o = epilogue(softmax(scale * q kᵀ) v) per batch
+// entry and query head, the query head h reading KV head
+// h / (q_heads / kv_heads), optionally causal (bottom-right aligned). Config
+// (generated per variant) holds head_dim, causal and the tuning parameters
+// as constants; Epi is the generated epilogue chain. Every tensor is read by
+// the strides of tt_attention_args, so BSHD and BHSD are the same code.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "ops/attention/attention_args.h"
+#include "tt/host/abi.h"
+#include "tt/host/parallel.h"
+
+namespace tt {
+
+// Sixteen floats: one zmm register on AVX-512, split into ymm or xmm
+// registers elsewhere. Head dims are multiples of it.
+typedef float attention_vf16 __attribute__((vector_size(64)));
+constexpr int64_t kAttentionLanes = 16;
+
+// Where row `i` (a sequence position) of head `h` of batch entry `b` of a
+// tensor starts.
+inline int64_t attention_at(int64_t b, int64_t i, int64_t h, long long batch_stride,
+                            long long seq_stride, long long head_stride) {
+  return b * batch_stride + i * seq_stride + h * head_stride;
+}
+
+// Keys query i of a q_len-long query block sees under the bottom-right
+// aligned causal mask: [0, visible).
+inline int64_t attention_visible(const tt_attention_args* args, int64_t i, bool causal) {
+  if (!causal) return args->kv_len;
+  return std::clamp<int64_t>(i + args->kv_len - args->q_len + 1, 0, args->kv_len);
+}
+
+// The tuned kernel: a task is block_q queries of one (batch entry, query
+// head); it walks the keys in blocks of block_kv, scoring the block for all
+// its queries (q rows stay in registers and L1 across the block), then
+// folds the block into each query's running max, sum and output (online
+// softmax), so scores are never stored beyond one block.
+template <class Cfg, class Epi>
+int attention_online(const tt_attention_args* args, const Epi& epi) {
+  constexpr int64_t D = Cfg::head_dim, V = D / kAttentionLanes;
+  constexpr int64_t BQ = Cfg::block_q, BKV = Cfg::block_kv;
+  static_assert(D % kAttentionLanes == 0, "head_dim is a multiple of the vector width");
+  const int64_t group = args->q_heads / args->kv_heads;
+  const int64_t q_blocks = (args->q_len + BQ - 1) / BQ;
+  const float scale = args->scale;
+  const float* q = floats(args->q);
+  const float* k = floats(args->k);
+  const float* v = floats(args->v);
+  float* o = floats(args->o);
+  tt::parallel_tasks(Cfg::threads, args->batch * args->q_heads * q_blocks, [&](int64_t task) {
+    const int64_t b = task / (args->q_heads * q_blocks);
+    const int64_t h = task / q_blocks % args->q_heads;
+    const int64_t i0 = task % q_blocks * BQ, rows = std::min<int64_t>(BQ, args->q_len - i0);
+    const int64_t g = h / group;
+    attention_vf16 qv[BQ][V], acc[BQ][V] = {};
+    float max[BQ], sum[BQ], s[BQ][BKV];
+    int64_t visible[BQ], end = 0;
+    for (int64_t r = 0; r < BQ; ++r) {
+      const int64_t i = i0 + std::min(r, rows - 1);
+      std::memcpy(
+          qv[r],
+          q + attention_at(b, i, h, args->q_batch_stride, args->q_seq_stride, args->q_head_stride),
+          sizeof(qv[r]));
+      visible[r] = r < rows ? attention_visible(args, i, Cfg::causal != 0) : 0;
+      end = std::max(end, visible[r]);
+      max[r] = -std::numeric_limits<float>::infinity();
+      sum[r] = 0.0f;
+    }
+    // Key blocks past every query's last visible key are skipped, not masked.
+    for (int64_t j0 = 0; j0 < end; j0 += BKV) {
+      const int64_t cols = std::min(BKV, end - j0);
+      for (int64_t c = 0; c < cols; ++c) {
+        attention_vf16 kv[V];
+        std::memcpy(kv,
+                    k + attention_at(b, j0 + c, g, args->k_batch_stride, args->k_seq_stride,
+                                     args->k_head_stride),
+                    sizeof(kv));
+        for (int64_t r = 0; r < BQ; ++r) {
+          attention_vf16 dot = qv[r][0] * kv[0];
+          for (int64_t x = 1; x < V; ++x) dot += qv[r][x] * kv[x];
+          float total = 0.0f;
+          for (int64_t lane = 0; lane < kAttentionLanes; ++lane) total += dot[lane];
+          s[r][c] = total * scale;
+        }
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t seen = std::min(cols, visible[r] - j0);
+        if (seen <= 0) continue;
+        float block_max = max[r];
+        for (int64_t c = 0; c < seen; ++c) block_max = std::max(block_max, s[r][c]);
+        // Rescale what the earlier blocks summed to the new max.
+        const float correction = std::exp(max[r] - block_max);
+        max[r] = block_max;
+        sum[r] *= correction;
+        for (int64_t x = 0; x < V; ++x) acc[r][x] *= correction;
+        for (int64_t c = 0; c < seen; ++c) {
+          const float p = std::exp(s[r][c] - block_max);
+          sum[r] += p;
+          attention_vf16 vv[V];
+          std::memcpy(vv,
+                      v + attention_at(b, j0 + c, g, args->v_batch_stride, args->v_seq_stride,
+                                       args->v_head_stride),
+                      sizeof(vv));
+          for (int64_t x = 0; x < V; ++x) acc[r][x] += p * vv[x];
+        }
+      }
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      // A query that sees no key writes zeros.
+      const float inv = sum[r] > 0.0f ? 1.0f / sum[r] : 0.0f;
+      const int64_t at =
+          attention_at(b, i0 + r, h, args->o_batch_stride, args->o_seq_stride, args->o_head_stride);
+      for (int64_t d = 0; d < D; ++d)
+        o[at + d] = epi(acc[r][d / kAttentionLanes][d % kAttentionLanes] * inv, at + d, d);
+    }
+  });
+  return 0;
+}
+
+// The straightforward kernel the tuned one must beat: per query, every
+// visible score into a row, its max and sum, then the weighted sum of v.
+template <class Cfg, class Epi>
+int attention_naive(const tt_attention_args* args, const Epi& epi) {
+  const int64_t D = args->head_dim, group = args->q_heads / args->kv_heads;
+  const float* q = floats(args->q);
+  const float* k = floats(args->k);
+  const float* v = floats(args->v);
+  float* o = floats(args->o);
+  std::vector<float> s(static_cast<size_t>(args->kv_len)), out(static_cast<size_t>(D));
+  for (int64_t b = 0; b < args->batch; ++b) {
+    for (int64_t h = 0; h < args->q_heads; ++h) {
+      const int64_t g = h / group;
+      for (int64_t i = 0; i < args->q_len; ++i) {
+        const float* qi = q + attention_at(b, i, h, args->q_batch_stride, args->q_seq_stride,
+                                           args->q_head_stride);
+        const int64_t visible = attention_visible(args, i, Cfg::causal != 0);
+        float max = -std::numeric_limits<float>::infinity();
+        for (int64_t j = 0; j < visible; ++j) {
+          const float* kj = k + attention_at(b, j, g, args->k_batch_stride, args->k_seq_stride,
+                                             args->k_head_stride);
+          float dot = 0.0f;
+          for (int64_t d = 0; d < D; ++d) dot += qi[d] * kj[d];
+          s[j] = dot * args->scale;
+          max = std::max(max, s[j]);
+        }
+        float sum = 0.0f;
+        std::fill(out.begin(), out.end(), 0.0f);
+        for (int64_t j = 0; j < visible; ++j) {
+          const float p = std::exp(s[j] - max);
+          sum += p;
+          const float* vj = v + attention_at(b, j, g, args->v_batch_stride, args->v_seq_stride,
+                                             args->v_head_stride);
+          for (int64_t d = 0; d < D; ++d) out[d] += p * vj[d];
+        }
+        const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+        const int64_t at =
+            attention_at(b, i, h, args->o_batch_stride, args->o_seq_stride, args->o_head_stride);
+        for (int64_t d = 0; d < D; ++d) o[at + d] = epi(out[d] * inv, at + d, d);
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace tt

@@ -1,0 +1,166 @@
+// The GPU flash attention template (ops/attention/device/
+// attention_flash_mma.h) on one vendor, through the tile library's warp MMA
+// leaf (mma.sync on NVIDIA, MFMA wave64 on AMD), and its baseline, the
+// warp-per-query kernel (attention_warp_rows.h).
+#include <algorithm>
+
+#include "kernels/core/kernel_key.h"
+#include "kernels/ops/attention/attention_op.h"
+#include "kernels/ops/attention/attention_templates.h"
+
+namespace tiletune::kernels::attention {
+namespace {
+
+constexpr std::string_view kBaselineName = "gpu_attention_warp_rows";
+// Launch limits of grid y and z (query heads, batch entries).
+constexpr int64_t kMaxGridYZ = 65535;
+// 32-bit registers a lane may hold in live tiles: of the 255 an sm_80+
+// thread (and a CDNA wave64 lane, in VGPRs) may use, the rest is left to
+// addresses, loop state and the operands in flight.
+constexpr int64_t kMaxTileRegisters = 168;
+constexpr int64_t kBaselineWarps = 4;
+// Of those, what O (16 query rows x head_dim in f32) may take.
+constexpr int64_t kMaxOutputRegisters = 96;
+
+int64_t Dim(const v1::KernelKey& key, std::string_view name) {
+  return DimSize(key, name).value_or(1);
+}
+
+int64_t RoundUp(int64_t value, int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+int64_t ElementBytes(v1::DType dtype) {
+  return dtype == v1::DTYPE_F32 ? 4 : 2;
+}
+
+// Shared memory of a variant: the Q tile and `stages` K and V tiles.
+int64_t SharedBytes(const v1::KernelKey& key, const Variant& v) {
+  const int64_t d = Dim(key, "head_dim"), bytes = ElementBytes(key.input_dtype());
+  return v.at("block_q") * d * bytes + 2 * v.at("stages") * v.at("block_kv") * d * bytes;
+}
+
+// Registers per lane of the live tiles: O and S in f32, Q and P in 16-bit
+// pairs.
+int64_t TileRegisters(const v1::KernelKey& key, const Variant& v, int lanes) {
+  const int64_t d = Dim(key, "head_dim"), tm = v.at("block_q") / v.at("warps");
+  const int64_t kv = v.at("block_kv");
+  return (tm * d + tm * kv + (tm * d + tm * kv) / 2) / lanes;
+}
+
+gpu::GpuKernelSpec Spec(const v1::KernelKey& key, std::string kernel_name, std::string entry,
+                        std::string header, std::string function) {
+  const v1::KernelKey k = NormalizeKernelKey(key);
+  gpu::GpuKernelSpec spec;
+  spec.kernel_name = std::move(kernel_name);
+  spec.entry = std::move(entry);
+  spec.header = std::move(header);
+  spec.function = std::move(function);
+  spec.types = {{"in_type", gpu::DeviceType(k.input_dtype())},
+                {"out_type", gpu::DeviceType(k.output_dtype())}};
+  spec.flags = {{"causal", k.attention_mask() == v1::ATTENTION_MASK_CAUSAL}};
+  spec.config = {{"head_dim", Dim(k, "head_dim")}};
+  return spec;
+}
+
+class GpuFlashAttention final : public KernelTemplate {
+ public:
+  explicit GpuFlashAttention(const gpu::GpuVendor& vendor)
+      : vendor_(vendor), name_("gpu_attention_flash") {}
+
+  std::string_view name() const override { return name_; }
+  std::string_view backend() const override { return vendor_.backend; }
+
+  std::optional<std::string> Unsupported(const v1::KernelKey& raw) const override {
+    const v1::KernelKey key = NormalizeKernelKey(raw);
+    if (key.op() != kOpName) return name_ + " serves attention, not " + key.op();
+    if (key.input_dtype() != v1::DTYPE_BF16 && key.input_dtype() != v1::DTYPE_F16) {
+      return name_ + " takes bf16 or f16 inputs (the tensor cores' operands), not " +
+             std::string(DTypeName(key.input_dtype()));
+    }
+    if (auto why = gpu::UnsupportedGpuTypes(key)) return why;
+    // The worker draws and validates q, k, v and o only.
+    if (key.attention_mask() == v1::ATTENTION_MASK_TENSOR) {
+      return name_ + " takes no mask tensor yet (none or causal)";
+    }
+    if (key.write_lse()) return name_ + " writes no lse yet";
+    // O alone takes 16 * head_dim / lanes registers of each lane (128 for
+    // 256 on a 32-lane warp): too many beside S, Q and P.
+    if (16 * Dim(key, "head_dim") / vendor_.warp_size > kMaxOutputRegisters) {
+      return name_ + " holds O in registers: head_dim " + std::to_string(Dim(key, "head_dim")) +
+             " needs " + std::to_string(16 * Dim(key, "head_dim") / vendor_.warp_size) +
+             " per lane, more than " + std::to_string(kMaxOutputRegisters);
+    }
+    if (Dim(key, "q_heads") > kMaxGridYZ || Dim(key, "batch") > kMaxGridYZ) {
+      return name_ + " launches one grid row per query head and batch entry: at most " +
+             std::to_string(kMaxGridYZ) + " each";
+    }
+    return std::nullopt;
+  }
+
+  SearchSpace Space(const v1::KernelKey& key, const DeviceDescription& device) const override {
+    const int64_t q_len = Dim(key, "q_len"), kv_len = Dim(key, "kv_len");
+    const int lanes = vendor_.warp_size;
+    SearchSpace space;
+    space.Add("block_q", {64, 128})
+        .Add("block_kv", {32, 64, 128})
+        .Add("warps", {4, 8})
+        .Add("stages", {2, 3});
+    space.Require("block_q / warps is 16 or 32 query rows", [](const Variant& v) {
+      const int64_t tm = v.at("block_q") / v.at("warps");
+      return v.at("block_q") % v.at("warps") == 0 && (tm == 16 || tm == 32);
+    });
+    space.Require("block_q <= q_len rounded up to 64",
+                  [q_len](const Variant& v) { return v.at("block_q") <= RoundUp(q_len, 64); });
+    space.Require("block_kv <= kv_len rounded up to 32",
+                  [kv_len](const Variant& v) { return v.at("block_kv") <= RoundUp(kv_len, 32); });
+    const int64_t shared = device.max_shared_bytes_per_block;
+    space.Require("Q and the K/V stages fit the device's shared memory",
+                  [key, shared](const Variant& v) { return SharedBytes(key, v) <= shared; });
+    space.Require("the live tiles fit the registers", [key, lanes](const Variant& v) {
+      return TileRegisters(key, v, lanes) <= kMaxTileRegisters;
+    });
+    return space;
+  }
+
+  KernelSource Source(const v1::KernelKey& key, const Variant& variant) const override {
+    gpu::GpuKernelSpec spec =
+        Spec(key, name_, gpu::GpuEntry(name_, variant),
+             "ops/attention/device/attention_flash_mma.h", "tt::attention::flash_attention");
+    Variant v;
+    for (const char* p : {"block_q", "block_kv", "warps", "stages"}) {
+      v[p] = RequiredParam(variant, name_, p);
+      spec.config.emplace_back(p, v[p]);
+    }
+    const int64_t shared = SharedBytes(key, v);
+    spec.config.emplace_back("shared_bytes", shared);
+    spec.shared_memory_bytes = shared;
+    spec.grid = {(Dim(key, "q_len") + v["block_q"] - 1) / v["block_q"], Dim(key, "q_heads"),
+                 Dim(key, "batch")};
+    spec.block = {v["warps"] * vendor_.warp_size, 1, 1};
+    return gpu::GenerateGpuSource(key, vendor_, spec, PlantedFault(variant));
+  }
+
+  Baseline BaselineFor(const v1::KernelKey& key, const DeviceDescription&) const override {
+    gpu::GpuKernelSpec spec =
+        Spec(key, std::string(kBaselineName), "tiletune_" + std::string(kBaselineName),
+             "ops/attention/device/attention_warp_rows.h", "tt::attention::attention_warp_rows");
+    spec.config.emplace_back("warps", kBaselineWarps);
+    const int64_t rows = Dim(key, "batch") * Dim(key, "q_heads") * Dim(key, "q_len");
+    spec.grid = {(rows + kBaselineWarps - 1) / kBaselineWarps, 1, 1};
+    spec.block = {kBaselineWarps * vendor_.warp_size, 1, 1};
+    return {std::string(kBaselineName), gpu::GenerateGpuSource(key, vendor_, spec)};
+  }
+
+ private:
+  gpu::GpuVendor vendor_;
+  std::string name_;
+};
+
+}  // namespace
+
+std::unique_ptr<KernelTemplate> MakeGpuFlashAttention(const gpu::GpuVendor& vendor) {
+  return std::make_unique<GpuFlashAttention>(vendor);
+}
+
+}  // namespace tiletune::kernels::attention
