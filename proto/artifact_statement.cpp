@@ -45,8 +45,10 @@ std::string SignedStatement(const v1::KernelArtifact& a) {
     << launch.shared_memory_bytes() << " " << launch.threads() << " "
     << launch.blocks_per_compute_unit() << " " << launch.argument_bytes() << "\n";
   for (const v1::TensorMapArgument& map : launch.tensor_maps()) {
+    // A map's view, where it has one, ends its line (older statements stay as they were).
     s << "tensor_map=" << map.tensor() << " " << map.offset() << " " << map.box_inner() << " "
-      << map.box_rows() << " " << map.swizzle_bytes() << "\n";
+      << map.box_rows() << " " << map.swizzle_bytes()
+      << (map.view().empty() ? "" : " " + Dims(map.view())) << "\n";
   }
   s << "abi=" << abi.struct_name() << " " << abi.version() << " " << abi.struct_bytes() << " "
     << static_cast<int>(abi.passing()) << " " << abi.struct_alignment() << " " << abi.max_chain()

@@ -40,11 +40,15 @@ std::string LaunchText(const v1::LaunchGeometry& launch) {
     parts.push_back(FormatBytes(launch.argument_bytes()) + " argument");
   }
   for (const v1::TensorMapArgument& map : launch.tensor_maps()) {
-    parts.push_back(fmt::format("tensor map of {} at byte {}: box {}x{}, {}", map.tensor(),
+    std::string view;
+    for (const int64_t size : map.view())
+      view += (view.empty() ? ", viewed as " : "x") + std::to_string(size);
+    parts.push_back(fmt::format("tensor map of {} at byte {}: box {}x{}, {}{}", map.tensor(),
                                 map.offset(), map.box_inner(), map.box_rows(),
                                 map.swizzle_bytes() > 0
                                     ? std::to_string(map.swizzle_bytes()) + " B swizzle"
-                                    : std::string("no swizzle")));
+                                    : std::string("no swizzle"),
+                                view));
   }
   std::string text;
   for (const auto& part : parts) text += (text.empty() ? "" : ", ") + part;

@@ -62,6 +62,8 @@ const Catalog& TheCatalog() {
       c.Add(elementwise::kOpName, elementwise::MakeGpuElementwise(vendor));
       c.Add(attention::kOpName, attention::MakeGpuFlashAttention(vendor));
     }
+    c.Add(attention::kOpName, attention::MakeTmaWsAttention());
+    c.Add(attention::kOpName, attention::MakeDecodeAttention());
     return c;
   }();
   return catalog;

@@ -83,7 +83,18 @@ std::variant<TensorMapEncoding, std::string> EncodingOf(const v1::TensorMapArgum
       return "its tensor's dimension of " + std::to_string(size) + " is outside 1..2^32";
     }
   }
-  const StoredTensor stored = StoredOf(field);
+  StoredTensor stored = StoredOf(field);
+  if (!map.view().empty()) {
+    int64_t elements = 1, viewed = 1;
+    for (const int64_t size : field.shape()) elements *= size;
+    for (const int64_t size : map.view()) viewed *= size > 0 ? size : 0;
+    if (map.view_size() != 3 || viewed != elements) {
+      return "view of " + std::to_string(map.view_size()) + " sizes holding " +
+             std::to_string(viewed) + " elements is not [batch][rows][inner] of its tensor's " +
+             std::to_string(elements);
+    }
+    stored = {map.view(2), map.view(1), map.view(0)};
+  }
   TensorMapEncoding e;
   e.data_type = element->first;
   e.element_bytes = element->second;

@@ -103,6 +103,15 @@ def test_the_maps_are_planned_for_the_tensors_as_stored():
     assert plan_tensor_maps(artifact.launch, artifact.abi)[1].dims == (200, 136, 3)
 
 
+def test_a_view_replaces_the_shapes_batch_rows_and_inner():
+    artifact = tma_artifact()
+    # a [3][37][200] viewed as [1][111][200]: the batch entries as one run of rows.
+    artifact.launch.tensor_maps[0].view[:] = [1, 111, 200]
+    a = plan_tensor_maps(artifact.launch, artifact.abi)[0]
+    assert (a.dims, a.strides) == ((200, 111, 1), (400, 400 * 111))
+    assert "tensor_map=a 320 64 16 128 1x111x200\n" in signed_statement(artifact).decode()
+
+
 def refusal(tamper):
     artifact = tma_artifact()
     tamper(artifact.launch, {f.name: f for f in artifact.abi.fields})
@@ -153,6 +162,13 @@ def test_maps_that_cannot_be_encoded_are_refused_naming_the_rule():
 
     assert refusal(f64) == ("tensor_maps[0] (a): its tensor's dtype DTYPE_F64 has no tensor map "
                             "element type here (bf16, f16, f32)")
+
+    assert refusal(lambda launch, fields: launch.tensor_maps[0].view.extend([111, 200])) == (
+        "tensor_maps[0] (a): view of 2 sizes holding 22200 elements is not [batch][rows][inner] "
+        "of its tensor's 22200")
+    assert refusal(lambda launch, fields: launch.tensor_maps[0].view.extend([1, 112, 200])) == (
+        "tensor_maps[0] (a): view of 3 sizes holding 22400 elements is not [batch][rows][inner] "
+        "of its tensor's 22200")
 
     def none(launch, fields):
         del launch.tensor_maps[:]

@@ -150,8 +150,9 @@ def signed_statement(artifact):
              f"key={artifact.canonical_key}",
              f"launch={_dims(launch.grid)} {_dims(launch.block)} {launch.shared_memory_bytes} "
              f"{launch.threads} {launch.blocks_per_compute_unit} {launch.argument_bytes}"]
+    # A map's view, where it has one, ends its line (older statements stay as they were).
     lines += [f"tensor_map={m.tensor} {m.offset} {m.box_inner} {m.box_rows} {m.swizzle_bytes}"
-              for m in launch.tensor_maps]
+              + (f" {_dims(m.view)}" if m.view else "") for m in launch.tensor_maps]
     lines.append(f"abi={abi.struct_name} {abi.version} {abi.struct_bytes} {abi.passing} "
                  f"{abi.struct_alignment} {abi.max_chain} {abi.tensor_alignment}")
     for f in abi.fields:

@@ -121,6 +121,14 @@ def _map_encoding(m, field):
     col_major = len(shape) >= 2 and field.layout == _K.LAYOUT_COL_MAJOR
     inner, rows = (second, last) if col_major else (last, second)
     batch = _shape_numel(shape[:-2])
+    view = list(m.view)
+    if view:
+        viewed = _shape_numel([max(size, 0) for size in view])
+        elements = _shape_numel(shape)
+        if len(view) != 3 or viewed != elements:
+            return (f"view of {len(view)} sizes holding {viewed} elements is not "
+                    f"[batch][rows][inner] of its tensor's {elements}")
+        batch, rows, inner = view
     if batch > _MAX_DIM:
         return f"its tensor's batch of {batch} entries is past 2^32"
     row_stride = inner * element

@@ -208,6 +208,11 @@ TT_DEVICE float tanh_approx(float x) {
   return tanhf(x);
 }
 
+// 2^x: the library's exp2f is one v_exp_f32 on CDNA.
+TT_DEVICE float exp2_approx(float x) {
+  return exp2f(x);
+}
+
 TT_DEVICE void trap() {
   __builtin_trap();
 }

@@ -300,6 +300,14 @@ TT_DEVICE float tanh_approx(float x) {
   return y;
 }
 
+// 2^x in one SFU instruction (flush-to-zero; 2^-inf = 0): softmax with
+// log2(e) folded into its scale.
+TT_DEVICE float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 }  // namespace tt::arch
 
 #endif

@@ -60,6 +60,28 @@ TT_DEVICE unsigned long long descriptor(const st<T, R, 64>& tile, int row0, int 
          (static_cast<unsigned long long>(atom_bytes >> 4) << 32) | (1ull << 62);
 }
 
+// The descriptor of k16 step `step` (rows 16 step .. 16 step + 15) of an
+// N-major B operand: a K x N matrix stored as PANELS consecutive shared
+// tiles st<T, R, 64>, panel p holding columns 64p .. 64p + 63 of every row
+// (a V tile of attention: keys are the rows, head-dim columns contiguous).
+// In N-major swizzled layouts the leading byte offset is the step from one
+// 64-wide column panel to the next and the stride byte offset the step
+// between 8-row groups along k (one swizzle atom); 16 rows of k are two
+// atoms, so a step moves the start address by two atoms.
+template <class T, int R>
+TT_DEVICE unsigned long long descriptor_n_major(const st<T, R, 64>& first_panel, int step) {
+  using S = st<T, R, 64>;
+  static_assert(sizeof(T) == 2 && S::row_bytes == swizzle_bytes,
+                "wgmma descriptors here cover 16-bit rows of 128 bytes");
+  static_assert(R % 16 == 0 && S::bytes % atom_bytes == 0 && (S::bytes >> 4) < (1 << 14),
+                "panels are whole swizzle atoms and their stride fits the descriptor");
+  const unsigned address =
+      arch::shared_address(first_panel.data) + static_cast<unsigned>(step * 2 * atom_bytes);
+  return static_cast<unsigned long long>((address & 0x3ffff) >> 4) |
+         (static_cast<unsigned long long>(S::bytes >> 4) << 16) |
+         (static_cast<unsigned long long>(atom_bytes >> 4) << 32) | (1ull << 62);
+}
+
 // ---- Ordering ------------------------------------------------------------------
 
 // Before the first wgmma that reads or writes registers other instructions
@@ -196,6 +218,47 @@ TT_DEVICE void mma_ABt(rt<float, 16, N, row_l>& d, unsigned long long a, unsigne
   }
 }
 
+// A from registers: this warp's 16 x 16 slice of the 64 x 16 A block in
+// the m16n8k16 A-operand layout (four packed 16-bit pairs, the registers of
+// a row_l rt_base), B from the descriptor `b`, N-major (transposed).
+#define TT_WGMMA_RA(SHAPE_TYPES, REGS, A0, A1, A2, A3, DESC_B, OPERANDS)                           \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned." SHAPE_TYPES \
+               " {" REGS "}, {%" #A0 ", %" #A1 ", %" #A2 ", %" #A3 "}, %" #DESC_B                  \
+               ", p, 1, 1, 1;\n}"                                                                  \
+               : OPERANDS                                                                          \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b))
+
+template <class T, int N>
+TT_DEVICE void mma_AB_n_major(rt<float, 16, N, row_l>& d, const unsigned (&a)[4],
+                              unsigned long long b) {
+  static_assert(N == 16 || N == 32 || N == 64 || N == 128 || N == 256,
+                "register-A wgmma tiles here are 16, 32, 64, 128 or 256 wide");
+  constexpr bool is_bf16 = same_type<T, bf16>::value;
+  static_assert(is_bf16 || same_type<T, f16>::value, "wgmma operands here are bf16 or f16");
+  if constexpr (N == 16 && is_bf16) {
+    TT_WGMMA_RA("m64n16k16.f32.bf16.bf16", TT_WG_R8, 8, 9, 10, 11, 12, TT_WG_D8(0));
+  } else if constexpr (N == 16) {
+    TT_WGMMA_RA("m64n16k16.f32.f16.f16", TT_WG_R8, 8, 9, 10, 11, 12, TT_WG_D8(0));
+  } else if constexpr (N == 32 && is_bf16) {
+    TT_WGMMA_RA("m64n32k16.f32.bf16.bf16", TT_WG_R16, 16, 17, 18, 19, 20, TT_WG_D16);
+  } else if constexpr (N == 32) {
+    TT_WGMMA_RA("m64n32k16.f32.f16.f16", TT_WG_R16, 16, 17, 18, 19, 20, TT_WG_D16);
+  } else if constexpr (N == 64 && is_bf16) {
+    TT_WGMMA_RA("m64n64k16.f32.bf16.bf16", TT_WG_R32, 32, 33, 34, 35, 36, TT_WG_D32);
+  } else if constexpr (N == 64) {
+    TT_WGMMA_RA("m64n64k16.f32.f16.f16", TT_WG_R32, 32, 33, 34, 35, 36, TT_WG_D32);
+  } else if constexpr (N == 128 && is_bf16) {
+    TT_WGMMA_RA("m64n128k16.f32.bf16.bf16", TT_WG_R64, 64, 65, 66, 67, 68, TT_WG_D64);
+  } else if constexpr (N == 128) {
+    TT_WGMMA_RA("m64n128k16.f32.f16.f16", TT_WG_R64, 64, 65, 66, 67, 68, TT_WG_D64);
+  } else if constexpr (is_bf16) {
+    TT_WGMMA_RA("m64n256k16.f32.bf16.bf16", TT_WG_R128, 128, 129, 130, 131, 132, TT_WG_D128);
+  } else {
+    TT_WGMMA_RA("m64n256k16.f32.f16.f16", TT_WG_R128, 128, 129, 130, 131, 132, TT_WG_D128);
+  }
+}
+
+#undef TT_WGMMA_RA
 #undef TT_WGMMA
 #undef TT_WG_R128
 #undef TT_WG_R64
@@ -218,6 +281,19 @@ template <class T, int AR, int N>
 TT_DEVICE void mma_ABt(rt<float, 16, N, row_l>& d, const st<T, AR, 64>& a, int a_row0,
                        const st<T, N, 64>& b, int step) {
   detail::mma_ABt<T, N>(d, descriptor(a, a_row0, step), descriptor(b, 0, step));
+}
+
+// d += A * B for the whole warpgroup, A (this warp's 16 rows of a 64 x K
+// block) from registers and B a K x N shared matrix stored N-major in
+// 64-wide panels (descriptor_n_major): k16 step `step` multiplies base tile
+// `step` of `a` (columns 16 step ..) with rows 16 step .. of B. A's 16-bit
+// registers are exactly those of a float accumulator converted in place
+// (copy()), so P = softmax(S) feeds P V without leaving registers.
+template <class T, int K, int N, int R>
+TT_DEVICE void mma_AB(rt<float, 16, N, row_l>& d, const rt<T, 16, K, row_l>& a,
+                      const st<T, R, 64>& b_first_panel, int step) {
+  static_assert(R >= K && N % 64 == 0, "B holds K rows in N / 64 panels");
+  detail::mma_AB_n_major<T, N>(d, a.tiles[0][step].data, descriptor_n_major(b_first_panel, step));
 }
 
 }  // namespace tt::warpgroup
@@ -252,6 +328,18 @@ TT_DEVICE void load_remote(float (&dst)[4], const float* p, int block) {
                : "=f"(dst[0]), "=f"(dst[1]), "=f"(dst[2]), "=f"(dst[3])
                : "r"(remote)
                : "memory");
+}
+
+// One float at `p` (in this block's shared memory) as it is in the shared
+// memory of cluster block `block`.
+TT_DEVICE float load_remote(const float* p, int block) {
+  unsigned remote;
+  float v;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(remote)
+               : "r"(arch::shared_address(p)), "r"(block));
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  return v;
 }
 
 }  // namespace tt::cluster

@@ -90,6 +90,32 @@ TEST(TensorMapPlan, TheMapsOfTtGemmTmaArgsEncodeATheBAndCAsStored) {
   EXPECT_EQ(maps[2].encoding.swizzle, CU_TENSOR_MAP_SWIZZLE_64B);
 }
 
+TEST(TensorMapPlan, AViewReplacesTheShapesBatchRowsAndInner) {
+  // a [3][100][72] viewed as [1][300][72]: the batch entries as one run of
+  // rows; c [3][100][136] as [3][50][272]. Strides stay dense in the view.
+  v1::TensorMapArgument a = Map("a", kAMap), c = Map("c", kCMap, 64, 64);
+  for (const int64_t size : {1, 300, 72}) a.add_view(size);
+  for (const int64_t size : {3, 50, 272}) c.add_view(size);
+  const auto plan = PlanTensorMaps(Maps({a, c}), kArgumentBytes, GemmAbi(100, 136, 72, 3, B));
+  ASSERT_TRUE(std::holds_alternative<std::vector<PlannedTensorMap>>(plan))
+      << std::get<std::string>(plan);
+  const auto& maps = std::get<std::vector<PlannedTensorMap>>(plan);
+  EXPECT_EQ(maps[0].encoding.dims, (std::array<uint64_t, 3>{72, 300, 1}));
+  EXPECT_EQ(maps[0].encoding.strides, (std::array<uint64_t, 2>{144, 144 * 300}));
+  EXPECT_EQ(maps[1].encoding.dims, (std::array<uint64_t, 3>{272, 50, 3}));
+  EXPECT_EQ(maps[1].encoding.strides, (std::array<uint64_t, 2>{544, 544 * 50}));
+
+  v1::TensorMapArgument short_view = Map("a", kAMap), wrong_count = Map("a", kAMap);
+  for (const int64_t size : {300, 72}) short_view.add_view(size);
+  for (const int64_t size : {1, 301, 72}) wrong_count.add_view(size);
+  EXPECT_EQ(Refusal({short_view}, GemmAbi(100, 136, 72, 3, B)),
+            "tensor_maps[0] (a): view of 2 sizes holding 21600 elements is not "
+            "[batch][rows][inner] of its tensor's 21600");
+  EXPECT_EQ(Refusal({wrong_count}, GemmAbi(100, 136, 72, 3, B)),
+            "tensor_maps[0] (a): view of 3 sizes holding 21672 elements is not "
+            "[batch][rows][inner] of its tensor's 21600");
+}
+
 TEST(TensorMapPlan, EachDtypeHasItsElementTypeAndAVariantListsOnlyTheMapsItReads) {
   for (const auto& [dtype, type, bytes] : {std::tuple{F, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4},
                                            {H, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2},
