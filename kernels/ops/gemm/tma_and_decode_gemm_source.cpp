@@ -53,26 +53,22 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
   const v1::KernelKey key = NormalizeKernelKey(raw);
   const GemmProblem p = ProblemOf(key);
   const Variant tuned =
-      Tuned(variant, kTmaWsGemmName,
-            {"block_m", "block_n", "stages", "group_m", "cluster_n", "store_tma"});
+      Tuned(variant, kTmaWsGemmName, {"block_m", "block_n", "stages", "group_m", "store_tma"});
   gpu::GpuKernelSpec spec = GemmSpec(key, p, kTmaWsGemmName, "ops/gemm/device/gemm_sm90a_tma_ws.h",
                                      "tt::gemm::tma_ws_gemm");
   const int64_t bm = tuned.at("block_m"), bn = tuned.at("block_n");
-  const int64_t cluster = tuned.at("cluster_n");
   constexpr int64_t consumers = 2;
   spec.config = {{"block_m", bm},
                  {"block_n", bn},
                  {"consumers", consumers},
                  {"stages", tuned.at("stages")},
                  {"group_m", tuned.at("group_m")},
-                 {"cluster_n", cluster},
                  {"shared_bytes", TmaWsGemmSharedBytes(p, tuned)}};
   const bool store_tma = tuned.at("store_tma") != 0;
   spec.flags.emplace_back("store_tma", store_tma);
   spec.flags.emplace_back("out_aligned", p.ldc % target.store_run == 0);
   std::vector<v1::TensorMapArgument> maps = {
-      // Each block of a cluster copies its share of A's rows for both.
-      Map("a", offsetof(tt_gemm_tma_args, a_map), kBoxK, bm / cluster),
+      Map("a", offsetof(tt_gemm_tma_args, a_map), kBoxK, bm),
       Map("b", offsetof(tt_gemm_tma_args, b_map), kBoxK, bn)};
   if (store_tma) {
     // The consumers' staging boxes: 128 bytes of C a row, one consumer's rows.
@@ -82,11 +78,8 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
   spec.tma_argument = TmaArgument(std::move(maps));
   spec.entry = gpu::GpuEntry(kTmaWsGemmName, variant);
   spec.variant_text = VariantString(variant);
-  // Persistent: at most one block an SM, striding over the tiles (pairs of
-  // tiles side by side in n for clusters of 2).
-  spec.grid = {CeilDiv(p.m, bm) * CeilDiv(p.n, bn * cluster) * cluster * p.batch, 1, 1};
-  if (cluster > 1)
-    spec.entry_attributes = "__cluster_dims__(" + std::to_string(cluster) + ", 1, 1) ";
+  // Persistent: at most one block an SM, striding over the tiles.
+  spec.grid = {CeilDiv(p.m, bm) * CeilDiv(p.n, bn) * p.batch, 1, 1};
   spec.blocks_per_compute_unit = 1;
   spec.block = {(1 + consumers) * kWarpgroupThreads, 1, 1};
   spec.shared_memory_bytes = TmaWsGemmSharedBytes(p, tuned);

@@ -90,14 +90,9 @@ SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
       .Add("block_n", {128, 256})
       .Add("stages", {2, 3, 4, 5, 6})
       .Add("group_m", {1, 8, 16})
-      .Add("cluster_n", {1, 2})
       .Add("store_tma", {0, 1});
   space.Require("the target has TMA and warpgroup MMA (sm_90a)",
                 [target](const Variant&) { return target.warpgroup_mma; });
-  // A persistent grid of one block an SM launches whole clusters only.
-  space.Require("clusters of 2 where the SMs pair up", [target](const Variant& v) {
-    return v.at("cluster_n") == 1 || target.multiprocessors % 2 == 0;
-  });
   space.Require("a consumer holds at most " + std::to_string(kMaxAccumulators) +
                     " accumulators a thread (block_m x block_n / 256)",
                 [](const Variant& v) {

@@ -83,31 +83,6 @@ TT_DEVICE void load(st<T, R, C>& dst, const tt_tensor_map& map, barrier& done, i
       : "memory");
 }
 
-// load() for the blocks of a thread-block cluster in `blocks` (a bit per
-// block rank): the box lands in each of their shared memories at the place
-// of `dst`'s row `row` and completes on each one's barrier at the place of
-// `done`. `row` starts a swizzle atom (a multiple of 8 rows of 128 bytes).
-template <class T, int R, int C>
-TT_DEVICE void load_multicast(st<T, R, C>& dst, int row, const tt_tensor_map& map, barrier& done,
-                              int col0, int row0, int batch, unsigned short blocks) {
-  const unsigned at =
-      arch::shared_address(dst.data) + static_cast<unsigned>(row * st<T, R, C>::row_bytes);
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;" ::"r"(at),
-      "l"(&map), "r"(col0), "r"(row0), "r"(batch), "r"(address(done)), "h"(blocks)
-      : "memory");
-}
-
-// arrive() on the barrier at the place of `b` in the shared memory of
-// cluster block `block`.
-TT_DEVICE void arrive_remote(barrier& b, int block) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(address(b)), "r"(block));
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote)
-               : "memory");
-}
-
 // Starts copying `src` into the box of `map` at (col0, row0, batch); the
 // copy engine clips what falls outside the tensor. Completes in bulk
 // groups: store_commit() closes one, store_wait_read<N>() waits until `src`
