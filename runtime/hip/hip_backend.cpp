@@ -177,6 +177,11 @@ HipBackend::HipBackend(Options options, std::string hiprtc_version, std::string 
 CompileResult HipBackend::Compile(const kernels::KernelSource& source, const DeviceInfo& device,
                                   const CompileLimits& limits) {
   const std::string& arch = device.fingerprint.arch();
+  if (const auto unsupported = UnsupportedHipArch(arch)) {
+    CompileResult failed;
+    failed.log = device.id + ": " + *unsupported;
+    return failed;
+  }
   const bool by_clang = HipDeviceCompilerFor(arch) == "clang";
   if (by_clang && clang_version_.empty()) {
     CompileResult failed;

@@ -29,6 +29,13 @@ std::string_view HipDeviceCompilerFor(std::string_view arch) {
                                                                                       : "hiprtc";
 }
 
+std::optional<std::string> UnsupportedHipArch(std::string_view arch) {
+  if (DefaultWavefrontSize(arch) != 32) return std::nullopt;
+  return std::string(arch) +
+         " (RDNA, wave32) is not supported: tiletune's HIP kernels are written for wave64 "
+         "CDNA targets (gfx90a, gfx942, gfx950)";
+}
+
 HipCompilePlan PlanHipCompile(const kernels::KernelSource& source, const std::string& arch,
                               const std::string& compiler_version, const std::string& rtc_binary) {
   const auto wavefront = DefaultWavefrontSize(arch);

@@ -19,6 +19,11 @@ std::optional<int> DefaultWavefrontSize(std::string_view arch);
 // for every other target.
 std::string_view HipDeviceCompilerFor(std::string_view arch);
 
+// Why tiletune's HIP kernels cannot serve `arch`, or nullopt: they are
+// wave64 (CDNA and GCN); RDNA (gfx10+, wave32, WMMA: gfx1100) is not
+// supported, and ROCm 5.2's hipRTC would abort on gfx11 anyway.
+std::optional<std::string> UnsupportedHipArch(std::string_view arch);
+
 // How the HIP backend compiles one source for one target, worked out without
 // a device: the cache key and the tiletune-rtc command.
 struct HipCompilePlan {

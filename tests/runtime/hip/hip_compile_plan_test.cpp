@@ -138,6 +138,17 @@ TEST(HipCompilePlan, CompilesThroughTheCacheWithTiletuneRtc) {
   EXPECT_NE(failed.log.find("exit code 1"), std::string::npos) << failed.log;
 }
 
+TEST(UnsupportedHipArch, SaysRdnaIsNotSupported) {
+  for (const std::string arch : {"gfx90a", "gfx942", "gfx950"}) {
+    EXPECT_EQ(UnsupportedHipArch(arch), std::nullopt) << arch;
+  }
+  const auto why = UnsupportedHipArch("gfx1100");
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why,
+            "gfx1100 (RDNA, wave32) is not supported: tiletune's HIP kernels are written for "
+            "wave64 CDNA targets (gfx90a, gfx942, gfx950)");
+}
+
 TEST(HipDeviceCompilerFor, ClangServesOnlyWhatHiprtcCannot) {
   EXPECT_EQ(HipDeviceCompilerFor("gfx90a"), "hiprtc");
   EXPECT_EQ(HipDeviceCompilerFor("gfx1030"), "hiprtc");
