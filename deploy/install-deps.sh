@@ -20,6 +20,9 @@ runtime_packages=(
 gpu_runtime_packages=(
   libamdhip64-5 # HIP backend and hipRTC
   librocm-smi64-1 # AMD clocks, temperature, throttle state
+  # HIP for gfx942/gfx950 (hipRTC 5.2 aborts on them): clang 22 from
+  # bookworm-security with ROCm 5.2's device libraries (ClangHipCompiler)
+  clang-22 lld-22 llvm-22 rocm-device-libs
 )
 build_packages=(
   build-essential cmake ninja-build pkg-config git
@@ -62,23 +65,40 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if ((${#missing[@]} == 0)); then
-  echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
-fi
 
 # Root (a fresh container has no sudo) installs directly; anyone else
 # through sudo.
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then
   if ! command -v sudo >/dev/null; then
-    echo "install-deps: ${#missing[@]} packages missing (${missing[*]}); run this as root" \
-      "or install sudo" >&2
+    echo "install-deps: needs root for ${missing[*]:-the gfx942/gfx950 device libraries};" \
+      "run this as root or install sudo" >&2
     exit 1
   fi
   SUDO=sudo
 fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-echo "install-deps: installed ${#missing[@]} packages"
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+else
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  echo "install-deps: installed ${#missing[@]} packages"
+fi
+
+# ROCm 5.2's device libraries have no ISA version constant for gfx942 and
+# gfx950. Each is one constant in its own bitcode file; the data layout is
+# clang's own for the target, so linking it gives no layout warning.
+# ClangHipCompiler looks for them here.
+if [[ " ${packages[*]} " == *" clang-22 "* ]]; then
+  bitcode=/usr/local/lib/tiletune/amdgcn/bitcode
+  $SUDO mkdir -p "$bitcode"
+  layout=$(clang-22 -target amdgcn-amd-amdhsa -mcpu=gfx942 -x c /dev/null -S -emit-llvm -o - |
+    grep '^target datalayout')
+  for isa in 942:9402 950:9500; do
+    printf '%s\ntarget triple = "amdgcn-amd-amdhsa"\n%s\n' "$layout" \
+      "@__oclc_ISA_version = linkonce_odr protected local_unnamed_addr addrspace(4) constant i32 ${isa#*:}, align 4" |
+      $SUDO llvm-as-22 - -o "$bitcode/oclc_isa_version_${isa%%:*}.bc"
+  done
+  echo "install-deps: gfx942/gfx950 ISA version constants in $bitcode"
+fi

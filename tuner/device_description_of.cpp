@@ -36,9 +36,13 @@ kernels::DeviceDescription DeviceDescriptionOf(const runtime::DeviceInfo& device
     d.has_sm90a = fp.arch() == "sm_90";
   } else if (device.backend == "hip") {
     d.warp_size = runtime::hip::DefaultWavefrontSize(fp.arch()).value_or(64);
-    // 64 KiB of LDS on every CDNA and RDNA part so far.
-    d.max_shared_bytes_per_block =
-        fp.max_shared_bytes_per_block() > 0 ? fp.max_shared_bytes_per_block() : 64 * KiB;
+    // Where the device does not say: its named description's LDS (160 KiB
+    // on gfx950), else 64 KiB, what every other CDNA and RDNA part has.
+    const kernels::DeviceDescription* named = kernels::NamedDeviceOfArch(fp.arch());
+    d.max_shared_bytes_per_block = fp.max_shared_bytes_per_block() > 0
+                                       ? fp.max_shared_bytes_per_block()
+                                   : named ? named->max_shared_bytes_per_block
+                                           : 64 * KiB;
   } else if (device.backend == "host") {
     d.has_openblas = device.has_openblas;
   }

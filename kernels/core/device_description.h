@@ -30,6 +30,10 @@ struct DeviceDescription {
 inline const DeviceDescription kH200{"cuda", "sm_90", 32, 132, 227 * 1024, true};
 // MI200 (gfx90a, MI250X's die): 110 CUs, wave64, 64 KiB of LDS.
 inline const DeviceDescription kMi200{"hip", "gfx90a", 64, 110, 64 * 1024, false};
+// MI300X and MI325X (gfx942, CDNA3): 304 CUs, wave64, 64 KiB of LDS.
+inline const DeviceDescription kMi300x{"hip", "gfx942", 64, 304, 64 * 1024, false};
+// MI355X (gfx950, CDNA4): 256 CUs, wave64, 160 KiB of LDS.
+inline const DeviceDescription kMi355x{"hip", "gfx950", 64, 256, 160 * 1024, false};
 // A CPU of two cores (these machines'): the host templates offer one
 // thread per core they may use (HostThreadCounts), at most two. OpenBLAS is
 // there (deploy/install-deps.sh installs it).
@@ -39,5 +43,9 @@ inline const DeviceDescription kHostCpu{"host", "x86_64", 1, 2, 0, false, true};
 // is built without a device: tests, benchmarks, the fuzzer. Throws
 // std::invalid_argument for an unknown backend.
 const DeviceDescription& CompileTargetOf(std::string_view backend);
+
+// The named description of an arch (sm_90, gfx90a, gfx942, gfx950, x86_64),
+// or nullptr when none is named.
+const DeviceDescription* NamedDeviceOfArch(std::string_view arch);
 
 }  // namespace tiletune::kernels

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "runtime/device_class.h"
+#include "runtime/hip/clang_hip_compiler.h"
 #include "runtime/hip/code_object_metadata.h"
 #include "runtime/hip/hip_compile_plan.h"
 #include "runtime/hip/hip_runtime_api.h"
@@ -131,6 +132,10 @@ std::unique_ptr<HipBackend> HipBackend::Open(const Options& options, std::string
   if (count == 0) return nullptr;
   const auto hiprtc = HiprtcCompiler::Open(why);
   if (!hiprtc) return nullptr;
+  // Without clang only the gfx942/gfx950 compiles fail, saying why.
+  std::string no_clang;
+  const auto clang = ClangHipCompiler::Open(&no_clang);
+  const std::string clang_version = clang ? clang->version() : "";
   // A bare name is looked up in PATH when a compile runs it.
   if (options.rtc_binary.find('/') != std::string::npos &&
       ::access(options.rtc_binary.c_str(), X_OK) != 0) {
@@ -139,9 +144,13 @@ std::unique_ptr<HipBackend> HipBackend::Open(const Options& options, std::string
   }
   std::vector<DeviceInfo> devices;
   try {
-    const v1::Toolchain toolchain = ReadToolchain(*api, hiprtc->version());
+    v1::Toolchain toolchain = ReadToolchain(*api, hiprtc->version());
     for (int ordinal = 0; ordinal < count; ++ordinal) {
       devices.push_back(DescribeDevice(*api, ordinal, toolchain));
+      // The record names the compiler that builds this device's kernels.
+      if (HipDeviceCompilerFor(devices.back().fingerprint.arch()) == "clang") {
+        devices.back().toolchain.set_compiler_version(clang ? clang_version : no_clang);
+      }
     }
   } catch (const std::runtime_error& e) {
     *why = e.what();
@@ -149,24 +158,40 @@ std::unique_ptr<HipBackend> HipBackend::Open(const Options& options, std::string
   }
   try {
     return std::unique_ptr<HipBackend>(
-        new HipBackend(options, hiprtc->version(), std::move(devices)));
+        new HipBackend(options, hiprtc->version(), clang_version, no_clang, std::move(devices)));
   } catch (const fs::filesystem_error& e) {
     *why = "compiled-code cache " + options.cache_dir.string() + ": " + e.what();
     return nullptr;
   }
 }
 
-HipBackend::HipBackend(Options options, std::string hiprtc_version, std::vector<DeviceInfo> devices)
+HipBackend::HipBackend(Options options, std::string hiprtc_version, std::string clang_version,
+                       std::string no_clang, std::vector<DeviceInfo> devices)
     : options_(std::move(options)),
       hiprtc_version_(std::move(hiprtc_version)),
+      clang_version_(std::move(clang_version)),
+      no_clang_(std::move(no_clang)),
       devices_(std::move(devices)),
       cache_(options_.cache_dir, options_.cache_max_bytes, ".hsaco") {}
 
 CompileResult HipBackend::Compile(const kernels::KernelSource& source, const DeviceInfo& device,
                                   const CompileLimits& limits) {
+  const std::string& arch = device.fingerprint.arch();
+  if (const auto unsupported = UnsupportedHipArch(arch)) {
+    CompileResult failed;
+    failed.log = device.id + ": " + *unsupported;
+    return failed;
+  }
+  const bool by_clang = HipDeviceCompilerFor(arch) == "clang";
+  if (by_clang && clang_version_.empty()) {
+    CompileResult failed;
+    failed.log = device.id + ": cannot compile for " + arch + ": " + no_clang_;
+    return failed;
+  }
   HipCompilePlan plan;
   try {
-    plan = PlanHipCompile(source, device.fingerprint.arch(), hiprtc_version_, options_.rtc_binary);
+    plan = PlanHipCompile(source, arch, by_clang ? clang_version_ : hiprtc_version_,
+                          options_.rtc_binary);
   } catch (const std::invalid_argument& e) {
     CompileResult failed;
     failed.log = device.id + ": " + e.what();

@@ -9,8 +9,9 @@
 
 namespace tiletune::runtime::hip {
 
-// The AMD GPU backend: kernels are HIP compiled by hipRTC (in tiletune-rtc,
-// a subprocess killed past the compile limit) into code objects that the
+// The AMD GPU backend: kernels are HIP compiled by hipRTC, or by clang for
+// gfx942/gfx950 (HipDeviceCompilerFor), in tiletune-rtc, a subprocess killed
+// past the compile limit, into code objects that the
 // benchmark worker loads with hipModuleLoadData. One device per GPU, "hip:N".
 //
 // Device code learns the wave size from -DTT_WAVEFRONT_SIZE (64 on CDNA,
@@ -37,16 +38,19 @@ class HipBackend final : public Backend {
   std::string_view name() const override { return "hip"; }
   std::vector<DeviceInfo> Devices() const override { return devices_; }
   // Compiles for the device's arch; a source compiled before for the same
-  // arch, options and hipRTC build is a cache hit. A successful result
+  // arch, options and compiler build is a cache hit. A successful result
   // carries the code object's resource report.
   CompileResult Compile(const kernels::KernelSource& source, const DeviceInfo& device,
                         const CompileLimits& limits) override;
 
  private:
-  HipBackend(Options options, std::string hiprtc_version, std::vector<DeviceInfo> devices);
+  HipBackend(Options options, std::string hiprtc_version, std::string clang_version,
+             std::string no_clang, std::vector<DeviceInfo> devices);
 
   const Options options_;
   const std::string hiprtc_version_;
+  const std::string clang_version_;  // empty without clang, then no_clang_ says why
+  const std::string no_clang_;
   const std::vector<DeviceInfo> devices_;
   CompiledCodeCache cache_;
 };

@@ -1,9 +1,11 @@
 #include "runtime/hip/hip_compile_plan.h"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
 #include "runtime/content_hash.h"
+#include "runtime/hip/clang_hip_compiler.h"
 
 namespace tiletune::runtime::hip {
 
@@ -21,8 +23,21 @@ std::optional<int> DefaultWavefrontSize(std::string_view arch) {
   return major >= 10 ? 32 : 64;
 }
 
+std::string_view HipDeviceCompilerFor(std::string_view arch) {
+  const auto& clang_archs = ClangHipCompiler::Archs();
+  return std::find(clang_archs.begin(), clang_archs.end(), arch) != clang_archs.end() ? "clang"
+                                                                                      : "hiprtc";
+}
+
+std::optional<std::string> UnsupportedHipArch(std::string_view arch) {
+  if (DefaultWavefrontSize(arch) != 32) return std::nullopt;
+  return std::string(arch) +
+         " (RDNA, wave32) is not supported: tiletune's HIP kernels are written for wave64 "
+         "CDNA targets (gfx90a, gfx942, gfx950)";
+}
+
 HipCompilePlan PlanHipCompile(const kernels::KernelSource& source, const std::string& arch,
-                              const std::string& hiprtc_version, const std::string& rtc_binary) {
+                              const std::string& compiler_version, const std::string& rtc_binary) {
   const auto wavefront = DefaultWavefrontSize(arch);
   if (!wavefront) {
     throw std::invalid_argument("'" + arch + "' is not an AMD GPU target (gfx...)");
@@ -36,15 +51,16 @@ HipCompilePlan PlanHipCompile(const kernels::KernelSource& source, const std::st
   hasher.UpdateField("--");
   for (const auto& option : options) hasher.UpdateField(option);
   HipCompilePlan plan;
-  plan.cache_key = hasher.UpdateField(hiprtc_version).UpdateField(arch).HexDigest();
+  plan.cache_key = hasher.UpdateField(compiler_version).UpdateField(arch).HexDigest();
 
-  plan.command.what = "hiprtc";
+  const std::string compiler(HipDeviceCompilerFor(arch));
+  plan.command.what = compiler;
   plan.command.source_file = "kernel.hip";
   plan.command.artifact_file = "kernel.hsaco";
-  plan.command.argv = [rtc_binary, arch, options](const std::filesystem::path& work,
-                                                  const std::filesystem::path& code,
-                                                  const std::filesystem::path& artifact) {
-    std::vector<std::string> argv = {rtc_binary,    "hiprtc",          arch,
+  plan.command.argv = [rtc_binary, compiler, arch, options](const std::filesystem::path& work,
+                                                            const std::filesystem::path& code,
+                                                            const std::filesystem::path& artifact) {
+    std::vector<std::string> argv = {rtc_binary,    compiler,          arch,
                                      code.string(), artifact.string(), work.string()};
     argv.insert(argv.end(), options.begin(), options.end());
     return argv;

@@ -20,7 +20,7 @@ struct RtcOutput {
 class RtcCompiler {
  public:
   virtual ~RtcCompiler() = default;
-  virtual std::string_view name() const = 0;  // "nvrtc", "hiprtc"
+  virtual std::string_view name() const = 0;  // "nvrtc", "hiprtc", "clang"
   virtual std::string version() const = 0;    // e.g. "nvrtc 13.0"
   // One translation unit for `arch` (sm_90, sm_90a, gfx90a); headers are
   // handed to the compiler in memory by their include names.
@@ -32,8 +32,10 @@ class RtcCompiler {
 // nullptr with `why` when the library is absent or unusable.
 std::unique_ptr<RtcCompiler> OpenNvrtc(std::string* why);   // runtime/cuda/
 std::unique_ptr<RtcCompiler> OpenHiprtc(std::string* why);  // runtime/hip/
+// clang for the AMD targets hipRTC cannot serve (gfx942, gfx950).
+std::unique_ptr<RtcCompiler> OpenClangHip(std::string* why);  // runtime/hip/
 
-// The compiler by name ("nvrtc" / "hiprtc").
+// The compiler by name ("nvrtc" / "hiprtc" / "clang").
 std::unique_ptr<RtcCompiler> OpenRtcCompiler(std::string_view name, std::string* why);
 
 }  // namespace tiletune::runtime

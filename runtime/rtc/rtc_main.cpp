@@ -1,5 +1,6 @@
-// tiletune-rtc: compiles one device kernel with NVRTC or hipRTC in its own
-// process, so that the daemon can kill a compile that hangs.
+// tiletune-rtc: compiles one device kernel with NVRTC, hipRTC or clang (HIP
+// for gfx942/gfx950) in its own process, so that the daemon can kill a
+// compile that hangs; clang's process group dies with it.
 //
 //   tiletune-rtc COMPILER ARCH SOURCE ARTIFACT HEADER_DIR [OPTION...]
 //
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "runtime/rtc/rtc_compiler.h"
+#include "runtime/subprocess.h"
 
 namespace fs = std::filesystem;
 
@@ -33,6 +35,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path source = argv[3], artifact = argv[4], header_dir = argv[5];
+  try {
+    tiletune::runtime::KillChildGroupsOnExit();
+  } catch (const std::system_error& e) {
+    std::cerr << "tiletune-rtc: " << e.what() << "\n";
+    return 2;
+  }
   std::string why;
   auto compiler = tiletune::runtime::OpenRtcCompiler(argv[1], &why);
   if (!compiler) {

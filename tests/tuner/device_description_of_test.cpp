@@ -47,5 +47,14 @@ TEST(DeviceDescriptionOf, AmdWavesFollowTheArch) {
   EXPECT_EQ(DeviceDescriptionOf(Gpu("hip", "gfx1100", 48)).warp_size, 32);
 }
 
+TEST(DeviceDescriptionOf, CdnaLdsFromTheNamedArchWhereTheDriverDidNotSay) {
+  const kernels::DeviceDescription mi355x = DeviceDescriptionOf(Gpu("hip", "gfx950", 256));
+  EXPECT_EQ(mi355x.max_shared_bytes_per_block, kernels::kMi355x.max_shared_bytes_per_block);
+  EXPECT_EQ(mi355x.warp_size, 64);
+  EXPECT_EQ(DeviceDescriptionOf(Gpu("hip", "gfx942", 304)).max_shared_bytes_per_block, 64 * 1024);
+  EXPECT_EQ(DeviceDescriptionOf(Gpu("hip", "gfx950", 256, 65536)).max_shared_bytes_per_block,
+            65536);
+}
+
 }  // namespace
 }  // namespace tiletune::tuner

@@ -198,6 +198,31 @@ TEST(KeySpace, SharedMemoryFollowsTheDevice) {
   EXPECT_NE(variants, TileGemmVariants(key, kH200));
 }
 
+// The MI355X's 160 KiB of LDS admits tiles and pipelines the MI300X's 64 KiB
+// does not.
+TEST(KeySpace, CdnaTargetsSeeTheirOwnLds) {
+  EXPECT_EQ(NamedDeviceOfArch("gfx942"), &kMi300x);
+  EXPECT_EQ(NamedDeviceOfArch("gfx950"), &kMi355x);
+  EXPECT_EQ(NamedDeviceOfArch("gfx1100"), nullptr);
+  const v1::KernelKey key = KMajorGemm(4096, 4096, 4096);
+  const auto mi300x = TileGemmVariants(key, kMi300x);
+  const auto mi355x = TileGemmVariants(key, kMi355x);
+  ASSERT_FALSE(mi300x.empty());
+  const gemm::GemmProblem p = gemm::ProblemOf(key);
+  const gemm::GemmTarget on_mi300x = gemm::GemmTargetOn(gemm::kGfx90aTarget, kMi300x);
+  const gemm::GemmTarget on_mi355x = gemm::GemmTargetOn(gemm::kGfx90aTarget, kMi355x);
+  int64_t most_lds = 0;
+  for (const Variant& v : mi300x) {
+    EXPECT_LE(gemm::TileGemmLaunchOf(p, on_mi300x, v).shared_bytes, 64 * 1024) << VariantString(v);
+  }
+  for (const Variant& v : mi355x) {
+    const int64_t lds = gemm::TileGemmLaunchOf(p, on_mi355x, v).shared_bytes;
+    EXPECT_LE(lds, 160 * 1024) << VariantString(v);
+    most_lds = std::max(most_lds, lds);
+  }
+  EXPECT_GT(most_lds, 64 * 1024);
+}
+
 TEST(KeySpace, NoServingTemplateIsEmptyAndSaysWhy) {
   std::string why;
   EXPECT_TRUE(KeySpace::Of(Gemm(8, 8, 8, v1::DTYPE_BF16), kHostCpu, &why).empty());

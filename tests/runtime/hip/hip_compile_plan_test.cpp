@@ -138,5 +138,80 @@ TEST(HipCompilePlan, CompilesThroughTheCacheWithTiletuneRtc) {
   EXPECT_NE(failed.log.find("exit code 1"), std::string::npos) << failed.log;
 }
 
+TEST(UnsupportedHipArch, SaysRdnaIsNotSupported) {
+  for (const std::string arch : {"gfx90a", "gfx942", "gfx950"}) {
+    EXPECT_EQ(UnsupportedHipArch(arch), std::nullopt) << arch;
+  }
+  const auto why = UnsupportedHipArch("gfx1100");
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why,
+            "gfx1100 (RDNA, wave32) is not supported: tiletune's HIP kernels are written for "
+            "wave64 CDNA targets (gfx90a, gfx942, gfx950)");
+}
+
+TEST(HipDeviceCompilerFor, ClangServesOnlyWhatHiprtcCannot) {
+  EXPECT_EQ(HipDeviceCompilerFor("gfx90a"), "hiprtc");
+  EXPECT_EQ(HipDeviceCompilerFor("gfx1030"), "hiprtc");
+  EXPECT_EQ(HipDeviceCompilerFor("gfx942"), "clang");
+  EXPECT_EQ(HipDeviceCompilerFor("gfx950"), "clang");
+  const HipCompilePlan plan =
+      PlanHipCompile(testing::ArgsProbeSource(), "gfx942", "clang 22", "tiletune-rtc");
+  EXPECT_EQ(plan.command.what, "clang");
+  EXPECT_EQ(plan.command.argv("/w", "/w/kernel.hip", "/w/kernel.hsaco")[1], "clang");
+}
+
+// gfx942 and gfx950 through the real tiletune-rtc running clang, and the
+// cache: a hit the second time, messages naming our source, a compile past
+// its limit killed. Skips only where clang-22 is absent (CI installs it).
+TEST(HipCompilePlan, ClangCompilesThroughTheCacheWithTiletuneRtc) {
+  std::string why;
+  const auto clang = OpenClangHip(&why);
+  if (!clang && why.starts_with("no clang")) GTEST_SKIP() << why;
+  ASSERT_TRUE(clang) << why;
+  EXPECT_NE(clang->version().find("hipRTC preamble sha256:"), std::string::npos);
+  EXPECT_NE(clang->version().find("device libraries sha256:"), std::string::npos);
+  testing::ScratchDir dir;
+  CompiledCodeCache cache(dir.path() / "cache", int64_t{1} << 30, ".hsaco");
+  const kernels::KernelSource source = testing::ArgsProbeSource();
+  for (const std::string arch : {"gfx942", "gfx950"}) {
+    SCOPED_TRACE(arch);
+    const HipCompilePlan plan =
+        PlanHipCompile(source, arch, clang->version(), TILETUNE_BUILD_DIR "/bin/tiletune-rtc");
+    EXPECT_NE(plan.cache_key, KeyOf(source, arch));
+    const CompileResult first =
+        CompileThroughCache(cache, plan.cache_key, source, plan.command, {});
+    ASSERT_TRUE(first.ok) << first.log;
+    EXPECT_FALSE(first.cache_hit);
+    std::ifstream in(first.artifact_path, std::ios::binary);
+    std::stringstream binary;
+    binary << in.rdbuf();
+    const KernelMetadata kernel = ReadKernelMetadata(binary.str(), source.entry);
+    EXPECT_EQ(kernel.target, "amdgcn-amd-amdhsa--" + arch);
+    EXPECT_EQ(kernel.wavefront_size, 64);
+    EXPECT_TRUE(CompileThroughCache(cache, plan.cache_key, source, plan.command, {}).cache_hit);
+  }
+
+  kernels::KernelSource broken = source;
+  broken.code += "this is not HIP;\n";
+  const HipCompilePlan broken_plan =
+      PlanHipCompile(broken, "gfx942", clang->version(), TILETUNE_BUILD_DIR "/bin/tiletune-rtc");
+  const CompileResult failed =
+      CompileThroughCache(cache, broken_plan.cache_key, broken, broken_plan.command, {});
+  EXPECT_FALSE(failed.ok);
+  EXPECT_NE(failed.log.find("kernel.hip:12:"), std::string::npos) << failed.log;
+  EXPECT_NE(failed.log.find("exit code 1"), std::string::npos) << failed.log;
+
+  CompileLimits instant;
+  instant.timeout_seconds = 0.01;
+  kernels::KernelSource other = source;
+  other.code += "// not in the cache\n";
+  const HipCompilePlan slow_plan =
+      PlanHipCompile(other, "gfx950", clang->version(), TILETUNE_BUILD_DIR "/bin/tiletune-rtc");
+  const CompileResult killed =
+      CompileThroughCache(cache, slow_plan.cache_key, other, slow_plan.command, instant);
+  EXPECT_FALSE(killed.ok);
+  EXPECT_TRUE(killed.timed_out) << killed.log;
+}
+
 }  // namespace
 }  // namespace tiletune::runtime::hip
