@@ -46,6 +46,15 @@ constexpr int swizzle_rows = 8;
 constexpr int swizzle_bytes = 128;
 constexpr int atom_bytes = swizzle_rows * swizzle_bytes;
 
+// The first swizzle-atom boundary at or after `shared`: the swizzle needs
+// atom-aligned tiles, and dynamic shared memory may start on a smaller
+// boundary whatever its declaration asks; launches reserve atom_bytes of
+// slack for the step.
+TT_DEVICE char* atom_aligned(char* shared) {
+  const unsigned misalign = arch::shared_address(shared) % atom_bytes;
+  return shared + (misalign ? atom_bytes - misalign : 0);
+}
+
 // The descriptor of rows [row0, row0 + 64) and k16 step `step` (columns
 // 16 step .. 16 step + 15) of a K-major tile; row0 a multiple of 8. Moving
 // along k inside the swizzled row is a plain 32-byte step of the start

@@ -88,8 +88,7 @@ TT_DEVICE void decode_attention(const tt_attention_tma_args& args, const Epilogu
                 "the launch reserves less shared memory than the kernel uses");
   const tt_attention_args& a = args.attention;
   extern __shared__ __align__(1024) char tt_attention_shared[];
-  const unsigned misalign = arch::shared_address(tt_attention_shared) % warpgroup::atom_bytes;
-  char* base = tt_attention_shared + (misalign ? warpgroup::atom_bytes - misalign : 0);
+  char* base = warpgroup::atom_aligned(tt_attention_shared);
   // [slot][panel] K panels, then V panels.
   auto* sk = reinterpret_cast<typename P::kv_panel*>(base);
   auto* sv = sk + C::stages * P::panels;

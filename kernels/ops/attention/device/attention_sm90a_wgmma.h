@@ -98,8 +98,7 @@ TT_DEVICE void tma_ws_attention(const tt_attention_tma_args& args, const Epilogu
                 "the launch reserves less shared memory than the kernel uses");
   const tt_attention_args& a = args.attention;
   extern __shared__ __align__(1024) char tt_attention_shared[];
-  const unsigned misalign = arch::shared_address(tt_attention_shared) % warpgroup::atom_bytes;
-  shared_allocator alloc{tt_attention_shared + (misalign ? warpgroup::atom_bytes - misalign : 0)};
+  shared_allocator alloc{warpgroup::atom_aligned(tt_attention_shared)};
   // Panels of one tile are consecutive: [consumer][panel] for Q,
   // [slot][panel] for K and V (descriptor_n_major steps across V's).
   auto* sq = &alloc.take<typename P::q_panel>();

@@ -83,8 +83,7 @@ TT_DEVICE void tma_decode_gemm(const tt_gemm_tma_args& args, const Epilogue& epi
                 "the launch reserves less shared memory than the kernel uses");
   const tt_gemm_args& g = args.gemm;
   extern __shared__ __align__(1024) char tt_gemm_shared[];
-  const unsigned misalign = arch::shared_address(tt_gemm_shared) % warpgroup::atom_bytes;
-  char* base = tt_gemm_shared + (misalign ? warpgroup::atom_bytes - misalign : 0);
+  char* base = warpgroup::atom_aligned(tt_gemm_shared);
   shared_allocator alloc{base};
   // Slot s holds boxes [s * k_boxes, (s + 1) * k_boxes) of each array.
   auto* sw = &alloc.take<typename P::w_tile>();

@@ -101,8 +101,7 @@ TT_DEVICE void tma_ws_gemm(const tt_gemm_tma_args& args, const Epilogue& epilogu
                 "the launch reserves less shared memory than the kernel uses");
   const tt_gemm_args& g = args.gemm;
   extern __shared__ __align__(1024) char tt_gemm_shared[];
-  const unsigned misalign = arch::shared_address(tt_gemm_shared) % warpgroup::atom_bytes;
-  shared_allocator alloc{tt_gemm_shared + (misalign ? warpgroup::atom_bytes - misalign : 0)};
+  shared_allocator alloc{warpgroup::atom_aligned(tt_gemm_shared)};
   auto* sa = &alloc.take<typename P::a_tile>();
   for (int s = 1; s < C::stages; ++s) alloc.take<typename P::a_tile>();
   auto* sb = &alloc.take<typename P::b_tile>();

@@ -158,8 +158,7 @@ TT_DEVICE void wgmma_gemm(const tt_gemm_args& args, const Epilogue& epilogue) {
                 "the launch reserves less shared memory than the kernel uses");
   check_launch_promise<C>(args);
   extern __shared__ __align__(1024) char tt_gemm_shared[];
-  const unsigned misalign = arch::shared_address(tt_gemm_shared) % warpgroup::atom_bytes;
-  shared_allocator alloc{tt_gemm_shared + (misalign ? warpgroup::atom_bytes - misalign : 0)};
+  shared_allocator alloc{warpgroup::atom_aligned(tt_gemm_shared)};
   auto* sa = &alloc.take<typename P::a_tile>();
   for (int s = 1; s < C::stages; ++s) alloc.take<typename P::a_tile>();
   auto* sb = &alloc.take<typename P::b_tile>();
