@@ -15,21 +15,7 @@ namespace tiletune::kernels::attention {
 namespace {
 
 using testing::Family;
-
-Sm90aAttentionProblem Problem(int64_t q_heads, int64_t kv_heads, int64_t q_len, int64_t kv_len,
-                              int64_t head_dim, bool causal, bool bshd, bool lse) {
-  Sm90aAttentionProblem p;
-  p.batch = 2;
-  p.q_heads = q_heads;
-  p.kv_heads = kv_heads;
-  p.q_len = q_len;
-  p.kv_len = kv_len;
-  p.head_dim = head_dim;
-  p.causal = causal;
-  p.bshd = bshd;
-  p.write_lse = lse;
-  return p;
-}
+using testing::Problem;
 
 void CompileAll(Family family, const std::vector<Sm90aAttentionProblem>& problems) {
   std::string why;
@@ -58,16 +44,16 @@ void CompileAll(Family family, const std::vector<Sm90aAttentionProblem>& problem
 }
 
 TEST(AttentionSm90aCompile, EveryPrefillVariant) {
-  CompileAll(Family::kTmaWs, {Problem(32, 8, 4097, 4097, 128, true, true, true),
-                              Problem(8, 8, 300, 257, 64, false, false, false),
-                              Problem(4, 1, 7, 1, 64, true, true, true),
-                              Problem(4, 2, 1, 7, 128, false, false, true)});
+  CompileAll(Family::kTmaWs, {Problem(2, 32, 8, 4097, 4097, 128, true, true, true),
+                              Problem(2, 8, 8, 300, 257, 64, false, false, false),
+                              Problem(2, 4, 1, 7, 1, 64, true, true, true),
+                              Problem(2, 4, 2, 1, 7, 128, false, false, true)});
 }
 
 TEST(AttentionSm90aCompile, EveryDecodeVariant) {
-  CompileAll(Family::kDecode, {Problem(32, 8, 1, 32768, 128, false, true, true),
-                               Problem(32, 8, 16, 4097, 128, true, false, true),
-                               Problem(8, 2, 5, 7, 64, true, true, false)});
+  CompileAll(Family::kDecode, {Problem(2, 32, 8, 1, 32768, 128, false, true, true),
+                               Problem(2, 32, 8, 16, 4097, 128, true, false, true),
+                               Problem(2, 8, 2, 5, 7, 64, true, true, false)});
 }
 
 }  // namespace

@@ -25,27 +25,13 @@ namespace {
 using runtime::cuda::CUdeviceptr;
 using runtime::cuda::CUresult;
 using testing::Family;
+using testing::Problem;
 
 struct Case {
   const char* name;
   Family family;
   Sm90aAttentionProblem problem;
 };
-
-Sm90aAttentionProblem Problem(int64_t batch, int64_t q_heads, int64_t kv_heads, int64_t q_len,
-                              int64_t kv_len, int64_t head_dim, bool causal, bool bshd, bool lse) {
-  Sm90aAttentionProblem p;
-  p.batch = batch;
-  p.q_heads = q_heads;
-  p.kv_heads = kv_heads;
-  p.q_len = q_len;
-  p.kv_len = kv_len;
-  p.head_dim = head_dim;
-  p.causal = causal;
-  p.bshd = bshd;
-  p.write_lse = lse;
-  return p;
-}
 
 const Case kCases[] = {
     {"prefill_gqa_causal_bshd", Family::kTmaWs, Problem(2, 4, 2, 300, 257, 128, true, true, true)},

@@ -2,27 +2,18 @@
 #include <gtest/gtest.h>
 
 #include "kernels/ops/attention/attention_sm90a_space.h"
+#include "tests/kernels/ops/attention/attention_sm90a_test_kernels.h"
 
 namespace tiletune::kernels::attention {
 namespace {
 
-Sm90aAttentionProblem Problem(int64_t q_heads, int64_t kv_heads, int64_t q_len, int64_t kv_len,
-                              int64_t head_dim, bool causal = false) {
-  Sm90aAttentionProblem p;
-  p.batch = 2;
-  p.q_heads = q_heads;
-  p.kv_heads = kv_heads;
-  p.q_len = q_len;
-  p.kv_len = kv_len;
-  p.head_dim = head_dim;
-  p.causal = causal;
-  return p;
-}
+using testing::Problem;
 
 TEST(AttentionSm90aSpace, PrefillVariantsFitTheH200) {
   const Sm90aAttentionProblem problems[] = {
-      Problem(32, 32, 4096, 4096, 128, true), Problem(32, 8, 4097, 4097, 128),
-      Problem(8, 8, 300, 257, 64, true), Problem(4, 1, 7, 1, 64), Problem(4, 2, 1, 7, 128)};
+      Problem(2, 32, 32, 4096, 4096, 128, true), Problem(2, 32, 8, 4097, 4097, 128),
+      Problem(2, 8, 8, 300, 257, 64, true), Problem(2, 4, 1, 7, 1, 64),
+      Problem(2, 4, 2, 1, 7, 128)};
   for (const auto& p : problems) {
     const auto variants = TmaWsAttentionSpace(p, kH200).ValidVariants();
     ASSERT_FALSE(variants.empty()) << p.q_len << "x" << p.kv_len << " d" << p.head_dim;
@@ -39,43 +30,45 @@ TEST(AttentionSm90aSpace, PrefillSharedBytesCountQTheRingBarriersAndAlignment) {
   // head_dim 128, block_k 128, 2 consumers, 2 stages: Q 2 x 64 x 256 B,
   // K and V 2 x 2 x 128 x 256 B, 7 barriers, one swizzle atom of slack.
   const Variant v = {{"block_k", 128}, {"consumers", 2}, {"stages", 2}};
-  EXPECT_EQ(TmaWsAttentionSharedBytes(Problem(32, 32, 4096, 4096, 128), v),
+  EXPECT_EQ(TmaWsAttentionSharedBytes(Problem(2, 32, 32, 4096, 4096, 128), v),
             32768 + 131072 + 56 + 1024);
 }
 
 TEST(AttentionSm90aSpace, WithoutSm90aBothSpacesAreEmpty) {
   DeviceDescription sm80 = kH200;
   sm80.has_sm90a = false;
-  EXPECT_TRUE(TmaWsAttentionSpace(Problem(32, 8, 4096, 4096, 128), sm80).ValidVariants().empty());
-  EXPECT_TRUE(DecodeAttentionSpace(Problem(32, 8, 1, 4096, 128), sm80).ValidVariants().empty());
+  EXPECT_TRUE(
+      TmaWsAttentionSpace(Problem(2, 32, 8, 4096, 4096, 128), sm80).ValidVariants().empty());
+  EXPECT_TRUE(DecodeAttentionSpace(Problem(2, 32, 8, 1, 4096, 128), sm80).ValidVariants().empty());
 }
 
 TEST(AttentionSm90aSpace, UnsupportedSaysWhy) {
-  Sm90aAttentionProblem masked = Problem(8, 8, 128, 128, 128);
+  Sm90aAttentionProblem masked = Problem(2, 8, 8, 128, 128, 128);
   masked.mask_tensor = true;
   EXPECT_NE(UnsupportedTmaWsAttention(masked)->find("mask"), std::string::npos);
-  EXPECT_NE(UnsupportedTmaWsAttention(Problem(8, 8, 128, 128, 96))->find("head_dim"),
+  EXPECT_NE(UnsupportedTmaWsAttention(Problem(2, 8, 8, 128, 128, 96))->find("head_dim"),
             std::string::npos);
-  EXPECT_FALSE(UnsupportedTmaWsAttention(Problem(8, 8, 128, 128, 64)).has_value());
-  EXPECT_NE(UnsupportedDecodeAttention(Problem(8, 8, 17, 128, 128))->find("q_len"),
+  EXPECT_FALSE(UnsupportedTmaWsAttention(Problem(2, 8, 8, 128, 128, 64)).has_value());
+  EXPECT_NE(UnsupportedDecodeAttention(Problem(2, 8, 8, 17, 128, 128))->find("q_len"),
             std::string::npos);
   // 32 query heads on one KV head x 4 positions: 128 packed rows.
-  EXPECT_NE(UnsupportedDecodeAttention(Problem(32, 1, 4, 4096, 128))->find("packed rows"),
+  EXPECT_NE(UnsupportedDecodeAttention(Problem(2, 32, 1, 4, 4096, 128))->find("packed rows"),
             std::string::npos);
-  EXPECT_FALSE(UnsupportedDecodeAttention(Problem(32, 8, 16, 4096, 128)).has_value());
+  EXPECT_FALSE(UnsupportedDecodeAttention(Problem(2, 32, 8, 16, 4096, 128)).has_value());
 }
 
 TEST(AttentionSm90aSpace, DecodePacksTheGroupsRowsToSixteen) {
-  EXPECT_EQ(DecodeRows(Problem(32, 8, 1, 4096, 128)), 16);   // 4 rows
-  EXPECT_EQ(DecodeRows(Problem(32, 8, 5, 4096, 128)), 32);   // 20 rows
-  EXPECT_EQ(DecodeRows(Problem(32, 8, 16, 4096, 128)), 64);  // 64 rows
-  EXPECT_EQ(DecodeRows(Problem(8, 8, 1, 4096, 128)), 16);    // 1 row
+  EXPECT_EQ(DecodeRows(Problem(2, 32, 8, 1, 4096, 128)), 16);   // 4 rows
+  EXPECT_EQ(DecodeRows(Problem(2, 32, 8, 5, 4096, 128)), 32);   // 20 rows
+  EXPECT_EQ(DecodeRows(Problem(2, 32, 8, 16, 4096, 128)), 64);  // 64 rows
+  EXPECT_EQ(DecodeRows(Problem(2, 8, 8, 1, 4096, 128)), 16);    // 1 row
 }
 
 TEST(AttentionSm90aSpace, DecodeVariantsFitAndSplitOnlyLongKeys) {
   const Sm90aAttentionProblem problems[] = {
-      Problem(32, 8, 1, 32768, 128), Problem(32, 8, 16, 2048, 128, true),
-      Problem(32, 8, 3, 4097, 64, true), Problem(8, 8, 1, 1, 128), Problem(8, 2, 7, 7, 64)};
+      Problem(2, 32, 8, 1, 32768, 128), Problem(2, 32, 8, 16, 2048, 128, true),
+      Problem(2, 32, 8, 3, 4097, 64, true), Problem(2, 8, 8, 1, 1, 128),
+      Problem(2, 8, 2, 7, 7, 64)};
   for (const auto& p : problems) {
     const auto variants = DecodeAttentionSpace(p, kH200).ValidVariants();
     ASSERT_FALSE(variants.empty()) << p.q_len << "x" << p.kv_len;

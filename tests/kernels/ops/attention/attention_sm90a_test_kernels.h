@@ -15,6 +15,23 @@ namespace tiletune::kernels::attention::testing {
 
 enum class Family { kTmaWs, kDecode };
 
+// A problem of `batch` entries; bhsd, no lse and no mask unless asked.
+inline Sm90aAttentionProblem Problem(int64_t batch, int64_t q_heads, int64_t kv_heads,
+                                     int64_t q_len, int64_t kv_len, int64_t head_dim,
+                                     bool causal = false, bool bshd = false, bool lse = false) {
+  Sm90aAttentionProblem p;
+  p.batch = batch;
+  p.q_heads = q_heads;
+  p.kv_heads = kv_heads;
+  p.q_len = q_len;
+  p.kv_len = kv_len;
+  p.head_dim = head_dim;
+  p.causal = causal;
+  p.bshd = bshd;
+  p.write_lse = lse;
+  return p;
+}
+
 struct AttentionTestKernel {
   Family family = Family::kTmaWs;
   Variant variant;
