@@ -35,10 +35,12 @@ kernels::DeviceDescription DeviceDescriptionOf(const runtime::DeviceInfo& device
                                        : KnownCudaSharedBytes(fp.arch());
     d.has_sm90a = fp.arch() == "sm_90";
   } else if (device.backend == "hip") {
+    const kernels::DeviceDescription* named = kernels::NamedDeviceOfArch(fp.arch());
     d.warp_size = runtime::hip::DefaultWavefrontSize(fp.arch()).value_or(64);
+    // VGPRs and AGPRs together, as on every CDNA2 and later part.
+    d.max_registers_per_lane = named ? named->max_registers_per_lane : 512;
     // Where the device does not say: its named description's LDS (160 KiB
     // on gfx950), else 64 KiB, what every other CDNA and RDNA part has.
-    const kernels::DeviceDescription* named = kernels::NamedDeviceOfArch(fp.arch());
     d.max_shared_bytes_per_block = fp.max_shared_bytes_per_block() > 0
                                        ? fp.max_shared_bytes_per_block()
                                    : named ? named->max_shared_bytes_per_block

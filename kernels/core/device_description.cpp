@@ -1,5 +1,6 @@
 #include "kernels/core/device_description.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace tiletune::kernels {
@@ -9,6 +10,13 @@ const DeviceDescription& CompileTargetOf(std::string_view backend) {
     if (d->backend == backend) return *d;
   }
   throw std::invalid_argument("no compile target for backend '" + std::string(backend) + "'");
+}
+
+int64_t RegistersPerLane(const DeviceDescription& device, int64_t threads) {
+  const int64_t warps = (threads + device.warp_size - 1) / device.warp_size;
+  const int64_t per_simd = (warps + kSimdsPerMultiprocessor - 1) / kSimdsPerMultiprocessor;
+  return std::min(device.max_registers_per_lane,
+                  kSimdRegistersPerLane / std::max<int64_t>(1, per_simd));
 }
 
 const DeviceDescription* NamedDeviceOfArch(std::string_view arch) {

@@ -23,17 +23,31 @@ struct DeviceDescription {
   // Host: the system compiler links OpenBLAS, so the GEMM baseline is its
   // sgemm (otherwise our straightforward kernel).
   bool has_openblas = false;
+  // 32-bit registers one lane may address: 255 on NVIDIA; 512 on CDNA2 and
+  // later (VGPRs and AGPRs together). What it gets also depends on the
+  // block's size (RegistersPerLane).
+  int64_t max_registers_per_lane = 255;
 };
+
+// An SM (CU) has four SIMDs (sub-partitions), each with a register file of
+// 512 registers a lane; a block's warps (waves) are spread over them.
+constexpr int64_t kSimdsPerMultiprocessor = 4;
+constexpr int64_t kSimdRegistersPerLane = 512;
+
+// Registers each lane of a block of `threads` may hold without spilling:
+// the SIMD's file shared by the warps of the block placed on it, at most
+// what a lane may address (255 on NVIDIA, 256 on CDNA for 8 waves).
+int64_t RegistersPerLane(const DeviceDescription& device, int64_t threads);
 
 // H200 (sm_90): 132 SMs, 227 KiB of shared memory per block once the
 // executor raises the dynamic limit, sm_90a.
 inline const DeviceDescription kH200{"cuda", "sm_90", 32, 132, 227 * 1024, true};
 // MI200 (gfx90a, MI250X's die): 110 CUs, wave64, 64 KiB of LDS.
-inline const DeviceDescription kMi200{"hip", "gfx90a", 64, 110, 64 * 1024, false};
+inline const DeviceDescription kMi200{"hip", "gfx90a", 64, 110, 64 * 1024, false, false, 512};
 // MI300X and MI325X (gfx942, CDNA3): 304 CUs, wave64, 64 KiB of LDS.
-inline const DeviceDescription kMi300x{"hip", "gfx942", 64, 304, 64 * 1024, false};
+inline const DeviceDescription kMi300x{"hip", "gfx942", 64, 304, 64 * 1024, false, false, 512};
 // MI355X (gfx950, CDNA4): 256 CUs, wave64, 160 KiB of LDS.
-inline const DeviceDescription kMi355x{"hip", "gfx950", 64, 256, 160 * 1024, false};
+inline const DeviceDescription kMi355x{"hip", "gfx950", 64, 256, 160 * 1024, false, false, 512};
 // A CPU of two cores (these machines'): the host templates offer one
 // thread per core they may use (HostThreadCounts), at most two. OpenBLAS is
 // there (deploy/install-deps.sh installs it).

@@ -235,11 +235,11 @@ int ElfMachOf(const std::string& arch) {
   return mach.at(arch);
 }
 
-// Register files of the CDNA targets: 512 vector registers a lane (at most
-// 256 of them AGPRs; the metadata's vgpr_count is the unified total on
-// gfx90a and later), 102 SGPRs a wave plus VCC, FLAT_SCRATCH and XNACK_MASK
-// (6), which the metadata counts.
-constexpr int64_t kMaxAgprs = 256, kMaxVectorRegisters = 512, kMaxSgprs = 108;
+// Of a CDNA lane's vector registers (the device's; the metadata's
+// vgpr_count is the unified total on gfx90a and later) at most 256 are
+// AGPRs; a wave has 102 SGPRs plus VCC, FLAT_SCRATCH and XNACK_MASK (6),
+// which the metadata counts.
+constexpr int64_t kMaxAgprs = 256, kMaxSgprs = 108;
 
 // An LLVM 22 tool's output for `object` (written to a file below $TMPDIR).
 std::string RunLlvmTool(const std::vector<std::string>& argv, const std::string& object) {
@@ -318,7 +318,10 @@ void CompileForHip(runtime::RtcCompiler& compiler, const kernels::KernelSource& 
       << source.entry;
   EXPECT_GT(kernel.vgpr_count, 0) << source.entry;
   EXPECT_LE(kernel.agpr_count, kMaxAgprs) << source.entry;
-  EXPECT_LE(kernel.vgpr_count, kMaxVectorRegisters) << source.entry;
+  // What the block's size leaves each lane: the bound the spaces assume.
+  EXPECT_LE(kernel.vgpr_count,
+            kernels::RegistersPerLane(*kernels::NamedDeviceOfArch(arch), source.launch.block(0)))
+      << source.entry;
   EXPECT_LE(kernel.sgpr_count, kMaxSgprs) << source.entry;
   // SGPRs spill into VGPR lanes; VGPRs spill to scratch memory, which no
   // kernel of ours uses at all.

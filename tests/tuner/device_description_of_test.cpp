@@ -25,6 +25,7 @@ TEST(DeviceDescriptionOf, AnH200IsTheNamedH200) {
   EXPECT_EQ(d.compute_units, h200.compute_units);
   EXPECT_EQ(d.max_shared_bytes_per_block, h200.max_shared_bytes_per_block);
   EXPECT_EQ(d.has_sm90a, h200.has_sm90a);
+  EXPECT_EQ(d.max_registers_per_lane, h200.max_registers_per_lane);
 }
 
 TEST(DeviceDescriptionOf, TheArchsLimitWhereTheDriverDidNotSay) {
@@ -44,6 +45,8 @@ TEST(DeviceDescriptionOf, AmdWavesFollowTheArch) {
   EXPECT_EQ(mi200.max_shared_bytes_per_block, kernels::kMi200.max_shared_bytes_per_block);
   EXPECT_EQ(mi200.compute_units, kernels::kMi200.compute_units);
   EXPECT_FALSE(mi200.has_sm90a);
+  // VGPRs and AGPRs together.
+  EXPECT_EQ(mi200.max_registers_per_lane, 512);
   EXPECT_EQ(DeviceDescriptionOf(Gpu("hip", "gfx1100", 48)).warp_size, 32);
 }
 

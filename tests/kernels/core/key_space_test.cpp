@@ -223,6 +223,20 @@ TEST(KeySpace, CdnaTargetsSeeTheirOwnLds) {
   EXPECT_GT(most_lds, 64 * 1024);
 }
 
+// Four SIMDs of 512 registers a lane share a block's warps: an NVIDIA
+// thread gets its 255 up to 8 warps, a CDNA lane 512 up to 4 waves.
+TEST(KeySpace, RegistersPerLaneFollowTheWarpsEachSimdHolds) {
+  EXPECT_EQ(RegistersPerLane(kH200, 128), 255);
+  EXPECT_EQ(RegistersPerLane(kH200, 256), 255);
+  EXPECT_EQ(RegistersPerLane(kH200, 512), 128);
+  EXPECT_EQ(RegistersPerLane(kH200, 1024), 64);
+  EXPECT_EQ(RegistersPerLane(kMi355x, 64), 512);
+  EXPECT_EQ(RegistersPerLane(kMi355x, 256), 512);
+  EXPECT_EQ(RegistersPerLane(kMi355x, 320), 256);
+  EXPECT_EQ(RegistersPerLane(kMi355x, 512), 256);
+  EXPECT_EQ(RegistersPerLane(kMi300x, 1024), 128);
+}
+
 TEST(KeySpace, NoServingTemplateIsEmptyAndSaysWhy) {
   std::string why;
   EXPECT_TRUE(KeySpace::Of(Gemm(8, 8, 8, v1::DTYPE_BF16), kHostCpu, &why).empty());

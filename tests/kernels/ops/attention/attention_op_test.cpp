@@ -265,6 +265,22 @@ TEST(AttentionTemplates, SpacesArePrunedByRegistersSharedMemoryAndLengths) {
   }
 }
 
+// gfx950's 160 KiB of LDS admits 128x128 tiles of 128; on 8 waves a lane
+// has 256 registers, too few for them beside the key tile's operands that
+// LLVM reads ahead (they spilled 54), on 4 waves 512.
+TEST(AttentionTemplates, CdnaSpacesFollowTheRegistersOfTheBlocksWaves) {
+  v1::KernelKey key = Key({2, 8, 2, 4096, 4096, 128});
+  key.set_input_dtype(v1::DTYPE_BF16);
+  key.set_attention_mask(v1::ATTENTION_MASK_CAUSAL);
+  bool four_waves = false;
+  for (const Variant& v : Template("hip").Space(key, kMi355x).ValidVariants()) {
+    const bool largest = v.at("block_q") == 128 && v.at("block_kv") == 128;
+    EXPECT_FALSE(largest && v.at("warps") == 8) << VariantString(v);
+    four_waves = four_waves || (largest && v.at("warps") == 4);
+  }
+  EXPECT_TRUE(four_waves);
+}
+
 TEST(AttentionTemplates, TheGpuSourceLaunchesOneBlockPerQueryTileHeadAndBatchEntry) {
   v1::KernelKey key = Key({3, 8, 2, 77, 131, 128}, v1::ATTENTION_MASK_CAUSAL);
   key.set_input_dtype(v1::DTYPE_BF16);
