@@ -37,6 +37,7 @@ constexpr int64_t kSimdRegistersPerLane = 512;
 // Registers each lane of a block of `threads` may hold without spilling:
 // the SIMD's file shared by the warps of the block placed on it, at most
 // what a lane may address (255 on NVIDIA, 256 on CDNA for 8 waves).
+int64_t RegistersPerLane(int64_t max_registers_per_lane, int64_t warp_size, int64_t threads);
 int64_t RegistersPerLane(const DeviceDescription& device, int64_t threads);
 
 // H200 (sm_90): 132 SMs, 227 KiB of shared memory per block once the

@@ -374,15 +374,8 @@ TEST_P(GpuKernelsCompile, EveryVariantBaselineAndFault) {
   ASSERT_TRUE(t) << Problems()[index].template_name << " is not in the catalog";
   const bool sampled = Problems()[index].template_name == "tile_gemm" ||
                        (vendor == "hip" && runtime::hip::HipDeviceCompilerFor(target) == "clang");
-  const kernels::DeviceDescription* device = kernels::NamedDeviceOfArch(target);
+  const kernels::DeviceDescription* const device = kernels::NamedDeviceOfArch(target);
   ASSERT_TRUE(device) << target;
-  // Known gap: the tiles only gfx950's 160 KiB of LDS admits (128x256 on 8
-  // waves) spill 2 VGPRs with today's CDNA leaf; until the space has a
-  // register-aware rule for them, the tile GEMM is checked on the MI300X's
-  // space there.
-  if (target == "gfx950" && Problems()[index].template_name == "tile_gemm") {
-    device = &kernels::kMi300x;
-  }
   const auto sources = Sources(*t, key, *device, sampled);
   // The tile GEMM's variants run MFMA; its baseline (first) need not.
   const bool matrix = Problems()[index].template_name == "tile_gemm";

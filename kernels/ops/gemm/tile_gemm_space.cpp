@@ -35,6 +35,8 @@ constexpr int64_t kWgmmaOtherRegisters = 40;
 constexpr int64_t kSplitK[] = {1, 2, 4, 8};
 constexpr int64_t kMinKTilesPerSplit = 4;
 constexpr int64_t kPartialRowPad = 4;
+// What a CDNA lane holds beyond MfmaLaneRegisters: addresses, loop state.
+constexpr int64_t kMfmaOtherRegisters = 87;
 
 int64_t CeilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
@@ -58,6 +60,22 @@ int64_t MaxStages(const GemmTarget& target) {
 
 bool Wgmma(const Variant& v) {
   return v.at("mma") == kMmaWarpgroup;
+}
+
+// Registers a lane of the CDNA leaf's main loop holds: the f32
+// accumulators of its warp tile, two k tiles of operand fragments (LLVM
+// reads a whole tile's ahead of its MFMAs) and the copies it stages through
+// registers. With kMfmaOtherRegisters, calibrated on clang 22's gfx950 code
+// objects: 64x64 warp tiles on 8 waves (256 registers) spilled, 32x64 ones
+// took at most 170; the compile test checks every shipped target.
+int64_t MfmaLaneRegisters(const GemmProblem& p, const GemmTarget& target, const Variant& v) {
+  const int64_t lanes = target.vendor.warp_size, bk = v.at("block_k");
+  const int64_t tm = v.at("block_m") / v.at("warps_m"), tn = v.at("block_n") / v.at("warps_n");
+  const int64_t accumulators = tm * tn / lanes;
+  const int64_t operands = 2 * (tm + tn) * bk * p.element_bytes / (4 * lanes);
+  const int64_t staged =
+      (v.at("block_m") + v.at("block_n")) * bk * p.element_bytes / (4 * Warps(v) * lanes);
+  return accumulators + operands + staged;
 }
 
 bool FitsSharedMemory(const GemmProblem& p, const GemmTarget& target, const Variant& v) {
@@ -132,6 +150,7 @@ GemmTarget GemmTargetOn(const GemmTarget& leaf, const DeviceDescription& device)
   target.max_shared_bytes = device.max_shared_bytes_per_block;
   target.warpgroup_mma = leaf.warpgroup_mma && device.has_sm90a;
   target.multiprocessors = device.compute_units;
+  target.max_registers_per_lane = device.max_registers_per_lane;
   return target;
 }
 
@@ -303,6 +322,13 @@ SearchSpace TileGemmSpace(const GemmProblem& p, const GemmTarget& target) {
   if (!target.async_copies) {
     space.Require("2 stages: copies complete before compute on this target",
                   [](const Variant& v) { return v.at("stages") == 2; });
+    sync_rule("registers: accumulators, two k tiles of operands, the staged copies and " +
+                  std::to_string(kMfmaOtherRegisters) + " more fit what a lane of the block gets",
+              [p, target](const Variant& v) {
+                return MfmaLaneRegisters(p, target, v) + kMfmaOtherRegisters <=
+                       RegistersPerLane(target.max_registers_per_lane, target.vendor.warp_size,
+                                        Warps(v) * target.vendor.warp_size);
+              });
   }
   space.Require("shared memory per block <= " + std::to_string(target.max_shared_bytes) + " bytes",
                 [p, target](const Variant& v) { return FitsSharedMemory(p, target, v); });

@@ -14,19 +14,20 @@ namespace tiletune::kernels::gemm {
 // leaf does (kernels/tt/arch/*.h).
 struct GemmTarget {
   gpu::GpuVendor vendor;
-  int64_t max_shared_bytes;  // dynamic shared memory (LDS) one block may use
-  int64_t store_run;         // consecutive output columns one lane stores at once (frag::run)
-  bool async_copies;         // copies overlap compute, so deeper pipelines pay
-  bool warpgroup_mma;        // the sm_90a leaf's wgmma (variants compile for sm_90a)
-  int64_t multiprocessors;   // SMs (CUs): blocks of one wave at one block each
+  int64_t max_shared_bytes;        // dynamic shared memory (LDS) one block may use
+  int64_t store_run;               // consecutive output columns one lane stores at once (frag::run)
+  bool async_copies;               // copies overlap compute, so deeper pipelines pay
+  bool warpgroup_mma;              // the sm_90a leaf's wgmma (variants compile for sm_90a)
+  int64_t multiprocessors;         // SMs (CUs): blocks of one wave at one block each
+  int64_t max_registers_per_lane;  // what one lane may address (RegistersPerLane)
 };
 
 // The sm80 leaf's cp.async pipeline and the sm_90a leaf's wgmma, on the H200
 // (kH200: 227 KiB of shared memory per block, 132 SMs).
-inline constexpr GemmTarget kSm90Target{gpu::kCuda, 227 * 1024, 2, true, true, 132};
+inline constexpr GemmTarget kSm90Target{gpu::kCuda, 227 * 1024, 2, true, true, 132, 255};
 // The CDNA leaf stages copies synchronously; on the MI200 (kMi200: 64 KiB of
 // LDS, 110 CUs).
-inline constexpr GemmTarget kGfx90aTarget{gpu::kHip, 64 * 1024, 4, false, false, 110};
+inline constexpr GemmTarget kGfx90aTarget{gpu::kHip, 64 * 1024, 4, false, false, 110, 512};
 
 // A target's leaf on a device: the device's shared memory and SM count, and
 // wgmma only where the leaf has it and the device compiles sm_90a.

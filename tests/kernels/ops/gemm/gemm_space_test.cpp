@@ -123,13 +123,22 @@ TEST(TileGemmSpace, NamesTheConstraintAVariantBreaks) {
             "4 or 8 warps; 1 or 2 only when k <= 64, with warp tiles of <= "
             "2048 elements");
 
-  // The same tile needs 192 KiB of shared memory: fine on sm_90, not on gfx90a.
+  // On gfx90a, 8 waves of 64x64 warp tiles need more registers than the
+  // 256 a lane of 8 waves gets; copies there complete before compute.
   const SearchSpace amd = TileGemmSpace(Problem(4096, 4096, 4096), kGfx90aTarget);
   v["warps_k"] = 1;
   v["stages"] = 2;
-  EXPECT_EQ(amd.Violation(v), "shared memory per block <= 65536 bytes");
+  EXPECT_EQ(amd.Violation(v),
+            "registers: accumulators, two k tiles of operands, the staged copies and 87 more fit "
+            "what a lane of the block gets");
   v["stages"] = 3;
   EXPECT_EQ(amd.Violation(v), "2 stages: copies complete before compute on this target");
+  // On 4 waves (512 registers a lane) a 64x256 tile fits them, not the 80
+  // KiB of LDS its two stages take.
+  v = {{"block_m", 64}, {"block_n", 256}, {"block_k", 64}, {"warps_m", 1},    {"warps_n", 4},
+       {"warps_k", 1},  {"stages", 2},    {"group_m", 1},  {"mma", kMmaSync}, {"split_k", 1}};
+  EXPECT_EQ(TileGemmSpace(Problem(256, 4096, 4096), kGfx90aTarget).Violation(v),
+            "shared memory per block <= 65536 bytes");
 }
 
 GemmProblem KMajor(int64_t m, int64_t n, int64_t k) {
