@@ -108,7 +108,7 @@ int CountDevices(const HipRuntimeApi& api, std::string* why) {
     *why = api.library.name + " opened, " + api.Describe("hipInit", init);
     return 0;
   }
-  *why = api.library.name + " opened, no AMD GPU found (" +
+  *why = "no AMD GPU found (" + api.library.name + " opened; " +
          (counted != hipSuccess ? api.Describe("hipGetDeviceCount", counted)
                                 : std::string("hipGetDeviceCount: 0 devices")) +
          (init != hipSuccess ? "; " + api.Describe("hipInit", init) : "") + ")";
@@ -123,13 +123,33 @@ std::string ReadFile(const fs::path& path) {
   return s.str();
 }
 
+// Which compiler serves which CDNA target on this machine, with its
+// version or why there is none: "gfx90a by hiprtc 5.2 (...); gfx942,
+// gfx950 by clang 22.1.8 (...)".
+std::string CompilersByArch() {
+  std::string hiprtc_why, clang_why;
+  const auto hiprtc = HiprtcCompiler::Open(&hiprtc_why);
+  const auto clang = ClangHipCompiler::Open(&clang_why);
+  std::string clang_archs;
+  for (const auto& arch : ClangHipCompiler::Archs()) {
+    clang_archs += (clang_archs.empty() ? "" : ", ") + arch;
+  }
+  return "gfx90a by " + (hiprtc ? hiprtc->version() : "no compiler: " + hiprtc_why) + "; " +
+         clang_archs + " by " + (clang ? clang->version() : "no compiler: " + clang_why);
+}
+
 }  // namespace
 
 std::unique_ptr<HipBackend> HipBackend::Open(const Options& options, std::string* why) {
+  // Without a GPU the backend does not open; the machine still compiles and
+  // checks HIP kernels (tests, tiletune-rtc), and the reason says with what.
   const auto api = OpenHipRuntimeApi(why);
-  if (!api) return nullptr;
-  const int count = CountDevices(*api, why);
-  if (count == 0) return nullptr;
+  if (!api) *why = "no AMD GPU found (" + *why + ")";
+  const int count = api ? CountDevices(*api, why) : 0;
+  if (count == 0) {
+    *why = "compile-only: " + *why + "; kernels compile for " + CompilersByArch();
+    return nullptr;
+  }
   const auto hiprtc = HiprtcCompiler::Open(why);
   if (!hiprtc) return nullptr;
   // Without clang only the gfx942/gfx950 compiles fail, saying why.

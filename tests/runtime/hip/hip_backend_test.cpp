@@ -40,18 +40,20 @@ TEST(HipBackend, DiscoveryReportsTheGpusOrWhyThereAreNone) {
   const BackendStatus& status = d.statuses[0];
   EXPECT_EQ(status.name, "hip");
 
-  if (!HipLibraryLoads()) {
-    EXPECT_FALSE(status.available);
-    EXPECT_EQ(status.reason.rfind("libamdhip64 not found: ", 0), 0u) << status.reason;
-    return;
-  }
-  if (!AmdGpuPresent()) {
+  // Without a GPU the machine compiles only, and says with which compiler
+  // for which CDNA target (CI installs hipRTC and clang-22).
+  if (!HipLibraryLoads() || !AmdGpuPresent()) {
     EXPECT_FALSE(status.available);
     EXPECT_TRUE(d.backends.empty());
-    EXPECT_NE(status.reason.find("opened, no AMD GPU found (hipGetDeviceCount: hipErrorNoDevice"),
+    EXPECT_TRUE(status.reason.starts_with("compile-only: no AMD GPU found (")) << status.reason;
+    EXPECT_NE(status.reason.find(HipLibraryLoads() ? " opened; hipGetDeviceCount: hipErrorNoDevice"
+                                                   : "(libamdhip64 not found: "),
               std::string::npos)
         << status.reason;
-    EXPECT_EQ(status.reason.rfind("libamdhip64.so", 0), 0u) << status.reason;
+    EXPECT_NE(status.reason.find("; kernels compile for gfx90a by hiprtc "), std::string::npos)
+        << status.reason;
+    EXPECT_NE(status.reason.find("; gfx942, gfx950 by clang 22."), std::string::npos)
+        << status.reason;
     return;
   }
   ASSERT_TRUE(status.available) << status.reason;
