@@ -38,6 +38,7 @@ DiscoveredBackends DiscoverBackends(const BackendOptions& options) {
     if (name == "host") {
       host::HostBackend::Options host_options;
       host_options.compiler = options.host_compiler;
+      host_options.openblas = options.host_openblas;
       backend = host::HostBackend::Open(with_cache(host_options), &why);
     } else if (name == "cuda") {
       backend = cuda::CudaBackend::Open(with_rtc(cuda::CudaBackend::Options{}), &why);

@@ -17,6 +17,9 @@ struct BackendOptions {
   int64_t cache_max_bytes = int64_t{1} << 30;
   // System compiler for the host backend.
   std::string host_compiler = "c++";
+  // The host GEMM baseline is OpenBLAS where the compiler finds it; false
+  // leaves it host-naive.
+  bool host_openblas = true;
   // tiletune-rtc, the program GPU backends compile device code with: a path,
   // or a name looked up in PATH; empty means "tiletune-rtc" in PATH.
   std::string rtc_binary;

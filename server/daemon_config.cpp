@@ -67,6 +67,10 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.rtc_binary; }},
       {"host_compiler", "system compiler of the host backend",
        [](auto& c) { return &c.host_compiler; }},
+      {"host_openblas_baseline",
+       "time host GEMMs against OpenBLAS where the compiler finds it (false: against host-naive, "
+       "our straightforward kernel)",
+       [](auto& c) { return &c.host_openblas_baseline; }},
       {"ready_file", "file to write the bound addresses to once serving",
        [](auto& c) { return &c.ready_file; }},
       {"compile_threads", "variants compiled in parallel",

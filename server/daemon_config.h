@@ -43,6 +43,9 @@ struct DaemonConfig {
   std::string worker_binary;  // default: tiletune-worker beside tiletuned
   std::string rtc_binary;     // default: tiletune-rtc beside tiletuned
   std::string host_compiler = "c++";
+  // Host GEMMs are measured against OpenBLAS where the compiler finds it;
+  // false measures them against host-naive, our straightforward kernel.
+  bool host_openblas_baseline = true;
   // When set, written once the daemon serves: its bound gRPC and metrics
   // addresses (useful with port 0).
   std::string ready_file;

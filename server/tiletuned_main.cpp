@@ -201,6 +201,7 @@ int Run(server::DaemonConfig config) {
   backend_options.cache_dir = (fs::path(config.data_dir) / "cache").string();
   backend_options.cache_max_bytes = config.compile_cache_max_bytes;
   backend_options.host_compiler = config.host_compiler;
+  backend_options.host_openblas = config.host_openblas_baseline;
   backend_options.rtc_binary = config.rtc_binary;
   auto discovered = runtime::DiscoverBackends(backend_options);
   for (const auto& s : discovered.statuses) {

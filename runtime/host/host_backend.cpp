@@ -70,8 +70,9 @@ std::unique_ptr<HostBackend> HostBackend::Open(const Options& options, std::stri
     return nullptr;
   }
   const std::string compiler_version = version.out.substr(0, version.out.find('\n'));
-  std::string no_openblas;
-  const std::optional<fs::path> openblas = FindOpenBlas(options.compiler, &no_openblas);
+  std::string no_openblas = "no OpenBLAS: host_openblas_baseline is false";
+  const std::optional<fs::path> openblas =
+      options.openblas ? FindOpenBlas(options.compiler, &no_openblas) : std::nullopt;
 
   DeviceInfo device;
   device.id = "cpu:0";

@@ -21,6 +21,7 @@ class HostBackend final : public Backend {
     std::string compiler = "c++";  // one program, looked up in PATH
     std::filesystem::path cache_dir;
     int64_t cache_max_bytes = int64_t{1} << 30;
+    bool openblas = true;  // look for OpenBLAS (the GEMM baseline)
   };
 
   // Checks that the compiler runs (`<compiler> --version`), asks it for

@@ -78,6 +78,25 @@ TEST(BackendRegistry, TheHostWithoutOpenBlasIsAvailableAndSaysSo) {
   EXPECT_NE(d.statuses[0].reason.find("no OpenBLAS"), std::string::npos) << d.statuses[0].reason;
 }
 
+// The operator may leave OpenBLAS out of the baseline where it is installed:
+// host GEMMs are then measured against host-naive, and the status says why.
+TEST(BackendRegistry, TheOpenBlasBaselineCanBeTurnedOff) {
+  testing::ScratchDir dir;
+  BackendOptions options;
+  options.enabled = {"host"};
+  options.cache_dir = (dir.path() / "cache").string();
+  options.host_openblas = false;
+  const DiscoveredBackends d = DiscoverBackends(options);
+  ASSERT_EQ(d.backends.size(), 1u);
+  EXPECT_TRUE(d.statuses[0].available);
+  EXPECT_EQ(d.statuses[0].reason,
+            "no OpenBLAS: host_openblas_baseline is false: the host GEMM baseline is host-naive");
+  const auto devices = d.backends[0]->Devices();
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_FALSE(devices[0].has_openblas);
+  EXPECT_EQ(devices[0].toolchain.runtime_version().find("openblas"), std::string::npos);
+}
+
 TEST(CpuFingerprint, DescribesThisMachine) {
   const v1::DeviceFingerprint fp = host::ReadCpuFingerprint();
   EXPECT_EQ(fp.vendor(), "cpu");
