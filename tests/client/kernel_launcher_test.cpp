@@ -41,7 +41,7 @@ using testing::BiasReluGemm;
 using testing::DeviceId;
 using testing::LoopbackPort;
 
-// A GEMM tuning wins against OpenBLAS, the host baseline: a decode GEMV
+// A GEMM tuning wins against host-naive, the tests' host baseline: a decode GEMV
 // (tests/support/tiletuned_process.h).
 constexpr int64_t kM = 1, kN = testing::kDecodeGemmN, kK = testing::kDecodeGemmK;
 

@@ -18,7 +18,7 @@ import tiletune
 from tiletune import LaunchError
 from tiletune.v1 import jobs_pb2, records_pb2, tiletune_pb2
 
-# A GEMM tuning wins against OpenBLAS, the host baseline: a decode GEMV, and
+# A GEMM tuning wins against host-naive, the tests' host baseline: a decode GEMV, and
 # the seed that tries its winner (host_gemm_rowwise) first, as in
 # tests/support/tiletuned_process.h (kDecodeGemmSeed; held to it by
 # tests/tuner/search_strategy_test.cpp).

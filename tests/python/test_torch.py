@@ -14,8 +14,9 @@ from tiletune.v1 import jobs_pb2, records_pb2  # noqa: E402
 # Against the host's vectorised straightforward kernel on one CPU a tuned
 # rmsnorm wins by a few percent or loses: the record decides which runs.
 ROWS, COLS = 75, 1000
-# A decode linear (gemm m=1, weights [n][k]): tuning wins it against OpenBLAS
-# by ~3.5x, and the seed tries its winner (host_gemm_rowwise) first, as
+# A decode linear (gemm m=1, weights [n][k]): tuning wins it against
+# host-naive (the tests' baseline), and the seed tries its winner
+# (host_gemm_rowwise) first, as
 # kDecodeGemmSeed in tests/support/tiletuned_process.h (held to it by
 # tests/tuner/search_strategy_test.cpp).
 X_SHAPE, N = (1, 1, 512), 512

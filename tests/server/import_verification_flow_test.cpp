@@ -93,7 +93,7 @@ class ImportVerificationFlow : public ::testing::Test {
     delete dir_;
   }
 
-  // A GEMM tuning wins against OpenBLAS (a decode GEMV): the verify jobs
+  // A GEMM tuning wins against the tests' host baseline (a decode GEMV): the verify jobs
   // time it again and must find the win again.
   static v1::KernelKey Key() { return DecodeGemmKey({"bias", "relu"}); }
 

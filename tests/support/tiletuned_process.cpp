@@ -207,6 +207,10 @@ void TiletunedProcess::Start() {
   // compilers (a few % of a core each under a load of 15): a test's pace
   // would be the machine's load.
   unless_given("--compile-niceness", "0");
+  // Host GEMMs against host-naive: whether a single-threaded GEMV beats
+  // OpenBLAS depends on the CPU (one core's memory bandwidth bounds both on
+  // an AVX-512 Xeon), and the tests that need a TUNED record must get one.
+  unless_given("--host-openblas-baseline", "false");
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   pid_ = Spawn(argv, data_dir_ / "tiletuned.out", log_path());
   const auto deadline = In(kEventCeiling);

@@ -112,11 +112,12 @@ std::optional<std::string> HttpGet(const std::string& address, const std::string
 v1::KernelKey GemmKey(int64_t m, int64_t n, int64_t k, std::vector<std::string> chain = {});
 v1::KernelKey RowKey(const std::string& op, int64_t rows, int64_t cols);
 
-// The decode GEMM's size (m = 1: a GEMV). Against OpenBLAS, the host
-// baseline, tuning wins it by far: OpenBLAS packs all of B for one row,
-// host_gemm_rowwise reads it once (2.7x with B row-major, 3.5x column-major,
-// one thread of the 2-core EPYC: bench/results/2026-12-04-host-gemm-openblas.md).
-// Most other host GEMMs are won by a few percent or lost.
+// The decode GEMM's size (m = 1: a GEMV). Against host-naive, the tests'
+// host baseline (TiletunedProcess starts daemons with
+// --host-openblas-baseline false), tuning wins it by far. Against OpenBLAS
+// it depends on the CPU: 2.7x on a 2-core EPYC, where OpenBLAS packs all of
+// B for one row; about 1.0x on an AVX-512 Xeon, where one core's memory
+// bandwidth bounds both.
 inline constexpr int64_t kDecodeGemmN = 512, kDecodeGemmK = 512;
 // That GEMM, f32, B row-major.
 v1::KernelKey DecodeGemmKey(std::vector<std::string> chain = {});
