@@ -45,6 +45,9 @@ std::string AbiError(const OpSpec& spec) {
   for (const auto& [name, value] : spec.scalars) {
     if (auto e = expect(name, AbiKind::kFloat32); !e.empty()) return e;
   }
+  if (spec.row_values) {
+    if (auto e = expect(spec.row_values->field, AbiKind::kTensor); !e.empty()) return e;
+  }
   for (const AbiField& f : abi.fields) {
     const bool has_value = std::any_of(spec.scalars.begin(), spec.scalars.end(),
                                        [&](const auto& s) { return s.first == f.name; });
@@ -72,6 +75,11 @@ const OpSpec* Checked(const OpSpec& spec) {
     throw std::logic_error("op '" + std::string(spec.name) +
                            "': its spec needs flops, one output and exactly the reference of its "
                            "fusion kind");
+  }
+  // Only the attention reference computes row values.
+  if (spec.row_values && !spec.attention_reference) {
+    throw std::logic_error("op '" + std::string(spec.name) +
+                           "': row values need the attention reference");
   }
   if (const std::string error = AbiError(spec); !error.empty()) {
     throw std::logic_error("op '" + std::string(spec.name) + "': its launch ABI " +

@@ -154,9 +154,20 @@ using RowReference = void (*)(const ReferenceArgs& args, std::span<const double>
 // one (batch, query position, head) row of head_dim values, numbered as o
 // is stored densely in the key's sequence layout, into `out`
 // (rows.size() x head_dim). Each row is computed on its own, so a large
-// problem is checked on sampled query positions.
+// problem is checked on sampled query positions. Where `row_values` is not
+// null, also each row's log-sum-exp (-inf for a row that sees no key) into
+// row_values[i].
 using AttentionReference = void (*)(const ReferenceArgs& args, std::span<const int64_t> rows,
-                                    double* out);
+                                    double* out, double* row_values);
+
+// A second output of one f32 value per row of the op's output, written
+// where the key asks for it (attention's lse): its ABI field, whether the
+// key asks, and which of its elements row `row` of the output writes.
+struct RowValuesOutput {
+  std::string_view field;
+  bool (*written)(const v1::KernelKey& key);
+  int64_t (*element)(const ReferenceArgs& args, int64_t row);
+};
 
 // The leading dimensions of a key's dense tensors, by ABI field name (lda,
 // ldb, ldc for gemm; ldx, ldy for row reductions; attention's strides), into
@@ -202,6 +213,8 @@ struct OpSpec {
   MatmulReference matmul_reference = nullptr;
   RowReference row_reference = nullptr;
   AttentionReference attention_reference = nullptr;
+  // Its reference comes from `attention_reference`'s row_values.
+  std::optional<RowValuesOutput> row_values;
 };
 
 }  // namespace tiletune::kernels

@@ -98,11 +98,15 @@ const std::vector<Problem>& Problems() {
            Key("attention",
                {{"q_heads", 4}, {"kv_heads", 4}, {"q_len", 1}, {"kv_len", 4097}, {"head_dim", 64}},
                {"residual_add"}));
+    // The split-KV decode writing lse, and its baseline (warp rows) too.
+    v1::KernelKey attention_decode_lse = attention_decode;
+    attention_decode_lse.set_write_lse(true);
     return std::vector<Problem>{
         {"attention_bf16_causal_gqa_77x131_d128", "gpu_attention_flash", attention_causal},
         {"attention_f16_decode_1x4097_d64", "gpu_attention_flash", attention_decode},
         {"attention_bf16_causal_gqa_77x131_d128_tma_ws", "tma_ws_attention", attention_causal},
         {"attention_f16_decode_1x4097_d64_split_kv", "decode_attention", attention_decode},
+        {"attention_f16_decode_1x4097_d64_split_kv_lse", "decode_attention", attention_decode_lse},
         {"softmax_37x1000_scale_mask", "gpu_softmax_rows",
          WithPrologue(Key("softmax", {{"rows", 37}, {"cols", 1000}}, {"bias", "scale"}),
                       {"scale", "residual_add"})},

@@ -173,6 +173,45 @@ TEST(HostKernelVariants, Attention) {
   CompileAndValidate(kernels);
 }
 
+v1::KernelKey WithLse(v1::KernelKey key) {
+  key.set_write_lse(true);
+  return key;
+}
+
+// lse beside o, checked against float64: causal with more queries than keys
+// (rows that see no key have lse -inf), both layouts, every variant of a
+// small key and the baseline.
+TEST(HostKernelVariants, AttentionWithLse) {
+  const v1::KernelKey small = WithLse(
+      Attention({{"q_heads", 4}, {"kv_heads", 2}, {"q_len", 3}, {"kv_len", 1}, {"head_dim", 64}},
+                v1::ATTENTION_MASK_CAUSAL, v1::SEQUENCE_LAYOUT_BSHD, {"bias"}));
+  const v1::KernelKey large = WithLse(Attention({{"batch", 2},
+                                                 {"q_heads", 8},
+                                                 {"kv_heads", 2},
+                                                 {"q_len", 33},
+                                                 {"kv_len", 77},
+                                                 {"head_dim", 128}},
+                                                v1::ATTENTION_MASK_NONE, v1::SEQUENCE_LAYOUT_BHSD));
+  auto kernels = Sources(small, large, 2);
+  kernels.emplace_back(small, *testing::HostTemplate(small).BaselineFor(small).source);
+  CompileAndValidate(kernels);
+}
+
+// A kernel that computes o right but never writes lse is wrong.
+TEST(HostKernelVariants, AnUnwrittenLseIsAWrongResult) {
+  const v1::KernelKey plain =
+      Attention({{"q_heads", 2}, {"kv_heads", 1}, {"q_len", 5}, {"kv_len", 7}, {"head_dim", 64}},
+                v1::ATTENTION_MASK_NONE, v1::SEQUENCE_LAYOUT_BHSD);
+  const kernels::KernelTemplate& t = testing::HostTemplate(plain);
+  worker::v1::BenchRequest request = testing::CompileRequest(
+      WithLse(plain), t.Source(plain, t.Space(plain).ValidVariants().at(0)));
+  BenchmarkWorker worker({testing::WorkerBinary(), {}});
+  const auto result = worker.Run(request, 30s);
+  EXPECT_EQ(result.outcome, BenchmarkWorker::Outcome::kWrongResult) << result.error;
+  EXPECT_EQ(result.error.find("lse: "), 0u) << result.error;
+  EXPECT_EQ(result.response.unwritten_elements(), 2 * 5);
+}
+
 v1::KernelKey WithPrologue(v1::KernelKey key, const std::vector<std::string>& ops) {
   for (const auto& name : ops) {
     auto* op = key.add_prologue();

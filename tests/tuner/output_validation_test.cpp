@@ -54,6 +54,27 @@ TEST(OutputValidation, OtherNanIsNotUnwrittenButStillWrong) {
   EXPECT_EQ(c.non_finite, 1);
 }
 
+// Row values such as attention's lse: -inf is a value (a row that sees no
+// key), wanted exactly where the reference has it; rows need not ascend.
+TEST(OutputValidation, NegativeInfinityIsAValueWhereAllowed) {
+  const float inf = std::numeric_limits<float>::infinity();
+  Reference lse = {
+      .row_elements = 1, .output_rows = 4, .rows = {2, 0, 3}, .values = {1.5, -inf, 2}};
+  lse.negative_infinity_allowed = true;
+  EXPECT_TRUE(CheckOutput(std::vector<float>{-inf, 7, 1.5f, 2}, lse, 1e-5).ok);
+  // Not where the reference is finite, nor finite where it is -inf.
+  OutputCheck c = CheckOutput(std::vector<float>{-inf, 7, -inf, 2}, lse, 1e-5);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.error,
+            "1 elements on 3 sampled rows are -inf where the reference is not, or the other way "
+            "round (element 2: got -inf, want 1.5)");
+  EXPECT_FALSE(CheckOutput(std::vector<float>{0, 7, 1.5f, 2}, lse, 1e-5).ok);
+  // +inf stays a fault, and without the allowance -inf is one too.
+  EXPECT_EQ(CheckOutput(std::vector<float>{-inf, inf, 1.5f, 2}, lse, 1e-5).non_finite, 1);
+  lse.negative_infinity_allowed = false;
+  EXPECT_EQ(CheckOutput(std::vector<float>{-inf, 7, 1.5f, 2}, lse, 1e-5).non_finite, 1);
+}
+
 TEST(OutputValidation, AllZeroReferenceUsesAbsoluteError) {
   EXPECT_TRUE(CheckOutput(std::vector<float>{0, 0}, Whole({0, 0}), 1e-5).ok);
   EXPECT_FALSE(CheckOutput(std::vector<float>{0, 1}, Whole({0, 0}), 1e-5).ok);

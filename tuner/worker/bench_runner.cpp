@@ -185,12 +185,14 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
       if (!problem.reference || problem.reference_policy != policy) {
         problem.reference.reset();  // freed before the next one is computed
         problem.prologue_reference.reset();
+        problem.row_values_reference.reset();
         std::vector<int64_t> rows =
             ReferenceRows(problem.inputs, request.reference(), request.seed() ^ kSampleSeedMix);
         const int threads = ReferenceThreads(request.reference());
         if (key.write_prologue_output()) {
           problem.prologue_reference = HostPrologueReference(problem.inputs, rows, threads);
         }
+        problem.row_values_reference = HostRowValuesReference(problem.inputs, rows, threads);
         problem.reference = HostReference(problem.inputs, std::move(rows), threads);
         problem.reference_policy = policy;
       }
@@ -201,6 +203,11 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
         outputs.push_back({"prologue output",
                            args.tensors.at(std::string(kernels::kPrologueOutputField)),
                            key.input_dtype(), *problem.prologue_reference});
+      }
+      if (problem.row_values_reference) {
+        const std::string field(args.op->row_values->field);
+        outputs.push_back(
+            {field, args.tensors.at(field), v1::DTYPE_F32, *problem.row_values_reference});
       }
       Validate(executor, args, outputs, request.tolerance(), &response);
     }

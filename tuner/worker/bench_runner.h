@@ -38,6 +38,7 @@ class BenchRunner {
     std::optional<Reference> reference;
     // Of the row op's input after the prologue, for keys that write it.
     std::optional<Reference> prologue_reference;
+    std::optional<Reference> row_values_reference;  // attention's lse
   };
   Problem& ProblemFor(const worker::v1::BenchRequest& request);
   DeviceTelemetry& TelemetryFor(const std::string& backend);

@@ -83,8 +83,9 @@ void ApplyOps(const std::vector<ElementOp>& ops, int64_t row, int64_t cols, std:
   }
 }
 
-// Which output of the problem a RowComputer computes.
-enum class Output { kResult, kPrologueResult };
+// Which output of the problem a RowComputer computes: the op's, the row
+// op's input after the prologue, or the op's row values (attention's lse).
+enum class Output { kResult, kPrologueResult, kRowValues };
 
 // Computes blocks of output rows: the op, then its chain; a row op's input
 // row gets the prologue first. For kPrologueResult, the row op's input after
@@ -93,6 +94,7 @@ class RowComputer {
  public:
   RowComputer(const ProblemInputs& p, Output output)
       : p_(p),
+        output_(output),
         // The prologue's result is what the element-wise op computes from
         // the prologue alone.
         op_(output == Output::kPrologueResult
@@ -107,11 +109,17 @@ class RowComputer {
                    ? std::vector<ElementOp>{}
                    : Resolve(p, p.key.chain(), p.key.prologue_size())) {}
 
-  // `rows` of one batch entry into `out` (rows.size() x n).
+  // `rows` of one batch entry into `out` (rows.size() x n; one value a row
+  // for kRowValues).
   void Compute(std::span<const int64_t> rows, double* out) const {
     const auto n = static_cast<size_t>(p_.cols);
+    if (output_ == Output::kRowValues) {
+      std::vector<double> result(rows.size() * n);
+      op_.attention_reference(args_, rows, result.data(), out);
+      return;
+    }
     if (op_.matmul_reference) op_.matmul_reference(args_, rows, out);
-    if (op_.attention_reference) op_.attention_reference(args_, rows, out);
+    if (op_.attention_reference) op_.attention_reference(args_, rows, out, nullptr);
     std::vector<double> x(op_.row_reference ? n : 0);
     for (size_t ri = 0; ri < rows.size(); ++ri) {
       const std::span<double> y(out + ri * n, n);
@@ -127,6 +135,7 @@ class RowComputer {
 
  private:
   const ProblemInputs& p_;
+  const Output output_;
   const kernels::OpSpec& op_;
   kernels::ReferenceArgs args_;
   const float* x_;
@@ -154,7 +163,7 @@ Reference ComputeRows(const ProblemInputs& problem, Output output, std::vector<i
                       int threads) {
   const RowComputer computer(problem, output);
   Reference ref;
-  ref.row_elements = problem.cols;
+  ref.row_elements = output == Output::kRowValues ? 1 : problem.cols;
   ref.output_rows = OutputRows(problem);
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i] < 0 || rows[i] >= ref.output_rows || (i > 0 && rows[i] <= rows[i - 1])) {
@@ -164,7 +173,7 @@ Reference ComputeRows(const ProblemInputs& problem, Output output, std::vector<i
     }
   }
   ref.rows = std::move(rows);
-  ref.values.resize(ref.rows.size() * static_cast<size_t>(problem.cols));
+  ref.values.resize(ref.rows.size() * static_cast<size_t>(ref.row_elements));
 
   const auto blocks = RowBlocks(ref.rows, problem.rows);
   std::atomic<size_t> next{0};
@@ -175,7 +184,7 @@ Reference ComputeRows(const ProblemInputs& problem, Output output, std::vector<i
       for (size_t b; (b = next++) < blocks.size() && !failed;) {
         const auto [begin, end] = blocks[b];
         computer.Compute(std::span(ref.rows).subspan(begin, end - begin),
-                         ref.values.data() + begin * static_cast<size_t>(problem.cols));
+                         ref.values.data() + begin * static_cast<size_t>(ref.row_elements));
       }
     } catch (...) {
       if (!failed.exchange(true)) failure = std::current_exception();
@@ -204,6 +213,17 @@ Reference HostReference(const ProblemInputs& problem, std::vector<int64_t> rows,
 Reference HostPrologueReference(const ProblemInputs& problem, std::vector<int64_t> rows,
                                 int threads) {
   return ComputeRows(problem, Output::kPrologueResult, std::move(rows), threads);
+}
+
+std::optional<Reference> HostRowValuesReference(const ProblemInputs& problem,
+                                                std::vector<int64_t> rows, int threads) {
+  const kernels::OpSpec& spec = ReferenceOpOf(problem.key.op());
+  if (!spec.row_values || !spec.row_values->written(problem.key)) return std::nullopt;
+  Reference ref = ComputeRows(problem, Output::kRowValues, std::move(rows), threads);
+  // Stored by the output's own order, not the op's rows; -inf is a value.
+  for (int64_t& row : ref.rows) row = spec.row_values->element(problem.Reference(), row);
+  ref.negative_infinity_allowed = true;
+  return ref;
 }
 
 std::vector<int64_t> AllOutputRows(const ProblemInputs& problem) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "tuner/worker/problem_inputs.h"
@@ -17,6 +18,9 @@ struct Reference {
   int64_t output_rows = 0;     // rows of the whole output (OutputRows)
   std::vector<int64_t> rows;   // the rows computed: ascending, distinct
   std::vector<double> values;  // their values, row after row
+  // -inf is a value the output may hold (attention's lse of a row that
+  // sees no key), not a fault; rows then need not ascend.
+  bool negative_infinity_allowed = false;
 
   int64_t checked_elements() const { return static_cast<int64_t>(rows.size()) * row_elements; }
   bool sampled() const { return static_cast<int64_t>(rows.size()) < output_rows; }
@@ -35,6 +39,13 @@ Reference HostReference(const ProblemInputs& problem, std::vector<int64_t> rows,
 
 // The reference on every row.
 Reference HostReference(const ProblemInputs& problem, int threads = 1);
+
+// The row values of an op whose key asks for them (attention's lse), for
+// the output's `rows` (ascending, distinct): one value a row, at the
+// element of the row-values output each row writes; nullopt where the key
+// asks for none.
+std::optional<Reference> HostRowValuesReference(const ProblemInputs& problem,
+                                                std::vector<int64_t> rows, int threads);
 
 // The second output of a row op whose key has write_prologue_output: its
 // input x after the prologue (the residual stream), on `rows`, laid out like

@@ -27,21 +27,34 @@ OutputCheck CheckOutput(std::span<const float> out, const Reference& ref, double
                   std::to_string(ref.output_rows * ref.row_elements);
     return check;
   }
+  const auto negative_infinity = [&](double v) {
+    return ref.negative_infinity_allowed && std::isinf(v) && v < 0;
+  };
   for (const float v : out) {
     if (std::bit_cast<uint32_t>(v) == kPoisonBits) {
       ++check.unwritten;
-    } else if (!std::isfinite(v)) {
+    } else if (!std::isfinite(v) && !negative_infinity(v)) {
       ++check.non_finite;
     }
   }
+  int64_t infinity_mismatches = 0;
+  size_t mismatch_at = 0, mismatch_ref = 0;
   double diff2 = 0, ref2 = 0, worst = -1;
   size_t worst_at = 0, worst_ref = 0;
   for (size_t ri = 0; ri < ref.rows.size(); ++ri) {
     const size_t first = static_cast<size_t>(ref.rows[ri]) * n;
     for (size_t c = 0; c < n; ++c) {
       const float got = out[first + c];
-      if (!std::isfinite(got)) continue;  // counted above
       const double want = ref.values[ri * n + c];
+      // -inf where allowed must be exactly where the reference has it.
+      if (negative_infinity(got) != negative_infinity(want)) {
+        if (infinity_mismatches++ == 0) {
+          mismatch_at = first + c;
+          mismatch_ref = ri * n + c;
+        }
+        continue;
+      }
+      if (!std::isfinite(got)) continue;  // counted above, or -inf as wanted
       const double d = got - want;
       diff2 += d * d;
       ref2 += want * want;
@@ -63,6 +76,11 @@ OutputCheck CheckOutput(std::span<const float> out, const Reference& ref, double
   } else if (check.non_finite > 0) {
     check.error =
         std::to_string(check.non_finite) + " of " + total + " output elements are NaN or infinite";
+  } else if (infinity_mismatches > 0) {
+    check.error = std::to_string(infinity_mismatches) + " elements" + sample +
+                  " are -inf where the reference is not, or the other way round (element " +
+                  std::to_string(mismatch_at) + ": got " + Number(out[mismatch_at]) + ", want " +
+                  Number(ref.values[mismatch_ref]) + ")";
   } else if (!(check.rel_error <= tolerance)) {
     check.error = "relative error " + Number(check.rel_error) + sample + " exceeds tolerance " +
                   Number(tolerance) + " (largest difference at element " +

@@ -31,8 +31,14 @@ runtime::KernelArguments UploadProblem(runtime::DeviceExecutor& executor, const 
   for (const auto& [name, data] : p.tensors) args.tensors[name] = Upload(executor, data, in);
   args.tensors[std::string(kernels::OutputTensor(spec).name)] =
       executor.Allocate(output_elements * ElementBytes(p.key.output_dtype()));
+  // One f32 value per output row (attention's lse), where the key asks.
+  if (spec.row_values && spec.row_values->written(p.key)) {
+    args.tensors[std::string(spec.row_values->field)] =
+        executor.Allocate(static_cast<size_t>(p.batch * p.rows) * sizeof(float));
+  }
   if (p.key.write_prologue_output()) {
-    args.tensors[std::string(kernels::kPrologueOutputField)] = executor.Allocate(output_elements * ElementBytes(in));
+    args.tensors[std::string(kernels::kPrologueOutputField)] =
+        executor.Allocate(output_elements * ElementBytes(in));
   }
   const std::vector<v1::ChainOp> ops = kernels::ChainArgumentOps(p.key);
   for (size_t i = 0; i < ops.size(); ++i) {

@@ -92,15 +92,36 @@ void DenseLeadingDims(const v1::KernelKey& key, NamedInts& ints) {
   ints["mask_q_stride"] = mask ? kv_len : 0;
 }
 
+// The (batch, query position, head) of row `row` of o as o is stored
+// densely in the key's layout.
+struct RowPosition {
+  int64_t b, i, h;
+};
+
+RowPosition PositionOf(const ReferenceArgs& args, int64_t row) {
+  const int64_t q_heads = args.Int("q_heads"), q_len = args.Int("q_len");
+  const bool bhsd = args.key.sequence_layout() == v1::SEQUENCE_LAYOUT_BHSD;
+  return {.b = row / (q_len * q_heads),
+          .i = bhsd ? row % q_len : row / q_heads % q_len,
+          .h = bhsd ? row / q_len % q_heads : row % q_heads};
+}
+
+// lse is [batch][q_heads][q_len], dense, whatever o's layout.
+int64_t LseElement(const ReferenceArgs& args, int64_t row) {
+  const RowPosition p = PositionOf(args, row);
+  return (p.b * args.Int("q_heads") + p.h) * args.Int("q_len") + p.i;
+}
+
 // Rows of o, each one (batch, query position, head) as o is stored densely,
 // into `out` (rows.size() x head_dim): the scores in float64, a max-shifted
-// softmax, then the weighted sum of v.
-void AttentionRows(const ReferenceArgs& args, std::span<const int64_t> rows, double* out) {
+// softmax, then the weighted sum of v; and, where `lse` is not null, each
+// row's log-sum-exp.
+void AttentionRows(const ReferenceArgs& args, std::span<const int64_t> rows, double* out,
+                   double* lse) {
   const int64_t q_heads = args.Int("q_heads"), kv_heads = args.Int("kv_heads");
   const int64_t q_len = args.Int("q_len"), kv_len = args.Int("kv_len");
   const int64_t d = args.Int("head_dim");
   const double scale = args.Float("scale");
-  const bool bhsd = args.key.sequence_layout() == v1::SEQUENCE_LAYOUT_BHSD;
   const bool causal = args.key.attention_mask() == v1::ATTENTION_MASK_CAUSAL;
   const bool masked = args.key.attention_mask() == v1::ATTENTION_MASK_TENSOR;
   const std::span<const float> q = args.Tensor("q"), k = args.Tensor("k"), v = args.Tensor("v");
@@ -112,10 +133,7 @@ void AttentionRows(const ReferenceArgs& args, std::span<const int64_t> rows, dou
   };
   std::vector<double> scores(static_cast<size_t>(kv_len));
   for (size_t r = 0; r < rows.size(); ++r) {
-    const int64_t row = rows[r];
-    const int64_t b = row / (q_len * q_heads);
-    const int64_t h = bhsd ? row / q_len % q_heads : row % q_heads;
-    const int64_t i = bhsd ? row % q_len : row / q_heads % q_len;
+    const auto [b, i, h] = PositionOf(args, rows[r]);
     const int64_t g = h / (q_heads / kv_heads);
     // Keys past `visible` are hidden by the bottom-right aligned causal mask.
     const int64_t visible =
@@ -137,7 +155,9 @@ void AttentionRows(const ReferenceArgs& args, std::span<const int64_t> rows, dou
     }
     double* o = out + static_cast<int64_t>(r) * d;
     std::fill(o, o + d, 0.0);
-    // A row that sees no key (or only -inf scores) is all zeros.
+    // A row that sees no key (or only -inf scores) is all zeros, its lse
+    // -inf.
+    if (lse) lse[r] = max;
     if (max == -std::numeric_limits<double>::infinity()) continue;
     double sum = 0;
     for (int64_t j = 0; j < visible; ++j) {
@@ -147,6 +167,7 @@ void AttentionRows(const ReferenceArgs& args, std::span<const int64_t> rows, dou
       for (int64_t c = 0; c < d; ++c) o[c] += p * vj[c];
     }
     for (int64_t c = 0; c < d; ++c) o[c] /= sum;
+    if (lse) lse[r] = max + std::log(sum);
   }
 }
 
@@ -224,6 +245,10 @@ const OpSpec& AttentionOp() {
       .leading_dims = DenseLeadingDims,
       .scalars = {{"scale", kValidationScale}},
       .attention_reference = AttentionRows,
+      .row_values =
+          RowValuesOutput{.field = "lse",
+                          .written = [](const v1::KernelKey& key) { return key.write_lse(); },
+                          .element = LseElement},
   };
   return kSpec;
 }

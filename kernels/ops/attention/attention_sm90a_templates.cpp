@@ -60,9 +60,6 @@ class Sm90aAttentionFamily final : public KernelTemplate {
       return name + " takes bf16 or f16 inputs";
     }
     if (auto why = gpu::UnsupportedGpuTypes(key)) return why;
-    // As gpu_attention_flash: the worker draws and validates q, k, v and o
-    // only, so a key asking for lse is not served until it checks lse too.
-    if (key.write_lse()) return name + " is not validated on lse yet";
     const Sm90aAttentionProblem p = ProblemOf(key);
     if (p.q_heads > kMaxGridYZ || p.batch > kMaxGridYZ) {
       return name + " launches one grid row per head and batch entry: at most " +

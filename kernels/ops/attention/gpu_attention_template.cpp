@@ -60,7 +60,8 @@ gpu::GpuKernelSpec Spec(const v1::KernelKey& key, std::string kernel_name, std::
   spec.function = std::move(function);
   spec.types = {{"in_type", gpu::DeviceType(k.input_dtype())},
                 {"out_type", gpu::DeviceType(k.output_dtype())}};
-  spec.flags = {{"causal", k.attention_mask() == v1::ATTENTION_MASK_CAUSAL}};
+  spec.flags = {{"causal", k.attention_mask() == v1::ATTENTION_MASK_CAUSAL},
+                {"write_lse", k.write_lse()}};
   spec.config = {{"head_dim", Dim(k, "head_dim")}};
   return spec;
 }
@@ -81,10 +82,11 @@ class GpuFlashAttention final : public KernelTemplate {
              std::string(DTypeName(key.input_dtype()));
     }
     if (auto why = gpu::UnsupportedGpuTypes(key)) return why;
-    // The worker draws and validates q, k, v and o only.
+    // The worker draws q, k and v only.
     if (key.attention_mask() == v1::ATTENTION_MASK_TENSOR) {
       return name_ + " takes no mask tensor yet (none or causal)";
     }
+    // Its baseline (attention_warp_rows) writes lse; the MMA kernel not yet.
     if (key.write_lse()) return name_ + " writes no lse yet";
     // O alone takes 16 * head_dim / lanes registers of each lane (128 for
     // 256 on a 32-lane warp): too many beside S, Q and P.

@@ -30,7 +30,8 @@ HostKernelSpec Spec(const v1::KernelKey& key, std::string function, std::string 
   spec.header = "ops/attention/cpu/attention_rows.h";
   spec.function = std::move(function);
   spec.config = {{"head_dim", DimSize(key, "head_dim").value_or(0)},
-                 {"causal", key.attention_mask() == v1::ATTENTION_MASK_CAUSAL ? 1 : 0}};
+                 {"causal", key.attention_mask() == v1::ATTENTION_MASK_CAUSAL ? 1 : 0},
+                 {"write_lse", key.write_lse() ? 1 : 0}};
   spec.output_elements = "args->batch * args->q_heads * args->q_len * args->head_dim";
   return spec;
 }
@@ -42,11 +43,10 @@ class HostAttention final : public KernelTemplate {
 
   std::optional<std::string> Unsupported(const v1::KernelKey& key) const override {
     if (key.op() != kOpName) return std::string(kName) + " serves attention, not " + key.op();
-    // The worker draws and validates q, k, v and o only.
+    // The worker draws q, k and v only.
     if (key.attention_mask() == v1::ATTENTION_MASK_TENSOR) {
       return std::string(kName) + " takes no mask tensor yet (none or causal)";
     }
-    if (key.write_lse()) return std::string(kName) + " writes no lse yet";
     return UnsupportedHostTypes(key);
   }
 

@@ -1,8 +1,10 @@
 // Host attention kernels: o = epilogue(softmax(scale * q kᵀ) v) per batch
 // entry and query head, the query head h reading KV head
 // h / (q_heads / kv_heads), optionally causal (bottom-right aligned). Config
-// (generated per variant) holds head_dim, causal and the tuning parameters
-// as constants; Epi is the generated epilogue chain. Every tensor is read by
+// (generated per variant) holds head_dim, causal, write_lse and the tuning
+// parameters as constants; Epi is the generated epilogue chain. With
+// write_lse, each row's log-sum-exp goes to lse[b][h][i] (-inf for a row
+// that sees no key). Every tensor is read by
 // the strides of tt_attention_args, so BSHD and BHSD are the same code.
 #pragma once
 
@@ -29,6 +31,14 @@ constexpr int64_t kAttentionLanes = 16;
 inline int64_t attention_at(int64_t b, int64_t i, int64_t h, long long batch_stride,
                             long long seq_stride, long long head_stride) {
   return b * batch_stride + i * seq_stride + h * head_stride;
+}
+
+// Row (b, h, i)'s log-sum-exp of scores whose max is `max` and whose
+// exp(score - max) sum to `sum`, into the dense [batch][q_heads][q_len] lse.
+inline void attention_store_lse(const tt_attention_args* args, int64_t b, int64_t h, int64_t i,
+                                float max, float sum) {
+  floats(args->lse)[(b * args->q_heads + h) * args->q_len + i] =
+      sum > 0.0f ? max + std::log(sum) : -std::numeric_limits<float>::infinity();
 }
 
 // Keys query i of a q_len-long query block sees under the bottom-right
@@ -120,6 +130,7 @@ int attention_online(const tt_attention_args* args, const Epi& epi) {
           attention_at(b, i0 + r, h, args->o_batch_stride, args->o_seq_stride, args->o_head_stride);
       for (int64_t d = 0; d < D; ++d)
         o[at + d] = epi(acc[r][d / kAttentionLanes][d % kAttentionLanes] * inv, at + d, d);
+      if constexpr (Cfg::write_lse != 0) attention_store_lse(args, b, h, i0 + r, max[r], sum[r]);
     }
   });
   return 0;
@@ -164,6 +175,7 @@ int attention_naive(const tt_attention_args* args, const Epi& epi) {
         const int64_t at =
             attention_at(b, i, h, args->o_batch_stride, args->o_seq_stride, args->o_head_stride);
         for (int64_t d = 0; d < D; ++d) o[at + d] = epi(out[d] * inv, at + d, d);
+        if constexpr (Cfg::write_lse != 0) attention_store_lse(args, b, h, i, max, sum);
       }
     }
   }

@@ -3,7 +3,8 @@
 // head_dim / warp size elements of q and of the output; the keys one by
 // one, each score reduced across the warp, under a running max and sum.
 //
-// Config: in_type, out_type, head_dim, causal, warps (per block).
+// Config: in_type, out_type, head_dim, causal, write_lse, warps (per block).
+// Rows are numbered (batch entry, head, position), lse's dense order.
 #ifndef TILETUNE_OPS_ATTENTION_WARP_ROWS_H
 #define TILETUNE_OPS_ATTENTION_WARP_ROWS_H
 
@@ -64,6 +65,10 @@ TT_DEVICE void attention_warp_rows(const tt_attention_args& args, const Epilogue
   for (int x = 0; x < per_lane; ++x) {
     const int col = lane + x * TT_WARP_SIZE;
     store_one(static_cast<TO*>(args.o), out + col, epilogue(acc[x] * inverse, out + col, col));
+  }
+  if (C::write_lse && lane == 0) {
+    static_cast<float*>(args.lse)[row] =
+        sum > 0.0f ? max + __logf(sum) : arch::to_float(bf16{0xff80});  // -inf
   }
 }
 

@@ -140,7 +140,16 @@ TEST_P(AttentionReferenceTest, MatchesBruteForceOnEveryRow) {
   std::vector<int64_t> all(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) all[static_cast<size_t>(r)] = r;
   std::vector<double> got(static_cast<size_t>(rows * s.head_dim));
-  spec.attention_reference({key, tensors, ints, floats}, all, got.data());
+  std::vector<double> got_lse(static_cast<size_t>(rows));
+  spec.attention_reference({key, tensors, ints, floats}, all, got.data(), got_lse.data());
+  // Row r's lse sits at the element the op's row values say: [b][h][i].
+  key.set_write_lse(true);
+  ASSERT_TRUE(spec.row_values && spec.row_values->written(key));
+  std::vector<double> lse(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    lse[static_cast<size_t>(spec.row_values->element({key, tensors, ints, floats}, r))] =
+        got_lse[static_cast<size_t>(r)];
+  }
 
   for (int64_t b = 0; b < s.batch; ++b) {
     for (int64_t h = 0; h < s.q_heads; ++h) {
@@ -170,6 +179,12 @@ TEST_P(AttentionReferenceTest, MatchesBruteForceOnEveryRow) {
           want = sum > 0 ? want / sum : 0;
           EXPECT_NEAR(got[index(b, h, i, s.q_heads, s.q_len) + c], want, 1e-12)
               << "b=" << b << " h=" << h << " i=" << i << " c=" << c;
+        }
+        const double got_row_lse = lse[static_cast<size_t>((b * s.q_heads + h) * s.q_len + i)];
+        if (sum > 0) {
+          EXPECT_NEAR(got_row_lse, std::log(sum), 1e-12) << "b=" << b << " h=" << h << " i=" << i;
+        } else {
+          EXPECT_EQ(got_row_lse, -INFINITY) << "b=" << b << " h=" << h << " i=" << i;
         }
       }
     }
