@@ -160,6 +160,15 @@ using RowReference = void (*)(const ReferenceArgs& args, std::span<const double>
 using AttentionReference = void (*)(const ReferenceArgs& args, std::span<const int64_t> rows,
                                     double* out, double* row_values);
 
+// An input only some keys have (attention's additive mask), in the key's
+// input dtype: its ABI field, its elements (dense), and every how many-th
+// element the worker draws as -inf (a hidden key), 0 for none.
+struct OptionalInput {
+  std::string name;
+  int64_t elements = 0;
+  int64_t hidden_every = 0;
+};
+
 // A second output of one f32 value per row of the op's output, written
 // where the key asks for it (attention's lse): its ABI field, whether the
 // key asks, and which of its elements row `row` of the output writes.
@@ -201,6 +210,9 @@ struct OpSpec {
   // Bytes of the tensors a key adds beside `tensors` (attention's mask and
   // lse), or null for none.
   int64_t (*optional_tensor_bytes)(const v1::KernelKey& key) = nullptr;
+  // The inputs among them the key has, which the worker draws; null for
+  // none.
+  std::vector<OptionalInput> (*optional_inputs)(const v1::KernelKey& key) = nullptr;
 
   // The leading dimensions of dense tensors (null for an op whose ABI has
   // none) and the runtime scalars' values, for every kFloat32 field: what

@@ -197,6 +197,42 @@ TEST(HostKernelVariants, AttentionWithLse) {
   CompileAndValidate(kernels);
 }
 
+// The additive mask the worker draws (one key in 5 hidden, so with one key
+// some rows see none), with lse: every variant of a small key, a sample of
+// a larger one, and the baseline.
+TEST(HostKernelVariants, AttentionWithAMaskTensor) {
+  const v1::KernelKey small = WithLse(
+      Attention({{"q_heads", 2}, {"kv_heads", 1}, {"q_len", 3}, {"kv_len", 1}, {"head_dim", 64}},
+                v1::ATTENTION_MASK_TENSOR, v1::SEQUENCE_LAYOUT_BSHD));
+  const v1::KernelKey large =
+      Attention({{"batch", 2},
+                 {"q_heads", 4},
+                 {"kv_heads", 2},
+                 {"q_len", 33},
+                 {"kv_len", 77},
+                 {"head_dim", 64}},
+                v1::ATTENTION_MASK_TENSOR, v1::SEQUENCE_LAYOUT_BHSD, {"relu"});
+  auto kernels = Sources(small, large, 2);
+  kernels.emplace_back(large, *testing::HostTemplate(large).BaselineFor(large).source);
+  CompileAndValidate(kernels);
+}
+
+// A kernel that ignores the mask is wrong.
+TEST(HostKernelVariants, IgnoringTheMaskIsAWrongResult) {
+  const v1::KernelKey plain =
+      Attention({{"q_heads", 2}, {"kv_heads", 1}, {"q_len", 5}, {"kv_len", 7}, {"head_dim", 64}},
+                v1::ATTENTION_MASK_NONE, v1::SEQUENCE_LAYOUT_BHSD);
+  v1::KernelKey masked = plain;
+  masked.set_attention_mask(v1::ATTENTION_MASK_TENSOR);
+  const kernels::KernelTemplate& t = testing::HostTemplate(plain);
+  worker::v1::BenchRequest request =
+      testing::CompileRequest(masked, t.Source(plain, t.Space(plain).ValidVariants().at(0)));
+  BenchmarkWorker worker({testing::WorkerBinary(), {}});
+  const auto result = worker.Run(request, 30s);
+  EXPECT_EQ(result.outcome, BenchmarkWorker::Outcome::kWrongResult) << result.error;
+  EXPECT_NE(result.error.find("relative error"), std::string::npos) << result.error;
+}
+
 // A kernel that computes o right but never writes lse is wrong.
 TEST(HostKernelVariants, AnUnwrittenLseIsAWrongResult) {
   const v1::KernelKey plain =

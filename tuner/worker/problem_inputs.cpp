@@ -1,5 +1,6 @@
 #include "tuner/worker/problem_inputs.h"
 
+#include <limits>
 #include <random>
 #include <stdexcept>
 
@@ -63,6 +64,15 @@ ProblemInputs MakeProblemInputs(const v1::KernelKey& raw_key, uint64_t seed) {
     int64_t elements = 1;
     for (std::string_view dim : t.dims) elements *= size(dim);
     p.tensors.emplace(std::string(t.name), Rounded(draw.Tensor(elements), in));
+  }
+  if (spec.optional_inputs) {
+    for (const kernels::OptionalInput& t : spec.optional_inputs(key)) {
+      std::vector<float> tensor = Rounded(draw.Tensor(t.elements), in);
+      for (int64_t i = 0; t.hidden_every > 0 && i < t.elements; i += t.hidden_every) {
+        tensor[static_cast<size_t>(i)] = -std::numeric_limits<float>::infinity();
+      }
+      p.tensors.emplace(t.name, std::move(tensor));
+    }
   }
   p.ints = kernels::FixedInts(key, spec);
   p.floats = kernels::DefaultFloats(spec);

@@ -13,7 +13,8 @@ namespace tiletune::tuner {
 // (OpSpec.abi): dense tensors, batch entries one after another.
 struct ProblemInputs {
   v1::KernelKey key;  // normalized
-  // The op's tensors other than its output, by name (a, b; x, w, b), in
+  // The op's tensors other than its output, by name (a, b; x, w, b), and
+  // the optional inputs the key has (attention's mask), in
   // f32 holding values of the input dtype.
   kernels::NamedTensors tensors;
   // Every integer and float field of the launch ABI: the dims (an optional

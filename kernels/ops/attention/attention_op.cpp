@@ -34,6 +34,16 @@ int64_t OptionalTensorBytes(const v1::KernelKey& key) {
   return bytes;
 }
 
+// The additive mask where the key has one: dense [batch][q_heads][q_len]
+// [kv_len], one key in 5 hidden (-inf), so some rows of short keys see none.
+std::vector<OptionalInput> OptionalInputs(const v1::KernelKey& key) {
+  if (key.attention_mask() != v1::ATTENTION_MASK_TENSOR) return {};
+  return {
+      {.name = "mask",
+       .elements = Dim(key, "batch") * Dim(key, "q_heads") * Dim(key, "q_len") * Dim(key, "kv_len"),
+       .hidden_every = 5}};
+}
+
 std::optional<std::pair<std::string, std::string>> Rules(const v1::KernelKey& key) {
   const auto at = [&](std::string_view name) {
     for (int i = 0; i < key.shape_size(); ++i) {
@@ -242,6 +252,7 @@ const OpSpec& AttentionOp() {
       .key_rules = Rules,
       .flops = Flops,
       .optional_tensor_bytes = OptionalTensorBytes,
+      .optional_inputs = OptionalInputs,
       .leading_dims = DenseLeadingDims,
       .scalars = {{"scale", kValidationScale}},
       .attention_reference = AttentionRows,

@@ -82,7 +82,7 @@ class GpuFlashAttention final : public KernelTemplate {
              std::string(DTypeName(key.input_dtype()));
     }
     if (auto why = gpu::UnsupportedGpuTypes(key)) return why;
-    // The worker draws q, k and v only.
+    // Only the host kernels add a mask tensor yet.
     if (key.attention_mask() == v1::ATTENTION_MASK_TENSOR) {
       return name_ + " takes no mask tensor yet (none or causal)";
     }

@@ -31,7 +31,8 @@ HostKernelSpec Spec(const v1::KernelKey& key, std::string function, std::string 
   spec.function = std::move(function);
   spec.config = {{"head_dim", DimSize(key, "head_dim").value_or(0)},
                  {"causal", key.attention_mask() == v1::ATTENTION_MASK_CAUSAL ? 1 : 0},
-                 {"write_lse", key.write_lse() ? 1 : 0}};
+                 {"write_lse", key.write_lse() ? 1 : 0},
+                 {"masked", key.attention_mask() == v1::ATTENTION_MASK_TENSOR ? 1 : 0}};
   spec.output_elements = "args->batch * args->q_heads * args->q_len * args->head_dim";
   return spec;
 }
@@ -43,10 +44,6 @@ class HostAttention final : public KernelTemplate {
 
   std::optional<std::string> Unsupported(const v1::KernelKey& key) const override {
     if (key.op() != kOpName) return std::string(kName) + " serves attention, not " + key.op();
-    // The worker draws q, k and v only.
-    if (key.attention_mask() == v1::ATTENTION_MASK_TENSOR) {
-      return std::string(kName) + " takes no mask tensor yet (none or causal)";
-    }
     return UnsupportedHostTypes(key);
   }
 

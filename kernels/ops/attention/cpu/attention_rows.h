@@ -1,11 +1,10 @@
 // Host attention kernels: o = epilogue(softmax(scale * q kᵀ) v) per batch
 // entry and query head, the query head h reading KV head
 // h / (q_heads / kv_heads), optionally causal (bottom-right aligned). Config
-// (generated per variant) holds head_dim, causal, write_lse and the tuning
-// parameters as constants; Epi is the generated epilogue chain. With
-// write_lse, each row's log-sum-exp goes to lse[b][h][i] (-inf for a row
-// that sees no key). Every tensor is read by
-// the strides of tt_attention_args, so BSHD and BHSD are the same code.
+// (generated per variant) holds head_dim, causal, masked (the additive mask
+// tensor), write_lse and the tuning parameters as constants; Epi is the generated epilogue chain.
+// With write_lse, each row's log-sum-exp goes to lse[b][h][i] (-inf for a row that sees no key).
+// Every tensor is read by the strides of tt_attention_args, so BSHD and BHSD are the same code.
 #pragma once
 
 #include <algorithm>
@@ -41,6 +40,15 @@ inline void attention_store_lse(const tt_attention_args* args, int64_t b, int64_
       sum > 0.0f ? max + std::log(sum) : -std::numeric_limits<float>::infinity();
 }
 
+// The additive mask's row of query i of head h of batch entry b (kv_len
+// values), or null without one.
+inline const float* attention_mask_row(const tt_attention_args* args, int64_t b, int64_t h,
+                                       int64_t i, bool masked) {
+  if (!masked) return nullptr;
+  return floats(args->mask) + b * args->mask_batch_stride + h * args->mask_head_stride +
+         i * args->mask_q_stride;
+}
+
 // Keys query i of a q_len-long query block sees under the bottom-right
 // aligned causal mask: [0, visible).
 inline int64_t attention_visible(const tt_attention_args* args, int64_t i, bool causal) {
@@ -72,6 +80,7 @@ int attention_online(const tt_attention_args* args, const Epi& epi) {
     const int64_t g = h / group;
     attention_vf16 qv[BQ][V], acc[BQ][V] = {};
     float max[BQ], sum[BQ], s[BQ][BKV];
+    const float* mask[BQ];
     int64_t visible[BQ], end = 0;
     for (int64_t r = 0; r < BQ; ++r) {
       const int64_t i = i0 + std::min(r, rows - 1);
@@ -80,6 +89,7 @@ int attention_online(const tt_attention_args* args, const Epi& epi) {
           q + attention_at(b, i, h, args->q_batch_stride, args->q_seq_stride, args->q_head_stride),
           sizeof(qv[r]));
       visible[r] = r < rows ? attention_visible(args, i, Cfg::causal != 0) : 0;
+      mask[r] = attention_mask_row(args, b, h, i, Cfg::masked != 0);
       end = std::max(end, visible[r]);
       max[r] = -std::numeric_limits<float>::infinity();
       sum[r] = 0.0f;
@@ -98,7 +108,7 @@ int attention_online(const tt_attention_args* args, const Epi& epi) {
           for (int64_t x = 1; x < V; ++x) dot += qv[r][x] * kv[x];
           float total = 0.0f;
           for (int64_t lane = 0; lane < kAttentionLanes; ++lane) total += dot[lane];
-          s[r][c] = total * scale;
+          s[r][c] = total * scale + (Cfg::masked != 0 ? mask[r][j0 + c] : 0.0f);
         }
       }
       for (int64_t r = 0; r < rows; ++r) {
@@ -106,6 +116,8 @@ int attention_online(const tt_attention_args* args, const Epi& epi) {
         if (seen <= 0) continue;
         float block_max = max[r];
         for (int64_t c = 0; c < seen; ++c) block_max = std::max(block_max, s[r][c]);
+        // Every key so far hidden by the mask: nothing to add.
+        if (block_max == -std::numeric_limits<float>::infinity()) continue;
         // Rescale what the earlier blocks summed to the new max.
         const float correction = std::exp(max[r] - block_max);
         max[r] = block_max;
@@ -153,18 +165,20 @@ int attention_naive(const tt_attention_args* args, const Epi& epi) {
         const float* qi = q + attention_at(b, i, h, args->q_batch_stride, args->q_seq_stride,
                                            args->q_head_stride);
         const int64_t visible = attention_visible(args, i, Cfg::causal != 0);
+        const float* mask = attention_mask_row(args, b, h, i, Cfg::masked != 0);
         float max = -std::numeric_limits<float>::infinity();
         for (int64_t j = 0; j < visible; ++j) {
           const float* kj = k + attention_at(b, j, g, args->k_batch_stride, args->k_seq_stride,
                                              args->k_head_stride);
           float dot = 0.0f;
           for (int64_t d = 0; d < D; ++d) dot += qi[d] * kj[d];
-          s[j] = dot * args->scale;
+          s[j] = dot * args->scale + (mask ? mask[j] : 0.0f);
           max = std::max(max, s[j]);
         }
         float sum = 0.0f;
         std::fill(out.begin(), out.end(), 0.0f);
-        for (int64_t j = 0; j < visible; ++j) {
+        // A row the mask hides whole sees no key.
+        for (int64_t j = 0; max != -std::numeric_limits<float>::infinity() && j < visible; ++j) {
           const float p = std::exp(s[j] - max);
           sum += p;
           const float* vj = v + attention_at(b, j, g, args->v_batch_stride, args->v_seq_stride,
