@@ -46,6 +46,17 @@ void CompileAndValidate(
   }
 }
 
+// The worker's answer to a request for `wanted` that runs the first variant
+// compiled for `compiled_for`: a kernel missing what `wanted` adds.
+BenchmarkWorker::Result RunCompiledFor(const v1::KernelKey& compiled_for,
+                                       const v1::KernelKey& wanted) {
+  const kernels::KernelTemplate& t = testing::HostTemplate(compiled_for);
+  const worker::v1::BenchRequest request = testing::CompileRequest(
+      wanted, t.Source(compiled_for, t.Space(compiled_for).ValidVariants().at(0)));
+  BenchmarkWorker worker({testing::WorkerBinary(), {}});
+  return worker.Run(request, 30s);
+}
+
 // All of `small`'s space, the first and last valid variants of `large`'s,
 // and the baseline for `small`.
 std::vector<std::pair<v1::KernelKey, kernels::KernelSource>> Sources(const v1::KernelKey& small,
@@ -224,11 +235,7 @@ TEST(HostKernelVariants, IgnoringTheMaskIsAWrongResult) {
                 v1::ATTENTION_MASK_NONE, v1::SEQUENCE_LAYOUT_BHSD);
   v1::KernelKey masked = plain;
   masked.set_attention_mask(v1::ATTENTION_MASK_TENSOR);
-  const kernels::KernelTemplate& t = testing::HostTemplate(plain);
-  worker::v1::BenchRequest request =
-      testing::CompileRequest(masked, t.Source(plain, t.Space(plain).ValidVariants().at(0)));
-  BenchmarkWorker worker({testing::WorkerBinary(), {}});
-  const auto result = worker.Run(request, 30s);
+  const auto result = RunCompiledFor(plain, masked);
   EXPECT_EQ(result.outcome, BenchmarkWorker::Outcome::kWrongResult) << result.error;
   EXPECT_NE(result.error.find("relative error"), std::string::npos) << result.error;
 }
@@ -238,11 +245,7 @@ TEST(HostKernelVariants, AnUnwrittenLseIsAWrongResult) {
   const v1::KernelKey plain =
       Attention({{"q_heads", 2}, {"kv_heads", 1}, {"q_len", 5}, {"kv_len", 7}, {"head_dim", 64}},
                 v1::ATTENTION_MASK_NONE, v1::SEQUENCE_LAYOUT_BHSD);
-  const kernels::KernelTemplate& t = testing::HostTemplate(plain);
-  worker::v1::BenchRequest request = testing::CompileRequest(
-      WithLse(plain), t.Source(plain, t.Space(plain).ValidVariants().at(0)));
-  BenchmarkWorker worker({testing::WorkerBinary(), {}});
-  const auto result = worker.Run(request, 30s);
+  const auto result = RunCompiledFor(plain, WithLse(plain));
   EXPECT_EQ(result.outcome, BenchmarkWorker::Outcome::kWrongResult) << result.error;
   EXPECT_EQ(result.error.find("lse: "), 0u) << result.error;
   EXPECT_EQ(result.response.unwritten_elements(), 2 * 5);
@@ -297,11 +300,7 @@ TEST(HostKernelVariants, AnUnwrittenPrologueOutputIsAWrongResult) {
       WithPrologue(MakeKey("rmsnorm", {{"rows", 4}, {"cols", 33}}), {"residual_add"});
   v1::KernelKey wanted = plain;
   wanted.set_write_prologue_output(true);
-  const kernels::KernelTemplate& t = testing::HostTemplate(plain);
-  worker::v1::BenchRequest request =
-      testing::CompileRequest(wanted, t.Source(plain, t.Space(plain).ValidVariants().at(0)));
-  BenchmarkWorker worker({testing::WorkerBinary(), {}});
-  const auto result = worker.Run(request, 30s);
+  const auto result = RunCompiledFor(plain, wanted);
   EXPECT_EQ(result.outcome, BenchmarkWorker::Outcome::kWrongResult) << result.error;
   EXPECT_NE(result.error.find("prologue output"), std::string::npos) << result.error;
   EXPECT_EQ(result.response.unwritten_elements(), 4 * 33);
