@@ -16,7 +16,9 @@
 
 #include "ops/attention/attention_args.h"
 #include "tt/host/abi.h"
+#include "tt/host/math.h"
 #include "tt/host/parallel.h"
+#include "tt/host/rows.h"
 
 namespace tt {
 
@@ -57,15 +59,18 @@ inline int64_t attention_visible(const tt_attention_args* args, int64_t i, bool 
 }
 
 // The tuned kernel: a task is block_q queries of one (batch entry, query
-// head); it walks the keys in blocks of block_kv, scoring the block for all
-// its queries (q rows stay in registers and L1 across the block), then
-// folds the block into each query's running max, sum and output (online
-// softmax), so scores are never stored beyond one block.
+// head); it walks the keys in blocks of block_kv, transposing each block of k
+// once so that every query of the task scores the whole block with vector
+// FMAs across keys (no horizontal sums), then folds the block into each query's running
+// max, sum and output (online softmax) with a vectorised exp, so scores are
+// never stored beyond one block.
 template <class Cfg, class Epi>
 int attention_online(const tt_attention_args* args, const Epi& epi) {
   constexpr int64_t D = Cfg::head_dim, V = D / kAttentionLanes;
-  constexpr int64_t BQ = Cfg::block_q, BKV = Cfg::block_kv;
+  constexpr int64_t BQ = Cfg::block_q, BKV = Cfg::block_kv, C = BKV / kAttentionLanes;
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   static_assert(D % kAttentionLanes == 0, "head_dim is a multiple of the vector width");
+  static_assert(BKV % kAttentionLanes == 0, "a key block is whole vectors");
   const int64_t group = args->q_heads / args->kv_heads;
   const int64_t q_blocks = (args->q_len + BQ - 1) / BQ;
   const float scale = args->scale;
@@ -78,61 +83,104 @@ int attention_online(const tt_attention_args* args, const Epi& epi) {
     const int64_t h = task / q_blocks % args->q_heads;
     const int64_t i0 = task % q_blocks * BQ, rows = std::min<int64_t>(BQ, args->q_len - i0);
     const int64_t g = h / group;
-    attention_vf16 qv[BQ][V], acc[BQ][V] = {};
-    float max[BQ], sum[BQ], s[BQ][BKV];
+    auto key = [&](int64_t j) {
+      return k +
+             attention_at(b, j, g, args->k_batch_stride, args->k_seq_stride, args->k_head_stride);
+    };
+    attention_vf16 acc[BQ][V] = {};
+    alignas(64) float kt[D][BKV];  // the key block, transposed (blocks of queries)
+    alignas(64) float p[BKV];      // one query's scores, then probabilities
+    float max[BQ], sum[BQ];
+    const float* qr[BQ];
     const float* mask[BQ];
     int64_t visible[BQ], end = 0;
-    for (int64_t r = 0; r < BQ; ++r) {
-      const int64_t i = i0 + std::min(r, rows - 1);
-      std::memcpy(
-          qv[r],
-          q + attention_at(b, i, h, args->q_batch_stride, args->q_seq_stride, args->q_head_stride),
-          sizeof(qv[r]));
-      visible[r] = r < rows ? attention_visible(args, i, Cfg::causal != 0) : 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t i = i0 + r;
+      qr[r] =
+          q + attention_at(b, i, h, args->q_batch_stride, args->q_seq_stride, args->q_head_stride);
+      visible[r] = attention_visible(args, i, Cfg::causal != 0);
       mask[r] = attention_mask_row(args, b, h, i, Cfg::masked != 0);
       end = std::max(end, visible[r]);
-      max[r] = -std::numeric_limits<float>::infinity();
+      max[r] = kNegInf;
       sum[r] = 0.0f;
     }
     // Key blocks past every query's last visible key are skipped, not masked.
     for (int64_t j0 = 0; j0 < end; j0 += BKV) {
       const int64_t cols = std::min(BKV, end - j0);
-      for (int64_t c = 0; c < cols; ++c) {
-        attention_vf16 kv[V];
-        std::memcpy(kv,
-                    k + attention_at(b, j0 + c, g, args->k_batch_stride, args->k_seq_stride,
-                                     args->k_head_stride),
-                    sizeof(kv));
-        for (int64_t r = 0; r < BQ; ++r) {
-          attention_vf16 dot = qv[r][0] * kv[0];
-          for (int64_t x = 1; x < V; ++x) dot += qv[r][x] * kv[x];
-          float total = 0.0f;
-          for (int64_t lane = 0; lane < kAttentionLanes; ++lane) total += dot[lane];
-          s[r][c] = total * scale + (Cfg::masked != 0 ? mask[r][j0 + c] : 0.0f);
+      if constexpr (BQ > 1) {
+        for (int64_t c = 0; c < cols; ++c) {
+          const float* kc = key(j0 + c);
+          for (int64_t d = 0; d < D; ++d) kt[d][c] = kc[d];
         }
+        // The last block's missing keys score zero and are never read back.
+        for (int64_t d = 0; d < D; ++d) std::fill(kt[d] + cols, kt[d] + BKV, 0.0f);
       }
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t seen = std::min(cols, visible[r] - j0);
         if (seen <= 0) continue;
-        float block_max = max[r];
-        for (int64_t c = 0; c < seen; ++c) block_max = std::max(block_max, s[r][c]);
-        // Every key so far hidden by the mask: nothing to add.
-        if (block_max == -std::numeric_limits<float>::infinity()) continue;
-        // Rescale what the earlier blocks summed to the new max.
-        const float correction = std::exp(max[r] - block_max);
-        max[r] = block_max;
-        sum[r] *= correction;
-        for (int64_t x = 0; x < V; ++x) acc[r][x] *= correction;
-        for (int64_t c = 0; c < seen; ++c) {
-          const float p = std::exp(s[r][c] - block_max);
-          sum[r] += p;
-          attention_vf16 vv[V];
-          std::memcpy(vv,
-                      v + attention_at(b, j0 + c, g, args->v_batch_stride, args->v_seq_stride,
-                                       args->v_head_stride),
-                      sizeof(vv));
-          for (int64_t x = 0; x < V; ++x) acc[r][x] += p * vv[x];
+        if constexpr (BQ == 1) {
+          // One query: transposing the block would cost as much as scoring
+          // it, so dot products, one horizontal sum per key.
+          attention_vf16 qv[V];
+          std::memcpy(qv, qr[r], sizeof qv);
+          for (int64_t c = 0; c < seen; ++c) {
+            attention_vf16 dot = {};
+            for (int64_t x = 0; x < V; ++x) {
+              attention_vf16 kx;
+              std::memcpy(&kx, key(j0 + c) + x * kAttentionLanes, sizeof kx);
+              dot += qv[x] * kx;
+            }
+            float total = 0.0f;
+            for (int64_t lane = 0; lane < kAttentionLanes; ++lane) total += dot[lane];
+            p[c] = total * scale;
+          }
+        } else {
+          // Even and odd d sum apart: twice the independent FMA chains.
+          attention_vf16 s[2][C] = {};
+          for (int64_t d = 0; d < D; d += 2) {
+            for (int64_t e = 0; e < 2; ++e) {
+              const float qd = qr[r][d + e];
+              for (int64_t x = 0; x < C; ++x) {
+                attention_vf16 kd;
+                std::memcpy(&kd, kt[d + e] + x * kAttentionLanes, sizeof kd);
+                s[e][x] += qd * kd;
+              }
+            }
+          }
+          for (int64_t x = 0; x < C; ++x) {
+            const attention_vf16 scores = (s[0][x] + s[1][x]) * scale;
+            std::memcpy(p + x * kAttentionLanes, &scores, sizeof scores);
+          }
         }
+        if constexpr (Cfg::masked != 0) {
+          for (int64_t c = 0; c < seen; ++c) p[c] += mask[r][j0 + c];
+        }
+        float block_max = max[r];
+        for (int64_t c = 0; c < seen; ++c) block_max = std::max(block_max, p[c]);
+        // Every key so far hidden by the mask: nothing to add.
+        if (block_max == kNegInf) continue;
+        // Rescale what the earlier blocks summed to the new max.
+        const float correction = fast_exp(max[r] - block_max);
+        max[r] = block_max;
+        // fast_exp clamps: a key the mask hides must add exactly nothing.
+        const float block_sum = lane_sum<kAttentionLanes>(seen, [&](int64_t c) {
+          return p[c] = p[c] == kNegInf ? 0.0f : fast_exp(p[c] - block_max);
+        });
+        sum[r] = sum[r] * correction + block_sum;
+        // The row's output stays in registers across the block, even and
+        // odd keys summed apart (independent FMA chains).
+        attention_vf16 out[2][V] = {};
+        for (int64_t x = 0; x < V; ++x) out[0][x] = acc[r][x] * correction;
+        for (int64_t c = 0; c < seen; ++c) {
+          const float* vc = v + attention_at(b, j0 + c, g, args->v_batch_stride, args->v_seq_stride,
+                                             args->v_head_stride);
+          for (int64_t x = 0; x < V; ++x) {
+            attention_vf16 vx;
+            std::memcpy(&vx, vc + x * kAttentionLanes, sizeof vx);
+            out[c & 1][x] += p[c] * vx;
+          }
+        }
+        for (int64_t x = 0; x < V; ++x) acc[r][x] = out[0][x] + out[1][x];
       }
     }
     for (int64_t r = 0; r < rows; ++r) {
