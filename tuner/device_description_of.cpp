@@ -39,6 +39,8 @@ kernels::DeviceDescription DeviceDescriptionOf(const runtime::DeviceInfo& device
     d.warp_size = runtime::hip::DefaultWavefrontSize(fp.arch()).value_or(64);
     // VGPRs and AGPRs together, as on every CDNA2 and later part.
     d.max_registers_per_lane = named ? named->max_registers_per_lane : 512;
+    // The leaf's MMA step is the compiled arch's (tt/arch/cdna_mfma.h).
+    d.mma_k = named ? named->mma_k : 16;
     // Where the device does not say: its named description's LDS (160 KiB
     // on gfx950), else 64 KiB, what every other CDNA and RDNA part has.
     d.max_shared_bytes_per_block = fp.max_shared_bytes_per_block() > 0

@@ -27,6 +27,9 @@ struct DeviceDescription {
   // later (VGPRs and AGPRs together). What it gets also depends on the
   // block's size (RegistersPerLane).
   int64_t max_registers_per_lane = 255;
+  // The k of one 16-bit MMA step of the tile library's leaf (arch::mma_k):
+  // 16 (mma.sync m16n8k16, MFMA 16x16x16); 32 on gfx950 (16x16x32).
+  int64_t mma_k = 16;
 };
 
 // An SM (CU) has four SIMDs (sub-partitions), each with a register file of
@@ -47,8 +50,8 @@ inline const DeviceDescription kH200{"cuda", "sm_90", 32, 132, 227 * 1024, true}
 inline const DeviceDescription kMi200{"hip", "gfx90a", 64, 110, 64 * 1024, false, false, 512};
 // MI300X and MI325X (gfx942, CDNA3): 304 CUs, wave64, 64 KiB of LDS.
 inline const DeviceDescription kMi300x{"hip", "gfx942", 64, 304, 64 * 1024, false, false, 512};
-// MI355X (gfx950, CDNA4): 256 CUs, wave64, 160 KiB of LDS.
-inline const DeviceDescription kMi355x{"hip", "gfx950", 64, 256, 160 * 1024, false, false, 512};
+// MI355X (gfx950, CDNA4): 256 CUs, wave64, 160 KiB of LDS, MFMAs of k = 32.
+inline const DeviceDescription kMi355x{"hip", "gfx950", 64, 256, 160 * 1024, false, false, 512, 32};
 // A CPU of two cores (these machines'): the host templates offer one
 // thread per core they may use (HostThreadCounts), at most two. OpenBLAS is
 // there (deploy/install-deps.sh installs it).

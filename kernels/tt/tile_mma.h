@@ -1,13 +1,19 @@
 // Warp-level matrix multiply-accumulate on register tiles, d = a * b + c
 // in every transposition. All four reduce to the leaf's one base step,
 // acc += a * b^T with both operands in row layout, because a col_l base
-// tile is the row_l base tile of its transpose, register for register.
+// tile is the row_l base tile of its transpose, register for register. A
+// leaf whose MMA step takes k = 32 (arch::mma_k) runs pairs of base tiles.
 #ifndef TILETUNE_TT_TILE_MMA_H
 #define TILETUNE_TT_TILE_MMA_H
 
 #include "tt/tile_types.h"
 
 namespace tt {
+namespace arch {
+// A leaf with mma_k = 32 specialises it: pair(acc, a0, a1, b0, b1).
+template <class T>
+struct mma_pair_op;
+}  // namespace arch
 namespace detail {
 
 // d = c, then d += sum over k of A(i, k) * Bt(j, k)^T, where a_base(i, k)
@@ -16,13 +22,27 @@ template <class T, int M, int N, int K, class ABase, class BtBase>
 TT_DEVICE void mma(rt<float, M, N, row_l>& d, const rt<float, M, N, row_l>& c, ABase a_base,
                    BtBase bt_base) {
   if (&d != &c) d = c;
+  if constexpr (arch::mma_k == 32 && K % 32 == 0) {
 #pragma unroll
-  for (int k = 0; k < K / 16; ++k) {
+    for (int k = 0; k < K / 16; k += 2) {
 #pragma unroll
-    for (int i = 0; i < M / 16; ++i) {
+      for (int i = 0; i < M / 16; ++i) {
 #pragma unroll
-      for (int j = 0; j < N / 16; ++j) {
-        arch::mma_op<T>::base(d.tiles[i][j].data, a_base(i, k).data, bt_base(j, k).data);
+        for (int j = 0; j < N / 16; ++j) {
+          arch::mma_pair_op<T>::pair(d.tiles[i][j].data, a_base(i, k).data, a_base(i, k + 1).data,
+                                     bt_base(j, k).data, bt_base(j, k + 1).data);
+        }
+      }
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < K / 16; ++k) {
+#pragma unroll
+      for (int i = 0; i < M / 16; ++i) {
+#pragma unroll
+        for (int j = 0; j < N / 16; ++j) {
+          arch::mma_op<T>::base(d.tiles[i][j].data, a_base(i, k).data, bt_base(j, k).data);
+        }
       }
     }
   }

@@ -171,11 +171,19 @@ const std::vector<Problem>& Problems() {
 constexpr size_t kSampledVariants = 6;
 
 // The space is the one on `device`, the named description of the target.
-std::vector<kernels::KernelSource> Sources(const kernels::KernelTemplate& t,
-                                           const v1::KernelKey& key,
-                                           const kernels::DeviceDescription& device, bool sampled) {
+// What a template builds for a key: its baseline, its tuned variants
+// (sources[variants_begin, variants_end)) and planted faults.
+struct TemplateSources {
   std::vector<kernels::KernelSource> sources;
+  size_t variants_begin = 0, variants_end = 0;
+};
+
+TemplateSources Sources(const kernels::KernelTemplate& t, const v1::KernelKey& key,
+                        const kernels::DeviceDescription& device, bool sampled) {
+  TemplateSources out;
+  std::vector<kernels::KernelSource>& sources = out.sources;
   if (auto baseline = t.BaselineFor(key, device).source) sources.push_back(std::move(*baseline));
+  out.variants_begin = sources.size();
   const auto variants = t.Space(key, device).ValidVariants();
   std::set<std::string> codes;
   std::vector<kernels::KernelSource> distinct;
@@ -187,16 +195,17 @@ std::vector<kernels::KernelSource> Sources(const kernels::KernelTemplate& t,
     for (size_t i = 0; i < kSampledVariants; ++i) {
       sources.push_back(std::move(distinct[i * (distinct.size() - 1) / (kSampledVariants - 1)]));
     }
-    return sources;
+  } else {
+    for (auto& source : distinct) sources.push_back(std::move(source));
   }
-  for (auto& source : distinct) sources.push_back(std::move(source));
-  if (sampled) return sources;
+  out.variants_end = sources.size();
+  if (sampled) return out;
   for (int64_t fault : {1, 2, 3}) {
     kernels::Variant planted = variants.at(0);
     planted[std::string(kernels::kPlantedFault)] = fault;
     sources.push_back(t.Source(key, planted));
   }
-  return sources;
+  return out;
 }
 
 // The compiler the backend runs for `target`.
@@ -258,9 +267,16 @@ std::string RunLlvmTool(const std::vector<std::string>& argv, const std::string&
   return run.out;
 }
 
+// The MFMA a matrix kernel's 16-bit operands run on an arch: gfx950's
+// double-rate 16x16x32 (its 16x16x16 runs at CDNA3's rate), else 16x16x16.
+std::string MfmaOf(const std::string& arch) {
+  return arch == "gfx950" ? "v_mfma_f32_16x16x32_" : "v_mfma_f32_16x16x16";
+}
+
 // The checks a code object passes without a GPU (no AMD GPU exists in CI):
 // built for the arch (ELF flags), nothing left to resolve at load, every
-// word of its text an instruction of the arch, and MFMA in matrix kernels.
+// word of its text an instruction of the arch, and in matrix kernels the
+// arch's MFMA (MfmaOf) and no other.
 // The tools come with llvm-22 (deploy/install-deps.sh).
 void CheckCodeObjectStatically(const std::string& object, const std::string& arch,
                                bool expect_mfma) {
@@ -291,7 +307,12 @@ void CheckCodeObjectStatically(const std::string& object, const std::string& arc
   EXPECT_EQ(text.find("<unknown>"), std::string::npos)
       << "words that are no " << arch << " instruction";
   if (expect_mfma) {
-    EXPECT_NE(text.find("v_mfma_"), std::string::npos) << "no MFMA";
+    const std::string mfma = MfmaOf(arch);
+    EXPECT_NE(text.find(mfma), std::string::npos) << "no " << mfma;
+    for (size_t at = text.find("v_mfma_"); at != std::string::npos;
+         at = text.find("v_mfma_", at + 1)) {
+      EXPECT_EQ(text.compare(at, mfma.size(), mfma), 0) << text.substr(at, 40);
+    }
   }
 }
 
@@ -380,20 +401,23 @@ TEST_P(GpuKernelsCompile, EveryVariantBaselineAndFault) {
                        (vendor == "hip" && runtime::hip::HipDeviceCompilerFor(target) == "clang");
   const kernels::DeviceDescription* const device = kernels::NamedDeviceOfArch(target);
   ASSERT_TRUE(device) << target;
-  const auto sources = Sources(*t, key, *device, sampled);
-  // The tile GEMM's variants run MFMA; its baseline (first) need not.
-  const bool matrix = Problems()[index].template_name == "tile_gemm";
-  for (size_t i = 0; i < sources.size(); ++i) {
-    const kernels::KernelSource& source = sources[i];
+  const TemplateSources built = Sources(*t, key, *device, sampled);
+  // The tile GEMM's and the flash attention's variants run MFMA; their
+  // baselines need not, and a planted fault may cut the main loop.
+  const bool matrix = Problems()[index].template_name == "tile_gemm" ||
+                      Problems()[index].template_name == "gpu_attention_flash";
+  for (size_t i = 0; i < built.sources.size(); ++i) {
+    const kernels::KernelSource& source = built.sources[i];
     SCOPED_TRACE(source.entry);
     if (vendor == "cuda") {
       CompileForCuda(*compiler, source);
     } else {
-      CompileForHip(*compiler, source, target, matrix && i > 0);
+      CompileForHip(*compiler, source, target,
+                    matrix && i >= built.variants_begin && i < built.variants_end);
     }
     if (HasFatalFailure()) return;
   }
-  RecordProperty("kernels", static_cast<int>(sources.size()));
+  RecordProperty("kernels", static_cast<int>(built.sources.size()));
 }
 
 }  // namespace

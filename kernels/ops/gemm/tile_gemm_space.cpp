@@ -151,6 +151,7 @@ GemmTarget GemmTargetOn(const GemmTarget& leaf, const DeviceDescription& device)
   target.warpgroup_mma = leaf.warpgroup_mma && device.has_sm90a;
   target.multiprocessors = device.compute_units;
   target.max_registers_per_lane = device.max_registers_per_lane;
+  target.mma_k = device.mma_k;
   return target;
 }
 
@@ -198,7 +199,9 @@ TileGemmLaunch TileGemmLaunchOf(const GemmProblem& p, const GemmTarget& target, 
 
 SearchSpace TileGemmSpace(const GemmProblem& p, const GemmTarget& target) {
   const int64_t m = p.m, n = p.n, k = p.k;
-  const int64_t k_rounded = CeilDiv(k, 32) * 32;
+  // The smallest k tile: two MMA k steps (32; 64 on gfx950).
+  const int64_t min_block_k = 2 * target.mma_k;
+  const int64_t k_rounded = CeilDiv(k, min_block_k) * min_block_k;
   SearchSpace space;
   space.Add("block_m", {16, 32, 64, 128, 256})
       .Add("block_n", {32, 64, 128, 256})
@@ -249,14 +252,14 @@ SearchSpace TileGemmSpace(const GemmProblem& p, const GemmTarget& target) {
   space.Require(
       "at most " + std::to_string(kMaxThreads) + " threads per block",
       [target](const Variant& v) { return Warps(v) * target.vendor.warp_size <= kMaxThreads; });
-  space.Require(
-      "each k group of warps takes 2 or 4 k16 steps a stage (block_k / warps_k is "
-      "32 or 64)",
-      [](const Variant& v) {
-        const int64_t bk = v.at("block_k"), wk = v.at("warps_k");
-        return bk % wk == 0 && (bk / wk == 32 || bk / wk == 64);
-      });
-  sync_rule("block_k <= k rounded up to 32",
+  // gemm_mma_multistage.h asserts it: its fragment buffers alternate.
+  space.Require("each k group of warps takes 2 or 4 MMA k steps a stage (block_k / warps_k is " +
+                    std::to_string(min_block_k) + " or " + std::to_string(2 * min_block_k) + ")",
+                [min_block_k](const Variant& v) {
+                  const int64_t bk = v.at("block_k"), wk = v.at("warps_k");
+                  return bk % wk == 0 && (bk / wk == min_block_k || bk / wk == 2 * min_block_k);
+                });
+  sync_rule("block_k <= k rounded up to " + std::to_string(min_block_k),
             [k_rounded](const Variant& v) { return v.at("block_k") <= k_rounded; });
   sync_rule("no more stages than k tiles + 1",
             [p](const Variant& v) { return v.at("stages") <= KTiles(p, v) + 1; });

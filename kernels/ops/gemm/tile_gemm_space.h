@@ -20,6 +20,7 @@ struct GemmTarget {
   bool warpgroup_mma;              // the sm_90a leaf's wgmma (variants compile for sm_90a)
   int64_t multiprocessors;         // SMs (CUs): blocks of one wave at one block each
   int64_t max_registers_per_lane;  // what one lane may address (RegistersPerLane)
+  int64_t mma_k = 16;              // the k of one MMA step (arch::mma_k)
 };
 
 // The sm80 leaf's cp.async pipeline and the sm_90a leaf's wgmma, on the H200

@@ -1,5 +1,5 @@
 // AMD leaf of the tile library, CDNA2 (gfx90a) and later wave64 targets:
-// v_mfma_f32_16x16x16{bf16_1k,f16} on registers, LDS reads into them, and
+// v_mfma_f32_16x16x16{bf16_1k,f16} on registers (16x16x32 on gfx950), LDS reads into them, and
 // global -> LDS copies staged through registers (gfx90a has no asynchronous
 // copy into LDS that a compiler builtin exposes, so "async" copies complete
 // at once and commit/wait are no-ops). Defines the same names as
@@ -13,6 +13,14 @@ namespace tt::arch {
 
 constexpr int lanes = 64;
 static_assert(TT_WARP_SIZE == lanes, "the CDNA leaf runs wavefronts of 64 lanes");
+// The k of one MMA step. gfx950's 16x16x32 MFMAs run at twice the rate of
+// the 16x16x16 ones (which it keeps at CDNA3's): kernels step k by mma_k so
+// that tile_mma.h can issue them on two base tiles at once.
+#if defined(__gfx950__)
+constexpr int mma_k = 32;
+#else
+constexpr int mma_k = 16;
+#endif
 
 typedef short short4_t __attribute__((ext_vector_type(4)));
 typedef _Float16 half4_t __attribute__((ext_vector_type(4)));
@@ -171,6 +179,46 @@ struct mma_op<f16> {
     acc[3] = c.w;
   }
 };
+
+#if defined(__gfx950__)
+// acc += a * b^T over k = 32: base tiles (a0, b0) and (a1, b1) are two
+// consecutive k16 slices. The 16x16x32 MFMA gives lane group l/16 the k
+// indices 8(l/16)..8(l/16)+7 of both operands; fed a0's four elements then
+// a1's (k 4(l/16).. of each slice) and b's alike, it sums the same 32
+// products in another order, which a dot product does not see.
+typedef __bf16 bf16x8_t __attribute__((ext_vector_type(8)));
+typedef _Float16 half8_t __attribute__((ext_vector_type(8)));
+template <class T>
+struct mma_pair_op;
+template <>
+struct mma_pair_op<bf16> {
+  TT_DEVICE static void pair(float (&acc)[4], const unsigned (&a0)[2], const unsigned (&a1)[2],
+                             const unsigned (&b0)[2], const unsigned (&b1)[2]) {
+    float4_t c = {acc[0], acc[1], acc[2], acc[3]};
+    const uint4_t av = {a0[0], a0[1], a1[0], a1[1]}, bv = {b0[0], b0[1], b1[0], b1[1]};
+    c = __builtin_amdgcn_mfma_f32_16x16x32_bf16(__builtin_bit_cast(bf16x8_t, bv),
+                                                __builtin_bit_cast(bf16x8_t, av), c, 0, 0, 0);
+    acc[0] = c.x;
+    acc[1] = c.y;
+    acc[2] = c.z;
+    acc[3] = c.w;
+  }
+};
+template <>
+struct mma_pair_op<f16> {
+  TT_DEVICE static void pair(float (&acc)[4], const unsigned (&a0)[2], const unsigned (&a1)[2],
+                             const unsigned (&b0)[2], const unsigned (&b1)[2]) {
+    float4_t c = {acc[0], acc[1], acc[2], acc[3]};
+    const uint4_t av = {a0[0], a0[1], a1[0], a1[1]}, bv = {b0[0], b0[1], b1[0], b1[1]};
+    c = __builtin_amdgcn_mfma_f32_16x16x32_f16(__builtin_bit_cast(half8_t, bv),
+                                               __builtin_bit_cast(half8_t, av), c, 0, 0, 0);
+    acc[0] = c.x;
+    acc[1] = c.y;
+    acc[2] = c.z;
+    acc[3] = c.w;
+  }
+};
+#endif
 
 // ---- Global memory -> LDS ------------------------------------------------------
 // Copies BYTES, zero-filling past `src_bytes`; completes before returning.

@@ -11,6 +11,8 @@
 namespace tt::arch {
 
 constexpr int lanes = 32;
+// The k of one MMA step: m16n8k16 takes one base tile of each operand.
+constexpr int mma_k = 16;
 static_assert(TT_WARP_SIZE == lanes, "the sm80 leaf runs warps of 32 lanes");
 
 TT_DEVICE int lane_id() {

@@ -33,7 +33,9 @@ struct plan {
   static constexpr int warps = C::warps, threads = warps * arch::lanes;
   static constexpr int tm = BQ / warps;  // query rows per warp
   static_assert(BQ % warps == 0 && tm % 16 == 0, "each warp owns whole base tiles of queries");
-  static_assert(D % 16 == 0 && BKV % 16 == 0, "tiles are whole base tiles");
+  // Operands go to the MMA in k steps of arch::mma_k (16, or 32 on gfx950).
+  static constexpr int ks = arch::mma_k;
+  static_assert(D % ks == 0 && BKV % ks == 0, "tiles are whole MMA k steps");
   static_assert(S >= 2, "the ring loads one tile while the block computes another");
   // The ABI promises strides of 8 elements (16 bytes): whole-chunk copies.
   static constexpr int vec = 16 / static_cast<int>(sizeof(T));
@@ -111,9 +113,10 @@ TT_DEVICE void flash_attention(const tt_attention_args& args, const Epilogue& ep
 
   const int warp = arch::warp_id(), lane = arch::lane_id();
   const long long row0 = q0 + static_cast<long long>(warp) * TM;
-  rt<T, TM, 16, row_l> qf[D / 16];
+  constexpr int KS = P::ks;
+  rt<T, TM, KS, row_l> qf[D / KS];
 #pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) load(qf[kk], sq, warp * TM, 16 * kk);
+  for (int kk = 0; kk < D / KS; ++kk) load(qf[kk], sq, warp * TM, KS * kk);
 
   rt<float, TM, D, row_l> o;
   zero(o);
@@ -141,9 +144,9 @@ TT_DEVICE void flash_attention(const tt_attention_args& args, const Epilogue& ep
     rt<float, TM, BKV, row_l> s;
     zero(s);
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      rt<T, BKV, 16, row_l> kf;
-      load<b_operand>(kf, sk[slot], 0, 16 * kk);
+    for (int kk = 0; kk < D / KS; ++kk) {
+      rt<T, BKV, KS, row_l> kf;
+      load<b_operand>(kf, sk[slot], 0, KS * kk);
       mma_ABt(s, qf[kk], kf, s);
     }
     const long long kv0 = static_cast<long long>(t) * BKV;
@@ -197,12 +200,14 @@ TT_DEVICE void flash_attention(const tt_attention_args& args, const Epilogue& ep
     rt<T, TM, BKV, row_l> p;
     copy(p, s);
 #pragma unroll
-    for (int kk = 0; kk < BKV / 16; ++kk) {
-      rt<T, TM, 16, row_l> pk;
+    for (int kk = 0; kk < BKV / KS; ++kk) {
+      rt<T, TM, KS, row_l> pk;
 #pragma unroll
-      for (int i = 0; i < TM / 16; ++i) pk.tiles[i][0] = p.tiles[i][kk];
-      rt<T, 16, D, col_l> vf;
-      load<b_operand>(vf, sv[slot], 16 * kk, 0);
+      for (int i = 0; i < TM / 16; ++i)
+#pragma unroll
+        for (int j = 0; j < KS / 16; ++j) pk.tiles[i][j] = p.tiles[i][kk * (KS / 16) + j];
+      rt<T, KS, D, col_l> vf;
+      load<b_operand>(vf, sv[slot], KS * kk, 0);
       mma_AB(o, pk, vf, o);
     }
     sync();  // every warp is done with this slot before it is refilled

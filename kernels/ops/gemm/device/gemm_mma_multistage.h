@@ -36,16 +36,17 @@ struct plan {
   static constexpr int wm = C::warps_m, wn = C::warps_n, wk = C::warps_k;
   static constexpr int warps = wm * wn * wk, threads = warps * arch::lanes;
   static constexpr int tm = bm / wm, tn = bn / wn;  // warp tile
-  static constexpr int steps = bk / 16;             // k16 steps per stage
+  static constexpr int steps = bk / arch::mma_k;    // MMA k steps per stage
   static_assert(bm % wm == 0 && bn % wn == 0 && tm % 16 == 0 && tn % 16 == 0,
                 "warp tiles are whole base tiles");
   static_assert(steps % wk == 0, "every k group of warps takes as many steps");
   // Shared tiles hold operands as they lie in global memory.
   using a_tile = select_t<C::a_col_major, st<a_type, bk, bm>, st<a_type, bm, bk>>;
   using b_tile = select_t<C::b_col_major, st<b_type, bn, bk>, st<b_type, bk, bn>>;
-  // Register fragments of one k16 step.
-  using a_frag = select_t<C::a_col_major, rt<a_type, 16, tm, col_l>, rt<a_type, tm, 16, row_l>>;
-  using b_frag = select_t<C::b_col_major, rt<b_type, tn, 16, row_l>, rt<b_type, 16, tn, col_l>>;
+  // Register fragments of one MMA k step (arch::mma_k: 16, or 32 on gfx950).
+  static constexpr int ks = arch::mma_k;
+  using a_frag = select_t<C::a_col_major, rt<a_type, ks, tm, col_l>, rt<a_type, tm, ks, row_l>>;
+  using b_frag = select_t<C::b_col_major, rt<b_type, tn, ks, row_l>, rt<b_type, ks, tn, col_l>>;
   using acc_tile = rt<float, tm, tn, row_l>;
   static constexpr int acc_floats = (tm / 16) * (tn / 16) * arch::frag::elems;
   static constexpr int pipeline_bytes = C::stages * (a_tile::bytes + b_tile::bytes);
@@ -102,7 +103,7 @@ TT_DEVICE void mainloop(typename plan<C>::acc_tile& acc, typename plan<C>::a_til
     }
   };
   auto load_frags = [&](typename P::a_frag& a, typename P::b_frag& b, int slot, int step) {
-    const int kk = 16 * step;
+    const int kk = P::ks * step;
     if constexpr (C::a_col_major) {
       load(a, sa[slot], kk, warp_m * P::tm);
     } else {
@@ -128,7 +129,7 @@ TT_DEVICE void mainloop(typename plan<C>::acc_tile& acc, typename plan<C>::a_til
 
   // Every k tile commits one group (empty past the end), so wait<S-2>
   // always means "the next tile to use has landed". Each warp group takes
-  // `per_group` k16 steps of a tile; the operands of its next step load
+  // `per_group` MMA k steps of a tile; the operands of its next step load
   // while the current step's mma runs, across tile boundaries too: the
   // barrier that hands over the next tile sits before the last step's mma,
   // so the tensor cores never wait for a barrier and a shared-memory load.

@@ -24,7 +24,9 @@ int64_t CeilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-const GemmTarget kTargets[] = {kSm90Target, kGfx90aTarget};
+// gfx950's leaf steps k by 32 (16x16x32 MFMAs): its spaces differ.
+const GemmTarget kTargets[] = {kSm90Target, kGfx90aTarget,
+                               GemmTargetOn(kGfx90aTarget, kernels::kMi355x)};
 
 TEST(TileGemmSpace, StandardShapesHaveOneToSixtyVariants) {
   const int64_t shapes[][3] = {{4096, 4096, 4096}, {4096, 14336, 4096}, {4096, 4096, 14336},
@@ -54,10 +56,11 @@ TEST(TileGemmSpace, EveryVariantFitsItsTarget) {
         EXPECT_EQ(launch.threads, warps * target.vendor.warp_size) << VariantString(v);
         EXPECT_LE(launch.threads, 1024) << VariantString(v);
         EXPECT_LE(launch.shared_bytes, target.max_shared_bytes) << VariantString(v);
-        // Warp tiles are whole 16x16 mma tiles; k groups take whole k16 steps.
+        // Warp tiles are whole 16x16 mma tiles; k groups take an even number
+        // of MMA k steps (the fragment buffers alternate).
         EXPECT_EQ(v.at("block_m") % (16 * v.at("warps_m")), 0) << VariantString(v);
         EXPECT_EQ(v.at("block_n") % (16 * v.at("warps_n")), 0) << VariantString(v);
-        EXPECT_EQ(v.at("block_k") % (32 * v.at("warps_k")), 0) << VariantString(v);
+        EXPECT_EQ(v.at("block_k") % (2 * target.mma_k * v.at("warps_k")), 0) << VariantString(v);
         EXPECT_GE(v.at("stages"), 2) << VariantString(v);
       }
     }
