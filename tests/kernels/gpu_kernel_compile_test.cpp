@@ -101,9 +101,14 @@ const std::vector<Problem>& Problems() {
     // The split-KV decode writing lse, and its baseline (warp rows) too.
     v1::KernelKey attention_decode_lse = attention_decode;
     attention_decode_lse.set_write_lse(true);
+    // The additive mask tensor and lse, in the flash kernel and its baseline.
+    v1::KernelKey attention_mask_lse = attention_causal;
+    attention_mask_lse.set_attention_mask(v1::ATTENTION_MASK_TENSOR);
+    attention_mask_lse.set_write_lse(true);
     return std::vector<Problem>{
         {"attention_bf16_causal_gqa_77x131_d128", "gpu_attention_flash", attention_causal},
         {"attention_f16_decode_1x4097_d64", "gpu_attention_flash", attention_decode},
+        {"attention_bf16_mask_lse_gqa_77x131_d128", "gpu_attention_flash", attention_mask_lse},
         {"attention_bf16_causal_gqa_77x131_d128_tma_ws", "tma_ws_attention", attention_causal},
         {"attention_f16_decode_1x4097_d64_split_kv", "decode_attention", attention_decode},
         {"attention_f16_decode_1x4097_d64_split_kv_lse", "decode_attention", attention_decode_lse},

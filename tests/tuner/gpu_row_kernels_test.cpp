@@ -189,6 +189,16 @@ TEST_P(GpuRowKernelsOnDevice, AttentionCausalGroupedBhsd) {
   ExpectEveryVariantCorrect(key, kBf16Tolerance);
 }
 
+// The additive mask tensor the worker draws (one key in five -inf, so with
+// one key some rows see none: o = 0, lse = -inf) and lse, checked by the
+// worker against float64 beside o.
+TEST_P(GpuRowKernelsOnDevice, AttentionWithAMaskTensorAndLse) {
+  v1::KernelKey key = AttentionKey(77, GetParam(), 64, v1::DTYPE_BF16);
+  key.set_attention_mask(v1::ATTENTION_MASK_TENSOR);
+  key.set_write_lse(true);
+  ExpectEveryVariantCorrect(key, kBf16Tolerance);
+}
+
 TEST_P(GpuRowKernelsOnDevice, AttentionDecodeWithAResidualChain) {
   ExpectEveryVariantCorrect(AttentionKey(1, GetParam(), 64, v1::DTYPE_F16, {"residual_add"}),
                             kBf16Tolerance);

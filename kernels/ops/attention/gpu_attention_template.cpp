@@ -61,6 +61,7 @@ gpu::GpuKernelSpec Spec(const v1::KernelKey& key, std::string kernel_name, std::
   spec.types = {{"in_type", gpu::DeviceType(k.input_dtype())},
                 {"out_type", gpu::DeviceType(k.output_dtype())}};
   spec.flags = {{"causal", k.attention_mask() == v1::ATTENTION_MASK_CAUSAL},
+                {"masked", k.attention_mask() == v1::ATTENTION_MASK_TENSOR},
                 {"write_lse", k.write_lse()}};
   spec.config = {{"head_dim", Dim(k, "head_dim")}};
   return spec;
@@ -82,12 +83,6 @@ class GpuFlashAttention final : public KernelTemplate {
              std::string(DTypeName(key.input_dtype()));
     }
     if (auto why = gpu::UnsupportedGpuTypes(key)) return why;
-    // Only the host kernels add a mask tensor yet.
-    if (key.attention_mask() == v1::ATTENTION_MASK_TENSOR) {
-      return name_ + " takes no mask tensor yet (none or causal)";
-    }
-    // Its baseline (attention_warp_rows) writes lse; the MMA kernel not yet.
-    if (key.write_lse()) return name_ + " writes no lse yet";
     // O alone takes 16 * head_dim / lanes registers of each lane (128 for
     // 256 on a 32-lane warp): too many beside S, Q and P.
     if (16 * Dim(key, "head_dim") / vendor_.warp_size > kMaxOutputRegisters) {

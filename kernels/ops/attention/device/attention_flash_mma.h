@@ -7,7 +7,8 @@
 // sum) in registers, then O += P V (mma_AB) with P converted in registers
 // (the accumulator's layout is the A operand's). Causal key tiles past the
 // block's last query are skipped, not masked; only tiles that cross the
-// diagonal or kv_len are masked element by element. The same source
+// diagonal or kv_len are masked element by element, every tile when the key
+// adds a mask tensor. The same source
 // compiles for the sm80 leaf (mma.sync, NVIDIA) and the CDNA leaf (MFMA
 // wave64, AMD).
 //
@@ -17,6 +18,8 @@
 //   block_q, block_kv, warps  tiles; block_q / warps a multiple of 16
 //   stages                    K/V pipeline depth (>= 2)
 //   causal                    bottom-right aligned causal mask
+//   masked                    adds the mask tensor (args.mask) to the scores
+//   write_lse                 writes each row's log-sum-exp (args.lse)
 //   shared_bytes              dynamic shared memory the launch reserves
 #ifndef TILETUNE_OPS_ATTENTION_FLASH_MMA_H
 #define TILETUNE_OPS_ATTENTION_FLASH_MMA_H
@@ -128,6 +131,9 @@ TT_DEVICE void flash_attention(const tt_attention_args& args, const Epilogue& ep
       row_max_so_far.data[i][s] = TT_LOWEST;
       row_sum_so_far.data[i][s] = 0.0f;
     }
+  // The mask's rows of this (batch entry, head), read only when masked.
+  const T* const mask =
+      static_cast<const T*>(args.mask) + b * args.mask_batch_stride + h * args.mask_head_stride;
   // Scores in base 2: exp(x * scale) = exp2(x * scale * log2(e)).
   const float scale2 = args.scale * 1.4426950408889634f;
   const float hidden = arch::to_float(bf16{0xff80});  // -inf, on every leaf
@@ -166,6 +172,27 @@ TT_DEVICE void flash_attention(const tt_attention_args& args, const Epilogue& ep
           }
           s.tiles[i][j].data[e] = x;
         }
+    if constexpr (C::masked) {
+      // The additive mask, in the scores' base-2 units; one row address per
+      // row slot keeps the 64-bit arithmetic out of the element loop.
+#pragma unroll
+      for (int i = 0; i < TM / 16; ++i)
+#pragma unroll
+        for (int r = 0; r < G::row_slots; ++r) {
+          const long long row = row0 + 16 * i + G::slot_row(lane, r);
+          if (row >= args.q_len) continue;
+          const T* mask_row = mask + row * args.mask_q_stride + kv0;
+#pragma unroll
+          for (int j = 0; j < BKV / 16; ++j)
+#pragma unroll
+            for (int e = 0; e < arch::frag::elems; ++e) {
+              const int col = 16 * j + G::col(lane, e);
+              if (G::row_slot(e) == r && kv0 + col < args.kv_len) {
+                s.tiles[i][j].data[e] += arch::to_float(mask_row[col]) * 1.4426950408889634f;
+              }
+            }
+        }
+    }
 
     // Online softmax: the new running max, the factor that rescales what
     // earlier tiles summed, then this tile's probabilities and their sum.
@@ -230,6 +257,23 @@ TT_DEVICE void flash_attention(const tt_attention_args& args, const Epilogue& ep
   store<true>(go, o, row0, 0, [&](float v, long long row, long long col) {
     return epilogue(v, base + row * ld + col, col);
   });
+  if constexpr (C::write_lse) {
+    // ln(sum) + max ln 2 (the max in base-2 units); -inf where no key was seen.
+    if (G::row_owner(lane)) {
+#pragma unroll
+      for (int i = 0; i < TM / 16; ++i)
+#pragma unroll
+        for (int r = 0; r < G::row_slots; ++r) {
+          const long long row = row0 + 16 * i + G::slot_row(lane, r);
+          const float sum = row_sum_so_far.data[i][r];
+          if (row < args.q_len) {
+            static_cast<float*>(args.lse)[(b * args.q_heads + h) * args.q_len + row] =
+                sum > 0.0f ? (log2f(sum) + row_max_so_far.data[i][r]) * 0.6931471805599453f
+                           : hidden;
+          }
+        }
+    }
+  }
 }
 
 }  // namespace tt::attention

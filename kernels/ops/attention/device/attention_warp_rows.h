@@ -3,7 +3,8 @@
 // head_dim / warp size elements of q and of the output; the keys one by
 // one, each score reduced across the warp, under a running max and sum.
 //
-// Config: in_type, out_type, head_dim, causal, write_lse, warps (per block).
+// Config: in_type, out_type, head_dim, causal, masked (the additive mask
+// tensor), write_lse, warps (per block).
 // Rows are numbered (batch entry, head, position), lse's dense order.
 #ifndef TILETUNE_OPS_ATTENTION_WARP_ROWS_H
 #define TILETUNE_OPS_ATTENTION_WARP_ROWS_H
@@ -30,6 +31,9 @@ TT_DEVICE void attention_warp_rows(const tt_attention_args& args, const Epilogue
                h * args.q_head_stride;
   const T* k = static_cast<const T*>(args.k) + b * args.k_batch_stride + g * args.k_head_stride;
   const T* v = static_cast<const T*>(args.v) + b * args.v_batch_stride + g * args.v_head_stride;
+  // The additive mask's row of this query (kv_len values), when the key has one.
+  const T* mask = static_cast<const T*>(args.mask) + b * args.mask_batch_stride +
+                  h * args.mask_head_stride + i * args.mask_q_stride;
   float qv[per_lane], acc[per_lane];
 #pragma unroll
   for (int x = 0; x < per_lane; ++x) {
@@ -48,7 +52,8 @@ TT_DEVICE void attention_warp_rows(const tt_attention_args& args, const Epilogue
     for (int x = 0; x < per_lane; ++x) {
       dot += qv[x] * load_one(k, j * args.k_seq_stride + lane + x * TT_WARP_SIZE);
     }
-    const float score = warp_reduce(dot, sum_reduce{}) * args.scale;
+    float score = warp_reduce(dot, sum_reduce{}) * args.scale;
+    if (C::masked) score += load_one(mask, j);  // -inf hides the key: p = 0
     const float new_max = score > max ? score : max;
     const float correction = __expf(max - new_max), p = __expf(score - new_max);
     sum = sum * correction + p;

@@ -240,9 +240,11 @@ TEST(AttentionTemplates, SayWhyTheyCannotServeAKey) {
   EXPECT_EQ(*Template("cuda").Unsupported(key),
             "gpu_attention_flash takes bf16 or f16 inputs (the tensor cores' operands), not f32");
   key.set_input_dtype(v1::DTYPE_BF16);
+  // The mask tensor and lse are the flash kernel's too.
   key.set_attention_mask(v1::ATTENTION_MASK_TENSOR);
-  EXPECT_EQ(*Template("cuda").Unsupported(key),
-            "gpu_attention_flash takes no mask tensor yet (none or causal)");
+  key.set_write_lse(true);
+  EXPECT_FALSE(Template("cuda").Unsupported(key));
+  EXPECT_FALSE(Template("hip").Unsupported(key));
   // O of 16 rows of 256 is 128 registers a lane on 32 lanes, 64 on 64.
   key = Key({1, 8, 2, 128, 128, 256});
   key.set_input_dtype(v1::DTYPE_BF16);
