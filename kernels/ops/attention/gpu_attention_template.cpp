@@ -18,8 +18,11 @@ constexpr int64_t kMaxGridYZ = 65535;
 // the operands in flight): what ptxas was seen to need beyond 168 of 255.
 constexpr int64_t kOtherRegisters = 87;
 constexpr int64_t kBaselineWarps = 4;
-// Of those, what O (16 query rows x head_dim in f32) may take.
-constexpr int64_t kMaxOutputRegisters = 96;
+constexpr int64_t kMinBlockThreads = 128;
+// Where O (16 query rows x head_dim in f32) takes more registers a lane
+// than this, Q's fragments are read from shared memory each key tile
+// rather than held (q_in_registers).
+constexpr int64_t kMaxOutputRegistersBesideQ = 96;
 
 int64_t Dim(const v1::KernelKey& key, std::string_view name) {
   return DimSize(key, name).value_or(1);
@@ -39,15 +42,21 @@ int64_t SharedBytes(const v1::KernelKey& key, const Variant& v) {
   return v.at("block_q") * d * bytes + 2 * v.at("stages") * v.at("block_kv") * d * bytes;
 }
 
-// Registers per lane of the live tiles: O and S in f32, Q and P in 16-bit
-// pairs. LLVM's AMDGPU scheduler also issues every LDS read of a key tile's
-// operands (block_kv x head_dim, 16-bit pairs) ahead of its MFMAs, so on
-// CDNA those count too (gfx950's 128x128 tiles on 8 waves spilled without).
+// Whether Q's fragments stay in registers (see kMaxOutputRegistersBesideQ).
+bool QInRegisters(const v1::KernelKey& key, const gpu::GpuVendor& vendor) {
+  return 16 * Dim(key, "head_dim") / vendor.warp_size <= kMaxOutputRegistersBesideQ;
+}
+
+// Registers per lane of the live tiles: O and S in f32, Q (where it stays
+// in registers) and P in 16-bit pairs. LLVM's AMDGPU scheduler also issues every LDS read of a key
+// tile's operands (block_kv x head_dim, 16-bit pairs) ahead of its MFMAs, so on CDNA those count
+// too (gfx950's 128x128 tiles on 8 waves spilled without).
 int64_t TileRegisters(const v1::KernelKey& key, const Variant& v, const gpu::GpuVendor& vendor) {
   const int64_t d = Dim(key, "head_dim"), tm = v.at("block_q") / v.at("warps");
   const int64_t kv = v.at("block_kv");
   const int64_t operands = vendor.backend == "hip" ? kv * d / 2 : 0;
-  return (tm * d + tm * kv + (tm * d + tm * kv) / 2 + operands) / vendor.warp_size;
+  const int64_t q = QInRegisters(key, vendor) ? tm * d / 2 : 0;
+  return (tm * d + tm * kv + q + tm * kv / 2 + operands) / vendor.warp_size;
 }
 
 gpu::GpuKernelSpec Spec(const v1::KernelKey& key, std::string kernel_name, std::string entry,
@@ -83,13 +92,6 @@ class GpuFlashAttention final : public KernelTemplate {
              std::string(DTypeName(key.input_dtype()));
     }
     if (auto why = gpu::UnsupportedGpuTypes(key)) return why;
-    // O alone takes 16 * head_dim / lanes registers of each lane (128 for
-    // 256 on a 32-lane warp): too many beside S, Q and P.
-    if (16 * Dim(key, "head_dim") / vendor_.warp_size > kMaxOutputRegisters) {
-      return name_ + " holds O in registers: head_dim " + std::to_string(Dim(key, "head_dim")) +
-             " needs " + std::to_string(16 * Dim(key, "head_dim") / vendor_.warp_size) +
-             " per lane, more than " + std::to_string(kMaxOutputRegisters);
-    }
     if (Dim(key, "q_heads") > kMaxGridYZ || Dim(key, "batch") > kMaxGridYZ) {
       return name_ + " launches one grid row per query head and batch entry: at most " +
              std::to_string(kMaxGridYZ) + " each";
@@ -100,16 +102,27 @@ class GpuFlashAttention final : public KernelTemplate {
   SearchSpace Space(const v1::KernelKey& key, const DeviceDescription& device) const override {
     const int64_t q_len = Dim(key, "q_len"), kv_len = Dim(key, "kv_len");
     SearchSpace space;
-    space.Add("block_q", {64, 128})
+    // Blocks of 32 queries (2 waves of 64) fit head_dim 256 in 64 KiB of
+    // LDS and waste less of a short query block.
+    space.Add("block_q", {32, 64, 128})
         .Add("block_kv", {32, 64, 128})
-        .Add("warps", {4, 8})
+        .Add("warps", {2, 4, 8})
         .Add("stages", {2, 3});
     space.Require("block_q / warps is 16 or 32 query rows", [](const Variant& v) {
       const int64_t tm = v.at("block_q") / v.at("warps");
       return v.at("block_q") % v.at("warps") == 0 && (tm == 16 || tm == 32);
     });
-    space.Require("block_q <= q_len rounded up to 64",
-                  [q_len](const Variant& v) { return v.at("block_q") <= RoundUp(q_len, 64); });
+    // Fewer threads copy more chunks each, holding an address apiece: blocks
+    // of 64 threads (2 warps of 32) spilled on sm_90.
+    const int64_t min_warps = kMinBlockThreads / vendor_.warp_size;
+    space.Require("at least " + std::to_string(kMinBlockThreads) + " threads a block",
+                  [min_warps](const Variant& v) { return v.at("warps") >= min_warps; });
+    const int64_t smallest_block_q = 16 * min_warps;
+    space.Require("block_q <= q_len rounded up to 32, or the smallest block (" +
+                      std::to_string(smallest_block_q) + ")",
+                  [q_len, smallest_block_q](const Variant& v) {
+                    return v.at("block_q") <= std::max(RoundUp(q_len, 32), smallest_block_q);
+                  });
     space.Require("block_kv <= kv_len rounded up to 32",
                   [kv_len](const Variant& v) { return v.at("block_kv") <= RoundUp(kv_len, 32); });
     const int64_t shared = device.max_shared_bytes_per_block;
@@ -133,6 +146,7 @@ class GpuFlashAttention final : public KernelTemplate {
       v[p] = RequiredParam(variant, name_, p);
       spec.config.emplace_back(p, v[p]);
     }
+    spec.flags.emplace_back("q_in_registers", QInRegisters(key, vendor_));
     const int64_t shared = SharedBytes(key, v);
     spec.config.emplace_back("shared_bytes", shared);
     spec.shared_memory_bytes = shared;

@@ -1,6 +1,7 @@
 // Flash attention (FlashAttention-2's schedule) on the tile library's warp
 // MMA: one block per block_q queries of one (batch entry, query head), each
-// warp owning tm = block_q / warps query rows whose Q stays in registers.
+// warp owning tm = block_q / warps query rows whose Q stays in registers
+// (in shared memory where O leaves no room: head_dim 256 on 32 lanes).
 // K and V tiles of block_kv keys stream through a `stages`-deep cp.async
 // ring in shared memory; per tile, S = Q Kᵀ (mma_ABt), the online softmax
 // in base 2 with the scale folded into the exponent (row max, exp2, row
@@ -19,6 +20,7 @@
 //   stages                    K/V pipeline depth (>= 2)
 //   causal                    bottom-right aligned causal mask
 //   masked                    adds the mask tensor (args.mask) to the scores
+//   q_in_registers            Q's fragments held across the key loop
 //   write_lse                 writes each row's log-sum-exp (args.lse)
 //   shared_bytes              dynamic shared memory the launch reserves
 #ifndef TILETUNE_OPS_ATTENTION_FLASH_MMA_H
@@ -117,9 +119,14 @@ TT_DEVICE void flash_attention(const tt_attention_args& args, const Epilogue& ep
   const int warp = arch::warp_id(), lane = arch::lane_id();
   const long long row0 = q0 + static_cast<long long>(warp) * TM;
   constexpr int KS = P::ks;
-  rt<T, TM, KS, row_l> qf[D / KS];
+  // Q's fragments stay in registers for the whole key loop where they fit
+  // beside O; else (head_dim 256 on 32 lanes) each tile reads them again
+  // from shared memory, where Q stays.
+  rt<T, TM, KS, row_l> qf[C::q_in_registers ? D / KS : 1];
+  if constexpr (C::q_in_registers) {
 #pragma unroll
-  for (int kk = 0; kk < D / KS; ++kk) load(qf[kk], sq, warp * TM, KS * kk);
+    for (int kk = 0; kk < D / KS; ++kk) load(qf[kk], sq, warp * TM, KS * kk);
+  }
 
   rt<float, TM, D, row_l> o;
   zero(o);
@@ -153,7 +160,12 @@ TT_DEVICE void flash_attention(const tt_attention_args& args, const Epilogue& ep
     for (int kk = 0; kk < D / KS; ++kk) {
       rt<T, BKV, KS, row_l> kf;
       load<b_operand>(kf, sk[slot], 0, KS * kk);
-      mma_ABt(s, qf[kk], kf, s);
+      if constexpr (C::q_in_registers) {
+        mma_ABt(s, qf[kk], kf, s);
+      } else {
+        load(qf[0], sq, warp * TM, KS * kk);
+        mma_ABt(s, qf[0], kf, s);
+      }
     }
     const long long kv0 = static_cast<long long>(t) * BKV;
     // Only tiles crossing kv_len or this warp's diagonal need a mask.

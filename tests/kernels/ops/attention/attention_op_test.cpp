@@ -245,13 +245,20 @@ TEST(AttentionTemplates, SayWhyTheyCannotServeAKey) {
   key.set_write_lse(true);
   EXPECT_FALSE(Template("cuda").Unsupported(key));
   EXPECT_FALSE(Template("hip").Unsupported(key));
-  // O of 16 rows of 256 is 128 registers a lane on 32 lanes, 64 on 64.
+  // Every head dim: at 256 on 32 lanes O takes 128 registers a lane, and
+  // Q is read from shared memory each key tile instead of held.
   key = Key({1, 8, 2, 128, 128, 256});
   key.set_input_dtype(v1::DTYPE_BF16);
-  EXPECT_EQ(*Template("cuda").Unsupported(key),
-            "gpu_attention_flash holds O in registers: head_dim 256 needs 128 per lane, more "
-            "than 96");
+  EXPECT_FALSE(Template("cuda").Unsupported(key));
   EXPECT_FALSE(Template("hip").Unsupported(key));
+  const auto variants = Template("cuda").Space(key, kernels::kH200).ValidVariants();
+  ASSERT_FALSE(variants.empty());
+  for (const Variant& v : variants) {
+    EXPECT_EQ(v.at("block_q") / v.at("warps"), 16) << VariantString(v);
+    EXPECT_EQ(v.at("block_kv"), 32) << VariantString(v);
+  }
+  EXPECT_NE(Template("cuda").Source(key, variants[0]).code.find("q_in_registers = false"),
+            std::string::npos);
 }
 
 TEST(AttentionTemplates, SpacesArePrunedByRegistersSharedMemoryAndLengths) {
@@ -266,13 +273,17 @@ TEST(AttentionTemplates, SpacesArePrunedByRegistersSharedMemoryAndLengths) {
     EXPECT_EQ(tm, 16);
     EXPECT_LE(v.at("block_kv"), 64);
   }
-  // A decode query needs no block of 128 queries, and 40 keys no 128-key tile.
+  // A decode query takes the smallest block of queries of 128+ threads (64
+  // on 32 lanes, 32 on 64), and 40 keys no 128-key tile.
   key = Key({1, 8, 2, 1, 40, 64});
   key.set_input_dtype(v1::DTYPE_F16);
   for (const Variant& v : Template("cuda").Space(key).ValidVariants()) {
     EXPECT_EQ(v.at("block_q"), 64);
     EXPECT_LE(v.at("block_kv"), 64);
   }
+  const auto cdna = Template("hip").Space(key).ValidVariants();
+  ASSERT_FALSE(cdna.empty());
+  for (const Variant& v : cdna) EXPECT_EQ(v.at("block_q"), 32) << VariantString(v);
   // 64 KiB of LDS on gfx90a: three stages of 128-key tiles of 128 do not fit.
   key = Key({1, 8, 2, 4096, 4096, 128});
   key.set_input_dtype(v1::DTYPE_BF16);
