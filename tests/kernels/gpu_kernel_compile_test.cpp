@@ -104,6 +104,9 @@ const std::vector<Problem>& Problems() {
     // The split-KV decode writing lse, and its baseline (warp rows) too.
     v1::KernelKey attention_decode_lse = attention_decode;
     attention_decode_lse.set_write_lse(true);
+    // The decode kernel adding a mask tensor to its packed rows.
+    v1::KernelKey attention_decode_mask = attention_decode_lse;
+    attention_decode_mask.set_attention_mask(v1::ATTENTION_MASK_TENSOR);
     // head_dim 256: on 32 lanes the flash kernel reads Q from shared memory.
     v1::KernelKey attention_d256 = In(v1::DTYPE_BF16, Key("attention", {{"batch", 1},
                                                                         {"q_heads", 4},
@@ -112,7 +115,7 @@ const std::vector<Problem>& Problems() {
                                                                         {"kv_len", 131},
                                                                         {"head_dim", 256}}));
     attention_d256.set_attention_mask(v1::ATTENTION_MASK_CAUSAL);
-    // The additive mask tensor and lse, in the flash kernel and its baseline.
+    // The additive mask tensor and lse, in the flash kernels and their baseline.
     v1::KernelKey attention_mask_lse = attention_causal;
     attention_mask_lse.set_attention_mask(v1::ATTENTION_MASK_TENSOR);
     attention_mask_lse.set_write_lse(true);
@@ -126,8 +129,11 @@ const std::vector<Problem>& Problems() {
          attention_d256,
          {"gfx90a", "gfx942"}},
         {"attention_bf16_causal_gqa_77x131_d128_tma_ws", "tma_ws_attention", attention_causal},
+        {"attention_bf16_mask_lse_gqa_77x131_d128_tma_ws", "tma_ws_attention", attention_mask_lse},
         {"attention_f16_decode_1x4097_d64_split_kv", "decode_attention", attention_decode},
         {"attention_f16_decode_1x4097_d64_split_kv_lse", "decode_attention", attention_decode_lse},
+        {"attention_f16_decode_1x4097_d64_split_kv_mask_lse", "decode_attention",
+         attention_decode_mask},
         {"softmax_37x1000_scale_mask", "gpu_softmax_rows",
          WithPrologue(Key("softmax", {{"rows", 37}, {"cols", 1000}}, {"bias", "scale"}),
                       {"scale", "residual_add"})},

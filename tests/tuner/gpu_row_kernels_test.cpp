@@ -3,7 +3,8 @@
 // a CUDA device and checked against the float64 reference, at odd row
 // lengths: 1, 33 (one partial warp), 4097 (a chunk and one element) and 40000
 // (many chunks: multi-pass, or one pass through shared memory), and with 2051
-// rows (persistent grids). Every valid variant and the baseline of each key.
+// rows (persistent grids). The baseline of each key and every valid variant
+// of every family serving it.
 // Skips, saying why, without a CUDA driver and device.
 #include <gtest/gtest.h>
 
@@ -70,10 +71,13 @@ class GpuRowKernelsOnDevice : public ::testing::TestWithParam<int64_t> {
 
   void ExpectEveryVariantCorrect(const v1::KernelKey& key, double tolerance = kF32Tolerance) {
     std::string why;
-    const kernels::KernelTemplate* t = kernels::FindKernelTemplate(key, "cuda", &why);
-    ASSERT_NE(t, nullptr) << why;
-    std::vector<kernels::KernelSource> sources = {*t->BaselineFor(key).source};
-    for (const auto& v : t->Space(key).ValidVariants()) sources.push_back(t->Source(key, v));
+    const auto templates = kernels::ServingKernelTemplates(key, "cuda", &why);
+    ASSERT_FALSE(templates.empty()) << why;
+    // The baseline, then every variant of every family serving the key.
+    std::vector<kernels::KernelSource> sources = {*templates.front()->BaselineFor(key).source};
+    for (const kernels::KernelTemplate* t : templates) {
+      for (const auto& v : t->Space(key).ValidVariants()) sources.push_back(t->Source(key, v));
+    }
     // Compiles in parallel (as the daemon's compile pool does), then runs.
     std::vector<runtime::CompileResult> compiled(sources.size());
     std::atomic<size_t> next{0};
@@ -194,6 +198,14 @@ TEST_P(GpuRowKernelsOnDevice, AttentionCausalGroupedBhsd) {
 // worker against float64 beside o.
 TEST_P(GpuRowKernelsOnDevice, AttentionWithAMaskTensorAndLse) {
   v1::KernelKey key = AttentionKey(77, GetParam(), 64, v1::DTYPE_BF16);
+  key.set_attention_mask(v1::ATTENTION_MASK_TENSOR);
+  key.set_write_lse(true);
+  ExpectEveryVariantCorrect(key, kBf16Tolerance);
+}
+
+// The same in decode, where the query heads of a KV head share MMA rows.
+TEST_P(GpuRowKernelsOnDevice, AttentionDecodeWithAMaskTensorAndLse) {
+  v1::KernelKey key = AttentionKey(5, GetParam(), 128, v1::DTYPE_BF16);
   key.set_attention_mask(v1::ATTENTION_MASK_TENSOR);
   key.set_write_lse(true);
   ExpectEveryVariantCorrect(key, kBf16Tolerance);

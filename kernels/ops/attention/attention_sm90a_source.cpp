@@ -64,7 +64,10 @@ gpu::GpuKernelSpec AttentionSpec(const v1::KernelKey& key, const Sm90aAttentionP
   spec.function = std::move(function);
   spec.types = {{"in_type", gpu::DeviceType(key.input_dtype())},
                 {"out_type", gpu::DeviceType(key.output_dtype())}};
-  spec.flags = {{"causal", p.causal}, {"bshd", p.bshd}, {"write_lse", p.write_lse}};
+  spec.flags = {{"causal", p.causal},
+                {"masked", p.mask_tensor},
+                {"bshd", p.bshd},
+                {"write_lse", p.write_lse}};
   spec.config = {{"head_dim", p.head_dim}};
   return spec;
 }

@@ -32,7 +32,6 @@ int64_t Panels(const Sm90aAttentionProblem& p) {
 std::optional<std::string> UnsupportedOperands(const Sm90aAttentionProblem& p) {
   if (p.element_bytes != 2) return std::string("q, k and v are bf16 or f16");
   if (p.head_dim != 64 && p.head_dim != 128) return std::string("head_dim is 64 or 128");
-  if (p.mask_tensor) return std::string("no additive mask tensor (causal or none)");
   return std::nullopt;
 }
 

@@ -45,7 +45,9 @@ TEST(AttentionSm90aSpace, WithoutSm90aBothSpacesAreEmpty) {
 TEST(AttentionSm90aSpace, UnsupportedSaysWhy) {
   Sm90aAttentionProblem masked = Problem(2, 8, 8, 128, 128, 128);
   masked.mask_tensor = true;
-  EXPECT_NE(UnsupportedTmaWsAttention(masked)->find("mask"), std::string::npos);
+  EXPECT_FALSE(UnsupportedTmaWsAttention(masked).has_value());
+  masked.q_len = 1;
+  EXPECT_FALSE(UnsupportedDecodeAttention(masked).has_value());
   EXPECT_NE(UnsupportedTmaWsAttention(Problem(2, 8, 8, 128, 128, 96))->find("head_dim"),
             std::string::npos);
   EXPECT_FALSE(UnsupportedTmaWsAttention(Problem(2, 8, 8, 128, 128, 64)).has_value());

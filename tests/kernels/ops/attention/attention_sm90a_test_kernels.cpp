@@ -24,8 +24,8 @@ AttentionTestKernel TestKernel(Family family, const Sm90aAttentionProblem& p,
   const std::string type = f16 ? "tt::f16" : "tt::bf16";
   std::string config = "struct Config {\n  using in_type = " + type +
                        ";\n  using out_type = " + type + ";\n" + Bool("causal", p.causal) +
-                       Bool("bshd", p.bshd) + Bool("write_lse", p.write_lse) +
-                       Int("head_dim", p.head_dim);
+                       Bool("masked", p.mask_tensor) + Bool("bshd", p.bshd) +
+                       Bool("write_lse", p.write_lse) + Int("head_dim", p.head_dim);
   for (const auto& [name, value] : variant) config += Int(name.c_str(), value);
   if (decode) {
     config += Int("rows", DecodeRows(p));
