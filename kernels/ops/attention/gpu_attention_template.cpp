@@ -105,7 +105,7 @@ class GpuFlashAttention final : public KernelTemplate {
     // Blocks of 32 queries (2 waves of 64) fit head_dim 256 in 64 KiB of
     // LDS and waste less of a short query block.
     space.Add("block_q", {32, 64, 128})
-        .Add("block_kv", {32, 64, 128})
+        .Add("block_kv", {16, 32, 64, 128})
         .Add("warps", {2, 4, 8})
         .Add("stages", {2, 3});
     space.Require("block_q / warps is 16 or 32 query rows", [](const Variant& v) {
@@ -126,6 +126,20 @@ class GpuFlashAttention final : public KernelTemplate {
     space.Require("block_kv <= kv_len rounded up to 32",
                   [kv_len](const Variant& v) { return v.at("block_kv") <= RoundUp(kv_len, 32); });
     const int64_t shared = device.max_shared_bytes_per_block;
+    // Tiles of 16 keys only where 32-key tiles in two stages beside the
+    // smallest query block overflow shared memory (head_dim 256 in 64 KiB
+    // of LDS), where one MMA k step is 16 keys, and with warp tiles of 16
+    // query rows (at 32, O and Q of head_dim 256 spilled on gfx90a).
+    const bool short_tiles =
+        SharedBytes(key, {{"block_q", smallest_block_q}, {"block_kv", 32}, {"stages", 2}}) >
+            shared &&
+        device.mma_k <= 16;
+    space.Require(
+        "block_kv 16 only where 32-key tiles in two stages do not fit shared memory, with 16 "
+        "query rows a warp",
+        [short_tiles](const Variant& v) {
+          return v.at("block_kv") > 16 || (short_tiles && v.at("block_q") / v.at("warps") == 16);
+        });
     space.Require("Q and the K/V stages fit the device's shared memory",
                   [key, shared](const Variant& v) { return SharedBytes(key, v) <= shared; });
     space.Require("the live tiles fit the registers a lane of the block gets",
