@@ -35,6 +35,22 @@ TT_DEVICE void load_async(st<T, R, C>& dst, const gl<T>& src, long long row0, lo
   const int rows_left = src.rows - row0 < R ? static_cast<int>(src.rows - row0) : R;
   const int cols_left = src.cols - col0 < C ? static_cast<int>(src.cols - col0) : C;
   if (rows_left == R && cols_left == C) {
+#if defined(TT_LDS_DIRECT_CHUNKS)
+    // Each wave's load fills 64 consecutive chunks of LDS, lane l the l-th:
+    // the lane reads the chunk of the matrix that the swizzle puts there
+    // (the swizzle is an XOR, its own inverse).
+    if constexpr (VEC == per_chunk && THREADS % arch::lanes == 0 && chunks % THREADS == 0) {
+      const int wave = tid / arch::lanes, lane = tid % arch::lanes;
+#pragma unroll
+      for (int i = 0; i < chunks / THREADS; ++i) {
+        const int first = (wave + i * (THREADS / arch::lanes)) * arch::lanes;
+        const int p = first + lane, r = p / S::row_chunks;
+        const int c = ((p % S::row_chunks) ^ S::swizzle_of(r)) * per_chunk;
+        arch::copy_chunk_to_lds(base + first * 16, tile + (r * ld + c));
+      }
+      return;
+    }
+#endif
     // Inside the matrix (all tiles but the edges): no bounds at all.
 #pragma unroll
     for (int i = 0; i < ceil_div(chunks, THREADS); ++i) {

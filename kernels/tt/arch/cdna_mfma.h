@@ -2,7 +2,8 @@
 // v_mfma_f32_16x16x16{bf16_1k,f16} on registers (16x16x32 on gfx950), LDS reads into them, and
 // global -> LDS copies staged through registers (gfx90a has no asynchronous
 // copy into LDS that a compiler builtin exposes, so "async" copies complete
-// at once and commit/wait are no-ops). Defines the same names as
+// at once and commit/wait are no-ops), and on gfx950 whole 16-byte chunks
+// loaded straight into LDS (copy_chunk_to_lds). Defines the same names as
 // tt/arch/sm80_mma_sync.h.
 #ifndef TILETUNE_TT_LEAF_CDNA_H
 #define TILETUNE_TT_LEAF_CDNA_H
@@ -246,9 +247,35 @@ template <int BYTES>
 TT_DEVICE void copy_async(void* dst, const void* src) {
   copy_async<BYTES>(dst, src, BYTES);
 }
+#if defined(__gfx950__)
+// gfx950 loads 16 bytes a lane straight into LDS (global_load_lds_dwordx4):
+// no registers and no wait between the load and the LDS write, so a stage
+// of the pipeline lands while the waves compute on another. The wave's
+// load writes 64 consecutive 16-byte chunks at `wave_dst` (uniform across
+// the wave), lane l the l-th, from that lane's `src`.
+#define TT_LDS_DIRECT_CHUNKS 1
+TT_DEVICE void copy_chunk_to_lds(char* wave_dst, const void* src) {
+  typedef __attribute__((address_space(1))) void global_void;
+  typedef __attribute__((address_space(3))) void lds_void;
+  // An LDS address is 32 bits; readfirstlane tells the compiler it is uniform.
+  const unsigned lds = __builtin_amdgcn_readfirstlane(
+      static_cast<unsigned>(reinterpret_cast<unsigned long long>(wave_dst)));
+  __builtin_amdgcn_global_load_lds((global_void*)(const_cast<void*>(src)), (lds_void*)(lds), 16, 0,
+                                   0);
+}
+TT_DEVICE void commit_async() {}
+// The loads into LDS count in vmcnt; their groups are not told apart, so a
+// wait for any number of groups waits for all (vmcnt 0, expcnt and
+// lgkmcnt left alone: 0x0f70 in gfx9's s_waitcnt encoding).
+template <int N>
+TT_DEVICE void wait_async() {
+  __builtin_amdgcn_s_waitcnt(0x0f70);
+}
+#else
 TT_DEVICE void commit_async() {}
 template <int N>
 TT_DEVICE void wait_async() {}
+#endif
 
 // CDNA has no hardware tanh: the library one.
 TT_DEVICE float tanh_approx(float x) {
