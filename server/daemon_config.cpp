@@ -206,6 +206,10 @@ const std::vector<Setting>& Settings() {
        [](auto& c) { return &c.tuning.tolerance_half; }},
       {"min_speedup", "a tuned kernel is served only above this speedup",
        [](auto& c) { return &c.tuning.min_speedup; }},
+      {"serve_over_vendor_gap",
+       "serve a tuned kernel even where its baseline does not stand for what users run "
+       "(attention on GPUs, GEMM on AMD); off, such keys stay VENDOR",
+       [](auto& c) { return &c.tuning.serve_over_vendor_gap; }},
       {"baseline_algorithms",
        "a vendor baseline (cuBLASLt) times this many of its heuristic's algorithms and keeps the "
        "fastest correct one (1-256)",

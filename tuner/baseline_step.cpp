@@ -101,7 +101,9 @@ std::optional<TimedBaseline> TimeBaseline(TuningRun& run) {
                     "): " + first.error());
   }
   const BaselineRoute& route = routes[route_of[static_cast<size_t>(kept - candidates.data())]];
-  TimedBaseline out{.baseline = {.name = route.name, .vendor_library = baseline.vendor_library}};
+  TimedBaseline out{.baseline = {.name = route.name,
+                                 .vendor_library = baseline.vendor_library,
+                                 .vendor_gap = baseline.vendor_gap}};
   if (route.with_source) {
     out.baseline.source = baseline.source;
     out.artifact_path = artifact_path;

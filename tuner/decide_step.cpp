@@ -157,6 +157,12 @@ Verdict Judge(const std::vector<Contender>& variants, const Contender& baseline_
   verdict.fastest = DecidedVariant{
       .trial = *chosen->trial, .launch = chosen->source.launch, .timing = chosen->timing()};
   verdict.tuned = margin.tuned;
+  if (verdict.tuned && !baseline.baseline.vendor_gap.empty() && !limits.serve_over_vendor_gap) {
+    // A tuned kernel that may lose to what users already run is never served.
+    verdict.tuned = false;
+    decision.set_reason(decision.reason() +
+                        "; kept as the vendor's: " + baseline.baseline.vendor_gap);
+  }
   return verdict;
 }
 

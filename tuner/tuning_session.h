@@ -47,6 +47,12 @@ struct TuningLimits {
   // A tuned kernel is served only when it beats the baseline by more than
   // this factor (noise margin); otherwise the record says VENDOR.
   double min_speedup = 1.02;
+  // Serve a tuned kernel even where its baseline does not stand for what
+  // users run (kernels::Baseline.vendor_gap: attention on GPUs, GEMM on
+  // AMD). Off: such keys stay VENDOR, since the kernel may lose to the
+  // user's own call. For operators who measured their own stack, and for
+  // benchmarks that time our kernels against it.
+  bool serve_over_vendor_gap = false;
   // A vendor baseline (cuBLASLt) tries this many of its heuristic's
   // algorithms, each validated and timed; the fastest correct one is the
   // baseline. 1: the heuristic's first choice alone.

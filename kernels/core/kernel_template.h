@@ -45,6 +45,11 @@ struct Baseline {
   // without the pass, named `vendor_library`. (A call without a source runs
   // alone anyway.)
   bool vendor_call_suffices = false;
+  // Non-empty where users run a vendor call without us that this baseline
+  // does not stand for (why: no such call from the daemon on this backend).
+  // A win over such a baseline proves nothing against what they run, so the
+  // daemon records the key as the vendor's (tuner/decide_step.cpp).
+  std::string vendor_gap;
 };
 
 // A family of kernels for one op on one backend: its search space for a key

@@ -422,12 +422,27 @@ TEST_P(GpuTemplates, BaselinesAreTheNaiveKernelsButCublasLtForCudaGemms) {
 
   const v1::KernelKey gemm = Gemm(37, 53, 29);
   const Baseline naive_gemm = Find(gemm, vendor).BaselineFor(gemm);
+  // Attention's baseline is a straightforward kernel on every GPU: it does
+  // not stand for torch's SDPA, so nothing beating it is served.
+  v1::KernelKey attention =
+      Key("attention",
+          {{"q_heads", 4}, {"kv_heads", 2}, {"q_len", 33}, {"kv_len", 77}, {"head_dim", 64}});
+  attention.set_input_dtype(v1::DTYPE_BF16);
+  attention.set_output_dtype(v1::DTYPE_BF16);
+  std::string why;
+  const KernelTemplate* flash = FindKernelTemplate(attention, vendor, &why);
+  ASSERT_TRUE(flash) << why;
+  EXPECT_NE(flash->BaselineFor(attention).vendor_gap.find("SDPA"), std::string::npos);
+  EXPECT_TRUE(rows.vendor_gap.empty());
   if (vendor == "cuda") {
     EXPECT_EQ(naive_gemm.name, "cublasLt");
     EXPECT_EQ(naive_gemm.vendor_library, "cublasLt");
     EXPECT_FALSE(naive_gemm.source);
+    EXPECT_TRUE(naive_gemm.vendor_gap.empty());
     return;
   }
+  // AMD's GEMM libraries are not packaged for Debian 12.
+  EXPECT_NE(naive_gemm.vendor_gap.find("hipBLASLt"), std::string::npos);
   EXPECT_EQ(naive_gemm.name, vendor + "-naive-gemm");
   ASSERT_TRUE(naive_gemm.source);
   EXPECT_NE(naive_gemm.source->code.find("tt::gemm_naive<Config>"), std::string::npos);

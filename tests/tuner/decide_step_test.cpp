@@ -50,6 +50,29 @@ TEST(Judge, AClearWinIsTunedAndPairsEachRoundWithTheBaselines) {
   EXPECT_EQ(v.decision.reason().rfind("beats cublaslt by 50.00%", 0), 0u) << v.decision.reason();
 }
 
+// A baseline that does not stand for what users run (no vendor call on the
+// backend) cannot be beaten into a served kernel: the key stays the vendor's.
+TEST(Judge, AClearWinOverABaselineWithAVendorGapStaysTheVendors) {
+  const v1::Trial only = TrialWith(16);
+  TimedBaseline weak = Baseline(100);
+  weak.baseline.vendor_gap = "no vendor attention call here";
+  const Verdict v =
+      Judge({Rounds(&only, {50e-6, 50e-6})}, Rounds(nullptr, {100e-6, 100e-6}), weak, {});
+  ASSERT_TRUE(v.fastest);
+  EXPECT_FALSE(v.tuned);
+  EXPECT_NEAR(v.decision.measured_margin(), 0.5, 1e-12);
+  EXPECT_NE(v.decision.reason().find("beats cublaslt by 50.00%"), std::string::npos);
+  EXPECT_NE(v.decision.reason().find("kept as the vendor's: no vendor attention call here"),
+            std::string::npos)
+      << v.decision.reason();
+  // An operator who asks for it gets the kernel served.
+  TuningLimits trusting;
+  trusting.serve_over_vendor_gap = true;
+  EXPECT_TRUE(
+      Judge({Rounds(&only, {50e-6, 50e-6})}, Rounds(nullptr, {100e-6, 100e-6}), weak, trusting)
+          .tuned);
+}
+
 TEST(Judge, AWinWithinTheMinimumSpeedupKeepsTheVariantButSaysVendor) {
   const v1::Trial only = TrialWith(16);
   const Verdict v = Judge({Rounds(&only, {99e-6, 99e-6})}, Rounds(nullptr, {100e-6, 100e-6}),

@@ -178,7 +178,13 @@ class GpuFlashAttention final : public KernelTemplate {
     const int64_t rows = Dim(key, "batch") * Dim(key, "q_heads") * Dim(key, "q_len");
     spec.grid = {(rows + kBaselineWarps - 1) / kBaselineWarps, 1, 1};
     spec.block = {kBaselineWarps * vendor_.warp_size, 1, 1};
-    return {std::string(kBaselineName), gpu::GenerateGpuSource(key, vendor_, spec)};
+    Baseline baseline{std::string(kBaselineName), gpu::GenerateGpuSource(key, vendor_, spec)};
+    // Measured on an H100 (bench/results/2026-12-06-h100-attention-vs-torch.md):
+    // torch's own SDPA call (cuDNN) beat every served flash kernel.
+    baseline.vendor_gap =
+        "users' own attention (torch SDPA: cuDNN, FlashAttention) has no call in the daemon; "
+        "its baseline is a straightforward kernel";
+    return baseline;
   }
 
  private:

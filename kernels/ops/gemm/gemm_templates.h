@@ -1,12 +1,19 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 
 #include "kernels/core/kernel_template.h"
 #include "kernels/ops/gemm/tile_gemm_space.h"
 #include "kernels/source/gpu_source.h"
 
 namespace tiletune::kernels::gemm {
+
+// The vendor gap of every AMD GEMM baseline (Baseline.vendor_gap): a naive
+// kernel holds the slot of the libraries users run there.
+inline constexpr std::string_view kNoAmdBlas =
+    "hipBLASLt and rocBLAS, what users run on AMD, are not packaged for Debian 12; the baseline "
+    "is a straightforward kernel";
 
 // The tile GEMM on one GPU target (kSm90Target for "cuda", kGfx90aTarget
 // for "hip"): tensor-core GEMM with the fused epilogue, bf16/f16 in, or f32

@@ -145,7 +145,9 @@ class GpuGemmTiled final : public KernelTemplate {
     spec.grid = {CeilDiv(Batch(key) * DimSize(key, "m").value_or(1) * DimSize(key, "n").value_or(1),
                          kNaiveThreads),
                  1, 1};
-    return {name, gpu::GenerateGpuSource(key, vendor_, spec)};
+    Baseline baseline{name, gpu::GenerateGpuSource(key, vendor_, spec)};
+    baseline.vendor_gap = std::string(kNoAmdBlas);
+    return baseline;
   }
 
  private:

@@ -40,7 +40,9 @@ class TileGemm final : public KernelTemplate {
   // GEMM: neither library is packaged for Debian 12 (README, "Backends").
   Baseline BaselineFor(const v1::KernelKey& key, const DeviceDescription&) const override {
     if (target_.vendor.backend == gpu::kCuda.backend) return CublasLtBaseline(key);
-    return {std::string(kNaiveGemmName), NaiveGemmSource(key, target_)};
+    Baseline baseline{std::string(kNaiveGemmName), NaiveGemmSource(key, target_)};
+    baseline.vendor_gap = std::string(kNoAmdBlas);
+    return baseline;
   }
 
  private:
