@@ -3,7 +3,8 @@
 # then bench/gpu/gemm/served_vs_torch.py against it over the daemon's Unix
 # socket (it submits the tuning job itself and times what the daemon serves
 # against torch). Its table and JSON, the daemon's log and the tuned
-# database go to OUT.
+# database go to OUT. The daemon serves its kernels even where its baseline
+# does not stand for torch (serve_over_vendor_gap): torch is timed here.
 #   source .gpu/env.sh; bash bench/gpu/served_vs_torch.sh PYTHON_DIR OUT [script args...]
 # SERVED_SCRIPT picks another such script (default gemm/served_vs_torch.py),
 # e.g. SERVED_SCRIPT=bench/gpu/attention/attention_vs_torch.py; its outputs
@@ -16,6 +17,7 @@ data=$(mktemp -d /tmp/tt-served.XXXXXX)
 mkdir -p "$out"
 tiletuned --data-dir "$data" --backends cuda --listen 127.0.0.1:0 --listen-unix "$data/sock" \
   --metrics-listen 127.0.0.1:0 --ready-file "$data/ready" --compile-threads "$(nproc)" \
+  --serve-over-vendor-gap \
   2>"$data/tiletuned.log" &
 daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null; wait $daemon' EXIT

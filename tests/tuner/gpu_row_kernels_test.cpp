@@ -203,6 +203,13 @@ TEST_P(GpuRowKernelsOnDevice, AttentionWithAMaskTensorAndLse) {
   ExpectEveryVariantCorrect(key, kBf16Tolerance);
 }
 
+// head_dim 256: the flash kernel reads Q from shared memory at each key tile.
+TEST_P(GpuRowKernelsOnDevice, AttentionHeadDim256) {
+  v1::KernelKey key = AttentionKey(77, GetParam(), 256, v1::DTYPE_BF16);
+  key.set_attention_mask(v1::ATTENTION_MASK_CAUSAL);
+  ExpectEveryVariantCorrect(key, kBf16Tolerance);
+}
+
 // The same in decode, where the query heads of a KV head share MMA rows.
 TEST_P(GpuRowKernelsOnDevice, AttentionDecodeWithAMaskTensorAndLse) {
   v1::KernelKey key = AttentionKey(5, GetParam(), 128, v1::DTYPE_BF16);

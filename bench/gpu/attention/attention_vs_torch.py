@@ -1,9 +1,10 @@
 """tiletune's attention against torch's in one process on one GPU: for each
 shape (prefill and decode, causal and not, grouped-query), what tiletuned
-serves through tiletune.torch.attention, torch SDPA with its flash and cuDNN
-backends, and the unfused sequence (two batched matmuls and a softmax, in
-bf16), timed in interleaved rounds with CUDA events (tiletune.torch's
-compare_us), with ratios (torch / tiletune) and TFLOP/s.
+serves through tiletune.torch.attention, torch SDPA as a user calls it (the
+backend torch picks) and with its flash and cuDNN backends forced, and the
+unfused sequence (two batched matmuls and a softmax, in bf16), timed in
+interleaved rounds with CUDA events (tiletune.torch's compare_us), with
+ratios (torch / tiletune) and TFLOP/s.
 
 It submits one tuning job for every key first; a shape whose record is
 VENDOR (or that misses) shows tiletune.torch running torch's SDPA, and says
@@ -95,8 +96,9 @@ def main():
         pass
     print(f"tuning job {job}: {jobs_pb2.JobState.Name(rt.client.get_job(job).state)}")
     rows = []
-    print(f"{'shape':34} {'runs':8} {'tiletune':>9} {'flash':>9} {'cudnn':>9} {'unfused':>9}"
-          f"  {'tt TF/s':>8} {'x flash':>7} {'x cudnn':>7} {'x unfused':>9}")
+    print(f"{'shape':34} {'runs':8} {'tiletune':>9} {'sdpa':>9} {'flash':>9} {'cudnn':>9}"
+          f" {'unfused':>9}  {'tt TF/s':>8} {'x sdpa':>7} {'x flash':>7} {'x cudnn':>7}"
+          f" {'x unfused':>9}")
     for b, hq, hkv, sq, skv, causal in shapes:
         g = torch.Generator(device="cuda").manual_seed(sq * 31 + skv)
         r = lambda *s: (torch.rand(s, generator=g, device="cuda") * 2 - 1).to(torch.bfloat16)
@@ -107,7 +109,11 @@ def main():
                         if name.startswith(f"attention {b}x{hq}/{hkv}x{sq}x{skv}x{HEAD_DIM} "))
         want = sdpa(SDPBackend.MATH, q.float(), k.float(), v.float(), causal).double()
         error = ((got.double() - want).abs() / (want.abs() + 1)).max().item()
-        contenders = {"flash": lambda: sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal),
+        # torch's own call (the backend its dispatcher picks), then each
+        # fused backend forced.
+        contenders = {"sdpa": lambda: F.scaled_dot_product_attention(
+                          q, k, v, is_causal=causal, enable_gqa=True),
+                      "flash": lambda: sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal),
                       "cudnn": lambda: sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal)}
         if b * hq * sq * skv * 2 <= MAX_UNFUSED_SCORE_BYTES:
             contenders["unfused"] = lambda: unfused(q, k, v, causal)
@@ -131,9 +137,10 @@ def main():
         fmt = lambda x, w=9: f"{x:{w}.1f}" if x else f"{'-':>{w}}"
         ratio = lambda n: f"{row['ratios'].get(n):7.3f}" if row["ratios"].get(n) else f"{'-':>7}"
         label = f"B{b} H{hq}/{hkv} S{sq} T{skv}{' causal' if causal else ''}"
-        print(f"{label:34} {decision.runs:8} {fmt(t)} {fmt(row['us'].get('flash'))} "
-              f"{fmt(row['us'].get('cudnn'))} {fmt(row['us'].get('unfused'))}  "
-              f"{fmt(row['tiletune_tflops'], 8)} {ratio('flash')} {ratio('cudnn')} "
+        print(f"{label:34} {decision.runs:8} {fmt(t)} {fmt(row['us'].get('sdpa'))} "
+              f"{fmt(row['us'].get('flash'))} {fmt(row['us'].get('cudnn'))} "
+              f"{fmt(row['us'].get('unfused'))}  {fmt(row['tiletune_tflops'], 8)} "
+              f"{ratio('sdpa')} {ratio('flash')} {ratio('cudnn')} "
               f"{ratio('unfused'):>9}" + ("" if error <= TOLERANCE else f"  ERROR {error:.2e}"))
     ok = all(row["max_error"] <= TOLERANCE for row in rows)
     if args.json:
