@@ -196,11 +196,15 @@ TEST_P(GpuRowKernelsOnDevice, AttentionCausalGroupedBhsd) {
 // The additive mask tensor the worker draws (one key in five -inf, so with
 // one key some rows see none: o = 0, lse = -inf) and lse, checked by the
 // worker against float64 beside o.
-TEST_P(GpuRowKernelsOnDevice, AttentionWithAMaskTensorAndLse) {
-  v1::KernelKey key = AttentionKey(77, GetParam(), 64, v1::DTYPE_BF16);
+v1::KernelKey MaskAndLseKey(int64_t q_len, int64_t kv_len, int64_t head_dim) {
+  v1::KernelKey key = AttentionKey(q_len, kv_len, head_dim, v1::DTYPE_BF16);
   key.set_attention_mask(v1::ATTENTION_MASK_TENSOR);
   key.set_write_lse(true);
-  ExpectEveryVariantCorrect(key, kBf16Tolerance);
+  return key;
+}
+
+TEST_P(GpuRowKernelsOnDevice, AttentionWithAMaskTensorAndLse) {
+  ExpectEveryVariantCorrect(MaskAndLseKey(77, GetParam(), 64), kBf16Tolerance);
 }
 
 // head_dim 256: the flash kernel reads Q from shared memory at each key tile.
@@ -212,10 +216,7 @@ TEST_P(GpuRowKernelsOnDevice, AttentionHeadDim256) {
 
 // The same in decode, where the query heads of a KV head share MMA rows.
 TEST_P(GpuRowKernelsOnDevice, AttentionDecodeWithAMaskTensorAndLse) {
-  v1::KernelKey key = AttentionKey(5, GetParam(), 128, v1::DTYPE_BF16);
-  key.set_attention_mask(v1::ATTENTION_MASK_TENSOR);
-  key.set_write_lse(true);
-  ExpectEveryVariantCorrect(key, kBf16Tolerance);
+  ExpectEveryVariantCorrect(MaskAndLseKey(5, GetParam(), 128), kBf16Tolerance);
 }
 
 TEST_P(GpuRowKernelsOnDevice, AttentionDecodeWithAResidualChain) {

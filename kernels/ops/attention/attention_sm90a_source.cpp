@@ -76,11 +76,12 @@ gpu::GpuKernelSpec AttentionSpec(const v1::KernelKey& key, const Sm90aAttentionP
 
 KernelSource TmaWsAttentionSource(const v1::KernelKey& key, const Sm90aAttentionProblem& p,
                                   const Variant& variant, int64_t planted_fault) {
-  const Variant tuned = Tuned(variant, kTmaWsAttentionName, {"block_k", "consumers", "stages"});
+  const Variant tuned = Tuned(variant, kTmaWsAttentionName,
+                              {"block_k", "consumers", "stages", "overlap", "pingpong"});
   gpu::GpuKernelSpec spec =
       AttentionSpec(key, p, kTmaWsAttentionName, "ops/attention/device/attention_sm90a_wgmma.h",
                     "tt::attention::tma_ws_attention");
-  for (const char* name : {"block_k", "consumers", "stages"}) {
+  for (const char* name : {"block_k", "consumers", "stages", "overlap", "pingpong"}) {
     spec.config.emplace_back(name, tuned.at(name));
   }
   const int64_t shared_bytes = TmaWsAttentionSharedBytes(p, tuned);

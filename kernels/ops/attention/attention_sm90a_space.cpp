@@ -86,13 +86,31 @@ int64_t DecodeAttentionSharedBytes(const Sm90aAttentionProblem& p, const Variant
 
 SearchSpace TmaWsAttentionSpace(const Sm90aAttentionProblem& p, const DeviceDescription& device) {
   SearchSpace space;
-  space.Add("block_k", {64, 128}).Add("consumers", {2, 3}).Add("stages", {2, 3, 4});
+  // overlap 1: block b's scores and softmax run while block b - 1's P V is
+  // in flight; pingpong 1: two consumers take turns to issue their products.
+  space.Add("block_k", {64, 128})
+      .Add("consumers", {2, 3})
+      .Add("stages", {2, 3, 4})
+      .Add("overlap", {0, 1})
+      .Add("pingpong", {0, 1});
   space.Require("the device runs sm_90a (TMA, wgmma, setmaxnreg)",
                 [device](const Variant&) { return device.has_sm90a; });
   // 3 consumers get 160 registers a thread after reallocation: O and S of
   // head_dim 128 do not fit beside P.
   space.Require("three consumer warpgroups only for head_dim 64",
                 [p](const Variant& v) { return v.at("consumers") == 2 || p.head_dim == 64; });
+  // overlap keeps S and P live beside O: of 128 keys they spill with three
+  // consumers' registers, or beside the mask tensor's rows at head_dim 128.
+  space.Require(
+      "overlap takes 128-key blocks only with two consumers and no mask tensor at "
+      "head_dim 128",
+      [p](const Variant& v) {
+        if (v.at("overlap") == 0 || v.at("block_k") == 64) return true;
+        return v.at("consumers") == 2 && !(p.mask_tensor && p.head_dim == 128);
+      });
+  space.Require("pingpong takes turns between two overlapping consumers", [](const Variant& v) {
+    return v.at("pingpong") == 0 || (v.at("overlap") == 1 && v.at("consumers") == 2);
+  });
   space.Require("shared memory per block <= " + std::to_string(device.max_shared_bytes_per_block),
                 [p, device](const Variant& v) {
                   return TmaWsAttentionSharedBytes(p, v) <= device.max_shared_bytes_per_block;

@@ -114,6 +114,11 @@ TT_DEVICE void fence_shared_for_copies() {
 TT_DEVICE void named_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
+// Counts this warp's threads towards barrier `id` without waiting: the
+// other side of a named_sync (producer-consumer handoffs between warps).
+TT_DEVICE void named_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
 
 }  // namespace tt::tma
 

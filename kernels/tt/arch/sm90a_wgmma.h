@@ -127,6 +127,20 @@ TT_DEVICE void hold(rt<float, 16, N, row_l>& d) {
   }
 }
 
+// Pins a 16-bit register A operand (P of attention) the same way: an
+// issued wgmma reads it until its group completes, so no new value may
+// take its registers before the wait.
+template <class T, int N>
+TT_DEVICE void hold(rt<T, 16, N, row_l>& a) {
+  static_assert(sizeof(T) == 2, "register A operands are 16-bit");
+#pragma unroll
+  for (int t = 0; t < N / 16; ++t) {
+#pragma unroll
+    for (int w = 0; w < rt_base<T>::words; ++w)
+      asm volatile("" : "+r"(a.tiles[0][t].data[w])::"memory");
+  }
+}
+
 // ---- Register reallocation -----------------------------------------------------
 // A warp-specialised block moves registers from the warpgroup that only
 // issues copies to those that hold accumulators. Every warp of the

@@ -186,13 +186,14 @@ TT_DEVICE void decode_attention(const tt_attention_tma_args& args, const Epilogu
     }
     const long long key0 = static_cast<long long>(first + i) * P::bk + key_row;
     if constexpr (C::masked) {
-      const TI* rows[G::row_slots];
+      const TI* rows[1][G::row_slots];
 #pragma unroll
       for (int r = 0; r < G::row_slots; ++r) {
         const long long row = 16 * row_group + G::slot_row(lane, r);
-        rows[r] = row < packed ? mask_rows + a.mask_head_stride * (kv_head * group + row / q_len) +
-                                     a.mask_q_stride * (row % q_len) + key0
-                               : nullptr;
+        rows[0][r] = row < packed
+                         ? mask_rows + a.mask_head_stride * (kv_head * group + row / q_len) +
+                               a.mask_q_stride * (row % q_len) + key0
+                         : nullptr;
       }
       add_mask(s, rows, key0, kv_len, 1.0f / a.scale);
     }

@@ -27,6 +27,7 @@
 #define TILETUNE_OPS_ATTENTION_FLASH_MMA_H
 
 #include "ops/attention/attention_args.h"
+#include "ops/attention/device/attention_online_softmax.h"
 #include "tt/tile.h"
 
 namespace tt::attention {
@@ -187,23 +188,15 @@ TT_DEVICE void flash_attention(const tt_attention_args& args, const Epilogue& ep
     if constexpr (C::masked) {
       // The additive mask, in the scores' base-2 units; one row address per
       // row slot keeps the 64-bit arithmetic out of the element loop.
+      const T* rows[TM / 16][G::row_slots];
 #pragma unroll
       for (int i = 0; i < TM / 16; ++i)
 #pragma unroll
         for (int r = 0; r < G::row_slots; ++r) {
           const long long row = row0 + 16 * i + G::slot_row(lane, r);
-          if (row >= args.q_len) continue;
-          const T* mask_row = mask + row * args.mask_q_stride + kv0;
-#pragma unroll
-          for (int j = 0; j < BKV / 16; ++j)
-#pragma unroll
-            for (int e = 0; e < arch::frag::elems; ++e) {
-              const int col = 16 * j + G::col(lane, e);
-              if (G::row_slot(e) == r && kv0 + col < args.kv_len) {
-                s.tiles[i][j].data[e] += arch::to_float(mask_row[col]) * 1.4426950408889634f;
-              }
-            }
+          rows[i][r] = row < args.q_len ? mask + row * args.mask_q_stride + kv0 : nullptr;
         }
+      add_mask(s, rows, kv0, args.kv_len, 1.4426950408889634f);
     }
 
     // Online softmax: the new running max, the factor that rescales what

@@ -32,26 +32,29 @@ TT_DEVICE void mask(rt<float, 16, N, row_l>& s, Hidden hidden) {
   }
 }
 
-// s += mask / scale: the additive mask tensor in the units online_softmax
-// reads (it scales s by c = scale log2(e), so the softmax sees scale s +
-// mask). mask_row[r] is row slot r's mask row at the tile's first key, null
-// for a row past the query rows; keys at key0 + column >= kv_len are left
-// alone (the kv_len mask hides them).
-template <class T, int N>
-TT_DEVICE void add_mask(rt<float, 16, N, row_l>& s, const T* const (&mask_row)[G::row_slots],
+// s += mask * unscale: the additive mask tensor in the units of s (1 /
+// scale where online_softmax scales s by c = scale log2(e) later, so the
+// softmax sees scale s + mask; log2(e) where s already holds scaled base-2
+// scores). mask_row[i][r] is the mask row of row slot r of the tile's i-th
+// 16 rows at the tile's first key, null for a row past the query rows;
+// keys at key0 + column >= kv_len are left alone (the kv_len mask hides
+// them).
+template <class T, int R, int N>
+TT_DEVICE void add_mask(rt<float, R, N, row_l>& s, const T* const (&mask_row)[R / 16][G::row_slots],
                         long long key0, long long kv_len, float unscale) {
   const int lane = arch::lane_id();
 #pragma unroll
-  for (int j = 0; j < N / 16; ++j) {
+  for (int i = 0; i < R / 16; ++i)
 #pragma unroll
-    for (int e = 0; e < arch::frag::elems; ++e) {
-      const int col = 16 * j + G::col(lane, e);
-      const T* row = mask_row[G::row_slot(e)];
-      if (row != nullptr && key0 + col < kv_len) {
-        s.tiles[0][j].data[e] += arch::to_float(row[col]) * unscale;
+    for (int j = 0; j < N / 16; ++j)
+#pragma unroll
+      for (int e = 0; e < arch::frag::elems; ++e) {
+        const int col = 16 * j + G::col(lane, e);
+        const T* row = mask_row[i][G::row_slot(e)];
+        if (row != nullptr && key0 + col < kv_len) {
+          s.tiles[i][j].data[e] += arch::to_float(row[col]) * unscale;
+        }
       }
-    }
-  }
 }
 
 // Folds the scores s of one key block into (m, l) and turns s into p =
