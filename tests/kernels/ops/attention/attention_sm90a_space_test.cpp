@@ -1,6 +1,9 @@
 // The sm_90a attention families' search spaces, without compiling.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "kernels/ops/attention/attention_sm90a_space.h"
 #include "tests/kernels/ops/attention/attention_sm90a_test_kernels.h"
 
@@ -24,6 +27,36 @@ TEST(AttentionSm90aSpace, PrefillVariantsFitTheH200) {
       EXPECT_EQ(TmaWsAttentionThreads(v), 128 * (1 + v.at("consumers"))) << VariantString(v);
     }
   }
+}
+
+// Overlap and ping-pong: ping-pong only on top of overlap with two
+// consumers; overlap's 128-key blocks (S and P live beside O) only where
+// the registers hold them (the compile test checks no variant spills).
+TEST(AttentionSm90aSpace, OverlapAndPingpongOnlyWhereTheyFit) {
+  auto schedules = [](const Sm90aAttentionProblem& p) {
+    std::set<std::string> seen;
+    for (const Variant& v : TmaWsAttentionSpace(p, kH200).ValidVariants()) {
+      EXPECT_TRUE(v.at("pingpong") == 0 || (v.at("overlap") == 1 && v.at("consumers") == 2))
+          << VariantString(v);
+      seen.insert(VariantString(v));
+    }
+    return seen;
+  };
+  const auto d128 = schedules(Problem(2, 32, 8, 4096, 4096, 128, true));
+  for (const char* v : {"block_k=128,consumers=2,overlap=0,pingpong=0,stages=2",
+                        "block_k=128,consumers=2,overlap=1,pingpong=0,stages=3",
+                        "block_k=128,consumers=2,overlap=1,pingpong=1,stages=3"}) {
+    EXPECT_TRUE(d128.contains(v)) << v;
+  }
+  const auto d64 = schedules(Problem(2, 8, 8, 300, 257, 64));
+  EXPECT_TRUE(d64.contains("block_k=64,consumers=3,overlap=1,pingpong=0,stages=2"));
+  EXPECT_FALSE(d64.contains("block_k=128,consumers=3,overlap=1,pingpong=0,stages=2"));
+  EXPECT_TRUE(d64.contains("block_k=128,consumers=3,overlap=0,pingpong=0,stages=2"));
+  Sm90aAttentionProblem masked = Problem(2, 32, 8, 4096, 4096, 128);
+  masked.mask_tensor = true;
+  const auto d128_masked = schedules(masked);
+  EXPECT_FALSE(d128_masked.contains("block_k=128,consumers=2,overlap=1,pingpong=1,stages=3"));
+  EXPECT_TRUE(d128_masked.contains("block_k=64,consumers=2,overlap=1,pingpong=1,stages=3"));
 }
 
 TEST(AttentionSm90aSpace, PrefillSharedBytesCountQTheRingBarriersAndAlignment) {
