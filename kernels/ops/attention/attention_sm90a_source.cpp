@@ -81,9 +81,7 @@ KernelSource TmaWsAttentionSource(const v1::KernelKey& key, const Sm90aAttention
   gpu::GpuKernelSpec spec =
       AttentionSpec(key, p, kTmaWsAttentionName, "ops/attention/device/attention_sm90a_wgmma.h",
                     "tt::attention::tma_ws_attention");
-  for (const char* name : {"block_k", "consumers", "stages", "overlap", "pingpong"}) {
-    spec.config.emplace_back(name, tuned.at(name));
-  }
+  for (const auto& [name, value] : tuned) spec.config.emplace_back(name, value);
   const int64_t shared_bytes = TmaWsAttentionSharedBytes(p, tuned);
   spec.config.emplace_back("shared_bytes", shared_bytes);
   spec.tma_argument = TmaArgument(
@@ -111,9 +109,7 @@ KernelSource DecodeAttentionSource(const v1::KernelKey& key, const Sm90aAttentio
   gpu::GpuKernelSpec spec = AttentionSpec(key, p, kDecodeAttentionName,
                                           "ops/attention/device/attention_decode_split_kv.h",
                                           "tt::attention::decode_attention");
-  for (const char* name : {"block_k", "warps_k", "stages", "split"}) {
-    spec.config.emplace_back(name, tuned.at(name));
-  }
+  for (const auto& [name, value] : tuned) spec.config.emplace_back(name, value);
   spec.config.emplace_back("rows", DecodeRows(p));
   const int64_t shared_bytes = DecodeAttentionSharedBytes(p, tuned);
   spec.config.emplace_back("shared_bytes", shared_bytes);
