@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "bench/gpu/gemm/gemm_shapes.h"
+#include "kernels/core/kernel_key.h"
 #include "kernels/ops/gemm/blas_epilogue.h"
 
 namespace tiletune::bench {
@@ -38,11 +39,13 @@ TEST(GemmShapes, RejectsAnUnknownEpilogueNamingIt) {
 
 TEST(GemmShapes, ResidualAfterGeluIsBeyondCublasLtsEpilogue) {
   const GemmShape shape{128, 14336, 4096};
-  const v1::KernelKey fused = GemmKey(shape, Epilogue::kBiasGeluTanh, Precision::kBf16);
+  const v1::KernelKey fused =
+      GemmKey(shape, Epilogue::kBiasGeluTanh, Precision::kBf16, BLayout::kColMajor);
   EXPECT_EQ(ChainOps(fused), (std::vector<std::string>{"bias", "gelu_tanh"}));
   EXPECT_TRUE(kernels::gemm::FoldIntoBlasEpilogue(fused).fused);
 
-  const v1::KernelKey residual = GemmKey(shape, Epilogue::kBiasGeluTanhResidual, Precision::kBf16);
+  const v1::KernelKey residual =
+      GemmKey(shape, Epilogue::kBiasGeluTanhResidual, Precision::kBf16, BLayout::kColMajor);
   EXPECT_EQ(ChainOps(residual), (std::vector<std::string>{"bias", "gelu_tanh", "residual_add"}));
   // cuBLASLt adds C before its activation, so only the unfused sequence
   // (plain GEMM + epilogue pass) can compute this chain.
@@ -52,6 +55,17 @@ TEST(GemmShapes, ResidualAfterGeluIsBeyondCublasLtsEpilogue) {
       EXPECT_EQ(op.dtype(), v1::DTYPE_BF16) << op.op();
     }
   }
+}
+
+// --b-layout: x @ W.t() lays B out column-major, x @ W leaves it row-major.
+TEST(GemmShapes, BLayoutNamesBsStorage) {
+  const GemmShape shape{256, 512, 128};
+  const v1::KernelKey col = GemmKey(shape, Epilogue::kPlain, Precision::kBf16, BLayout::kColMajor);
+  EXPECT_TRUE(kernels::IsColMajor(col, "b"));
+  EXPECT_FALSE(kernels::IsColMajor(col, "a"));
+  const v1::KernelKey row = GemmKey(shape, Epilogue::kPlain, Precision::kBf16, BLayout::kRowMajor);
+  EXPECT_FALSE(kernels::IsColMajor(row, "b"));
+  EXPECT_NE(kernels::CanonicalKeyString(col), kernels::CanonicalKeyString(row));
 }
 
 }  // namespace

@@ -57,11 +57,11 @@ std::unique_ptr<EpiloguePassKernel> PassKernel(ComparisonRig& rig,
 }  // namespace
 
 ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilogue,
-                      Precision precision) {
+                      Precision precision, BLayout b_layout) {
   ComparisonRow row;
   row.shape = shape;
   row.epilogue = epilogue;
-  const v1::KernelKey key = GemmKey(shape, epilogue, precision);
+  const v1::KernelKey key = GemmKey(shape, epilogue, precision, b_layout);
   ReleaseScope release{rig.executor};
   try {
     // Before this process uploads its copy of the problem: the worker

@@ -39,6 +39,6 @@ struct ComparisonRig {
 // small ones (ChecksWholeOutput). Failures end up in the row (its error, or
 // the contender's), not in exceptions.
 ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilogue,
-                      Precision precision);
+                      Precision precision, BLayout b_layout);
 
 }  // namespace tiletune::bench

@@ -99,7 +99,8 @@ std::vector<GemmShape> ParseShapeList(const std::string& text) {
   return shapes;
 }
 
-v1::KernelKey GemmKey(const GemmShape& shape, Epilogue epilogue, Precision precision) {
+v1::KernelKey GemmKey(const GemmShape& shape, Epilogue epilogue, Precision precision,
+                      BLayout b_layout) {
   const v1::DType dtype = precision == Precision::kBf16 ? v1::DTYPE_BF16 : v1::DTYPE_F32;
   v1::KernelKey key;
   key.set_op("gemm");
@@ -113,9 +114,11 @@ v1::KernelKey GemmKey(const GemmShape& shape, Epilogue epilogue, Precision preci
     dim->set_name(name);
     dim->set_size(size);
   }
-  auto* b = key.add_layouts();
-  b->set_tensor("b");
-  b->set_layout(v1::LAYOUT_COL_MAJOR);
+  if (b_layout == BLayout::kColMajor) {
+    auto* b = key.add_layouts();
+    b->set_tensor("b");
+    b->set_layout(v1::LAYOUT_COL_MAJOR);
+  }
   if (epilogue != Epilogue::kPlain) {
     key.add_chain()->set_op("bias");
     key.add_chain()->set_op("gelu_tanh");

@@ -23,6 +23,10 @@ enum class Precision { kBf16, kF32Tf32 };
 // "bf16" or "f32-tf32", as --dtype spells them.
 std::string PrecisionName(Precision precision);
 
+// B as stored: column-major (x @ W.t(), the weights of F.linear; the
+// default) or row-major (x @ W).
+enum class BLayout { kColMajor, kRowMajor };
+
 // What follows the product: nothing ("plain"); + bias[n] then GELU (tanh
 // form) on every element, which cuBLASLt's GELU_BIAS epilogue computes; or
 // that and then + a residual m x n, which its epilogue cannot (the residual
@@ -46,8 +50,10 @@ std::vector<GemmShape> DefaultShapes();
 std::vector<GemmShape> ParseShapeList(const std::string& text);
 
 // The kernel key of a shape with an epilogue: `precision` in and out (and
-// the bias), A row-major, B column-major, f32 accumulation; normalized.
-v1::KernelKey GemmKey(const GemmShape& shape, Epilogue epilogue, Precision precision);
+// the bias), A row-major, B laid out as `b_layout`, f32 accumulation;
+// normalized.
+v1::KernelKey GemmKey(const GemmShape& shape, Epilogue epilogue, Precision precision,
+                      BLayout b_layout);
 
 // Whether this process checks each contender's whole output against the
 // float64 reference: small problems only; larger ones are checked on the

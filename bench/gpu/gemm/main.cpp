@@ -11,7 +11,7 @@
 // against the best-of-N baseline, the best algorithm, and what the daemon
 // would serve.
 //
-//   tiletune-bench-gemm [--shapes "m,n,k;..."] [--dtype bf16|f32-tf32]
+//   tiletune-bench-gemm [--shapes "m,n,k;..."] [--dtype bf16|f32-tf32] [--b-layout col|row]
 //                       [--epilogues "plain,..."] [--algorithms N] [--threads N]
 //                       [--reps N] [--json FILE] [--rtc-binary PATH]
 //                       [--worker-binary PATH] [--cache-dir DIR]
@@ -59,9 +59,13 @@ int main(int argc, char** argv) {
   int reps = 20;
   int algorithms = tuner::TuningLimits{}.baseline_algorithms;
   std::string dtype = "bf16";
+  std::string b_layout_text = "col";
   app.add_option("--shapes", shapes_text, "\"m,n,k;m,n,k...\" (default: issue 4's shapes)");
   app.add_option("--dtype", dtype, "operands and output: bf16 (default) or f32-tf32")
       ->check(CLI::IsMember({"bf16", "f32-tf32"}));
+  app.add_option("--b-layout", b_layout_text,
+                 "B column-major (x @ W.t(), default) or row-major (x @ W)")
+      ->check(CLI::IsMember({"col", "row"}));
   app.add_option("--epilogues", epilogues_text,
                  "comma-separated: plain, bias+gelu_tanh, bias+gelu_tanh+residual")
       ->capture_default_str();
@@ -131,17 +135,20 @@ int main(int argc, char** argv) {
         timer,          bench::TimingSettings{compiler, arch, threads, {3, reps}, tolerance},
         algorithms};
     device["dtype"] = bench::PrecisionName(precision);
+    device["b_layout"] = b_layout_text;
+    const bench::BLayout b_layout =
+        b_layout_text == "col" ? bench::BLayout::kColMajor : bench::BLayout::kRowMajor;
     device["cublaslt_algorithms"] = algorithms;
 
     std::cerr << device["name"].get<std::string>() << " (" << arch << "), " << nvrtc->version()
               << ", cuBLASLt " << cublaslt->api().cublasLtGetVersion() << ", " << threads
-              << " compile threads, " << dtype << "\n";
+              << " compile threads, " << dtype << ", B " << b_layout_text << "-major\n";
     std::vector<bench::ComparisonRow> rows;
     for (const bench::GemmShape& shape : shapes) {
       for (const bench::Epilogue epilogue : epilogues) {
         std::cerr << shape.m << "x" << shape.n << "x" << shape.k << " "
                   << bench::EpilogueName(epilogue) << "..." << std::endl;
-        rows.push_back(bench::Compare(rig, shape, epilogue, precision));
+        rows.push_back(bench::Compare(rig, shape, epilogue, precision, b_layout));
       }
     }
     bench::PrintTable(rows, std::cout);

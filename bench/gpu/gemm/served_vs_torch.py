@@ -1,5 +1,7 @@
 """The GEMMs tiletuned serves against torch, in one process on one GPU:
-x @ W.t() in bf16 for each shape and chain, as an inference server runs them.
+x @ W.t() in bf16 for each shape and chain, as an inference server runs them
+(--dtype f32-tf32: f32 with tf32 allowed, in torch too; --b-layout row:
+x @ W with W stored [k][n]).
 
 It submits one tuning job for every key (timing the cold tuning), then for
 each key asks the daemon what it serves (Lookup + GetKernel, through the
@@ -11,18 +13,19 @@ time the GPU work alone; the host time each call took to enqueue is reported
 beside it (Python, the launcher, torch's dispatcher):
 
   tiletune     the served kernel (a TUNED record), or nothing for VENDOR
-  F.linear     torch's own call (cuBLAS), then the chain as torch ops
+  F.linear     torch's own call (cuBLAS; x @ W for a row-major W), then
+               the chain as torch ops
   addmm        torch's fused epilogue where it has one (bias: addmm,
                bias+gelu_tanh: _addmm_activation), else F.linear's time
 
 and prints ms, ratios (torch / tiletune) and the fraction of the roofline
 of this GPU, measured at the start of the run: the larger of FLOPs / the
-best bf16 matmul rate torch reaches (8192^3) and bytes / the copy bandwidth
-(a 1 GiB device-to-device copy), over the time.
+best matmul rate torch reaches in the run's dtype (8192^3) and bytes / the
+copy bandwidth (a 1 GiB device-to-device copy), over the time.
 
   python3 served_vs_torch.py --server unix:/path --trusted-key KEY \
       [--shapes "m,n,k;..."] [--chains "plain,bias+gelu_tanh"] [--strategy exhaustive]
-      [--max-variants N] [--json FILE]
+      [--max-variants N] [--dtype bf16|f32-tf32] [--b-layout col|row] [--json FILE]
 """
 
 import argparse
@@ -44,8 +47,8 @@ TORCH_ACT = {"relu": F.relu, "gelu_tanh": lambda v: F.gelu(v, approximate="tanh"
              "silu": F.silu}
 
 
-def measured_peaks():
-    """This GPU's reachable bf16 FLOP rate and copy bandwidth, best of 10."""
+def measured_peaks(dtype):
+    """This GPU's reachable FLOP rate in `dtype` and copy bandwidth, best of 10."""
     def best_seconds(fn):
         fn()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -57,7 +60,7 @@ def measured_peaks():
             end.synchronize()
             best = min(best, start.elapsed_time(end) / 1e3)
         return best
-    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    a = torch.randn(8192, 8192, device="cuda", dtype=dtype)
     flops = 2 * 8192**3 / best_seconds(lambda: a @ a)
     src = torch.empty(1 << 30, device="cuda", dtype=torch.uint8)
     dst = torch.empty_like(src)
@@ -118,13 +121,25 @@ def main():
     ap.add_argument("--max-variants", type=int, default=None)
     ap.add_argument("--strategy", default="exhaustive",
                     help="the tuning job's strategy: exhaustive, random or annealing")
+    ap.add_argument("--dtype", choices=("bf16", "f32-tf32"), default="bf16",
+                    help="operands and output; f32-tf32 allows tf32 in the key and in torch")
+    ap.add_argument("--b-layout", choices=("col", "row"), default="col",
+                    help="W stored [n][k] (x @ W.t(), F.linear's) or [k][n] (x @ W)")
     args = ap.parse_args()
+    tf32 = args.dtype == "f32-tf32"
+    # What a user who allows tf32 gets from torch: cuBLAS on tf32 tensor cores.
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    dtype = torch.float32 if tf32 else torch.bfloat16
+    b_col = args.b_layout == "col"
 
     client = tiletune.Client(args.server, timeout=60.0, trusted_keys=[args.trusted_key])
     shapes, chains = parse_shapes(args.shapes), args.chains.split(",")
-    keys = {(s, c): tiletune.key("gemm", {"m": s[0], "n": s[1], "k": s[2]}, dtype="bf16",
-                                 chain=chain_of(c), layouts={"b": "col"})
+    keys = {(s, c): tiletune.key("gemm", {"m": s[0], "n": s[1], "k": s[2]},
+                                 dtype="f32" if tf32 else "bf16", chain=chain_of(c),
+                                 layouts={"b": args.b_layout})
             for s in shapes for c in chains}
+    for key in keys.values():
+        key.allow_tf32 = tf32
     started = time.monotonic()
     job_id = client.submit_job(list(keys.values()), max_variants=args.max_variants,
                                strategy=jobs_pb2.Strategy.Value("STRATEGY_" + args.strategy.upper()),
@@ -134,30 +149,34 @@ def main():
     print(f"tuning job: {len(keys)} keys in {tuning_s:.1f} s "
           f"({tuning_s / len(keys):.1f} s a key), state {final.state}", flush=True)
 
-    peak_flops, peak_bytes = measured_peaks()
-    print(f"{torch.cuda.get_device_name(0)}: bf16 matmul {peak_flops / 1e12:.0f} TFLOP/s, "
+    peak_flops, peak_bytes = measured_peaks(dtype)
+    print(f"{torch.cuda.get_device_name(0)}: {args.dtype} matmul {peak_flops / 1e12:.0f} TFLOP/s, "
           f"copy {peak_bytes / 1e12:.2f} TB/s", flush=True)
     clean = Cleaner()
     rows = []
     for (shape, chain), key in keys.items():
         m, n, k = shape
         ops = chain_of(chain)
-        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-        w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16) / k ** 0.5
-        bias = torch.randn(n, device="cuda", dtype=torch.bfloat16) if "bias" in ops else None
+        x = torch.randn(m, k, device="cuda", dtype=dtype)
+        w = torch.randn(*((n, k) if b_col else (k, n)), device="cuda", dtype=dtype) / k ** 0.5
+        w_kn = w.t() if b_col else w  # the k x n matrix x multiplies
+        bias = torch.randn(n, device="cuda", dtype=dtype) if "bias" in ops else None
         act = next((o for o in ops if o in TORCH_ACT), None)
 
         def linear():
-            y = F.linear(x, w, bias)
+            if b_col:
+                y = F.linear(x, w, bias)
+            else:
+                y = x @ w if bias is None else x @ w + bias
             return TORCH_ACT[act](y) if act else y
 
         fused = None
         if bias is not None and act == "gelu_tanh":
             def fused():
-                return torch._addmm_activation(bias, x, w.t(), use_gelu=True)
+                return torch._addmm_activation(bias, x, w_kn, use_gelu=True)
         elif bias is not None and act is None:
             def fused():
-                return torch.addmm(bias, x, w.t())
+                return torch.addmm(bias, x, w_kn)
 
         answer = client.lookup(key, device="cuda:0")
         record = answer.record if answer.HasField("record") else None
@@ -171,7 +190,7 @@ def main():
             why = "VENDOR: " + record.baseline_name
 
         def ours():
-            y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+            y = torch.empty(m, n, device="cuda", dtype=dtype)
             tensors = [x, w, y] + ([bias] if bias is not None else [])
             served.bind(("a", "b", "c"), ())(torch.cuda.current_stream().cuda_stream,
                                              [t.data_ptr() for t in tensors], ())
@@ -179,7 +198,7 @@ def main():
 
         error = None
         if served is not None:
-            ref = x.double() @ w.double().t()
+            ref = x.double() @ w_kn.double()
             if bias is not None:
                 ref = ref + bias.double()
             if act:
@@ -233,7 +252,8 @@ def main():
               f"{r['served']} {r['kernel']}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(0), "peak_flops": peak_flops,
+            json.dump({"device": torch.cuda.get_device_name(0), "dtype": args.dtype,
+                       "b_layout": args.b_layout, "peak_flops": peak_flops,
                        "copy_bytes_per_second": peak_bytes, "tuning_seconds": tuning_s,
                        "keys": len(keys), "rows": rows}, f, indent=1)
 

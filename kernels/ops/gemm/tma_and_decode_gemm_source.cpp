@@ -16,8 +16,9 @@ static_assert(offsetof(tt_gemm_tma_args, a_map) % 64 == 0 &&
                   offsetof(tt_gemm_tma_args, c_map) % 64 == 0 && sizeof(tt_tensor_map) == 128,
               "tensor maps are 128 bytes on 64-byte boundaries");
 
-constexpr int64_t kBoxK = 64;  // one 128-byte swizzled row of 16-bit elements
-constexpr int32_t kSwizzleBytes = 128;
+constexpr int32_t kSwizzleBytes = 128;  // a k box: one swizzled row
+constexpr int64_t kBoxK = 64;           // of 16-bit elements
+constexpr int64_t kPanelColumns = 64;   // an N-major B panel: 128 bytes of n
 constexpr int64_t kWarpgroupThreads = 128;
 
 // The variant's own parameters, without planted_fault.
@@ -67,9 +68,12 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
   const bool store_tma = tuned.at("store_tma") != 0;
   spec.flags.emplace_back("store_tma", store_tma);
   spec.flags.emplace_back("out_aligned", p.ldc % target.store_run == 0);
+  // k boxes of 128 bytes; B row-major comes in panels of 64 k rows by 64 columns.
+  const int64_t box_k = kSwizzleBytes / p.element_bytes;
   std::vector<v1::TensorMapArgument> maps = {
-      Map("a", offsetof(tt_gemm_tma_args, a_map), kBoxK, bm),
-      Map("b", offsetof(tt_gemm_tma_args, b_map), kBoxK, bn)};
+      Map("a", offsetof(tt_gemm_tma_args, a_map), box_k, bm),
+      p.b_col_major ? Map("b", offsetof(tt_gemm_tma_args, b_map), box_k, bn)
+                    : Map("b", offsetof(tt_gemm_tma_args, b_map), kPanelColumns, box_k)};
   if (store_tma) {
     // The consumers' staging boxes: 128 bytes of C a row, one consumer's rows.
     maps.push_back(

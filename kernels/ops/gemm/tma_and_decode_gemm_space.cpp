@@ -10,8 +10,8 @@ namespace {
 // TMA copies move whole 16-byte runs: a tensor map's row stride is a
 // multiple of 16 bytes (cuTensorMapEncodeTiled).
 constexpr int64_t kTmaStrideBytes = 16;
-// One 64-wide k box of 16-bit elements: 128 bytes, the swizzle's row.
-constexpr int64_t kBoxK = 64;
+// One k box: a 128-byte swizzled row (64 16-bit elements, 32 tf32).
+constexpr int64_t kBoxKBytes = 128;
 constexpr int64_t kSwizzleAtomBytes = 1024;
 constexpr int64_t kBarrierBytes = 8;
 // tma_ws_gemm: two consumer warpgroups (gemm_sm90a_tma_ws.h), each holding
@@ -33,12 +33,8 @@ int64_t CeilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-// What every family here reads: K-major 16-bit operands whose rows 16-byte
-// loads (and tensor maps) can stride.
-std::optional<std::string> UnsupportedOperands(const GemmProblem& p) {
-  if (p.element_bytes != 2 || p.a_col_major || !p.b_col_major) {
-    return "16-bit A row-major and B column-major only (x @ W.t())";
-  }
+// Operand rows that 16-byte loads (and tensor maps) can stride.
+std::optional<std::string> UnalignedOperands(const GemmProblem& p) {
   if (p.lda * p.element_bytes % kTmaStrideBytes != 0 ||
       p.ldb * p.element_bytes % kTmaStrideBytes != 0) {
     return "lda and ldb must be multiples of " + std::to_string(kTmaStrideBytes / p.element_bytes) +
@@ -53,12 +49,19 @@ std::optional<std::string> UnsupportedTmaWsGemm(const GemmProblem& p) {
   if (p.m <= kDecodeMaxRows) {
     return "m <= " + std::to_string(kDecodeMaxRows) + " is for the decode families";
   }
-  return UnsupportedOperands(p);
+  if (p.a_col_major) return "A row-major only (wgmma reads a shared A K-major)";
+  if (p.element_bytes != 2 && !p.b_col_major) {
+    return "tf32 takes B column-major only (x @ W.t()): wgmma transposes 16-bit B only";
+  }
+  return UnalignedOperands(p);
 }
 
 std::optional<std::string> UnsupportedDecodeGemm(const GemmProblem& p) {
   if (p.m > kDecodeMaxRows) return "a decode GEMM takes m <= " + std::to_string(kDecodeMaxRows);
-  return UnsupportedOperands(p);
+  if (p.element_bytes != 2 || p.a_col_major || !p.b_col_major) {
+    return "16-bit A row-major and B column-major only (x @ W.t())";
+  }
+  return UnalignedOperands(p);
 }
 
 int64_t DecodeRows(int64_t m) {
@@ -67,14 +70,14 @@ int64_t DecodeRows(int64_t m) {
 
 int64_t TmaWsGemmSharedBytes(const GemmProblem& p, const Variant& v) {
   const int64_t bm = v.at("block_m"), bn = v.at("block_n"), stages = v.at("stages");
-  const int64_t pipeline = stages * (bm + bn) * kBoxK * p.element_bytes;
+  const int64_t pipeline = stages * (bm + bn) * kBoxKBytes;
   const int64_t staging = v.at("store_tma") ? bm * bn * p.out_element_bytes : 0;
   return pipeline + staging + 2 * stages * kBarrierBytes + kSwizzleAtomBytes;
 }
 
 int64_t TmaDecodeGemmSharedBytes(const Variant& v) {
   const int64_t bw = v.at("block_w"), mp = v.at("m_pad"), stages = v.at("stages");
-  const int64_t pipeline = stages * v.at("k_boxes") * (bw + mp) * kBoxK * 2;
+  const int64_t pipeline = stages * v.at("k_boxes") * (bw + mp) * kBoxKBytes;
   const int64_t partial = bw * (mp + 4) * int64_t{sizeof(float)};
   return std::max(pipeline, partial) + stages * kBarrierBytes + kSwizzleAtomBytes;
 }
@@ -139,7 +142,7 @@ SearchSpace TmaDecodeGemmSpace(const GemmProblem& p, const GemmTarget& target) {
                 [p, target](const Variant& v) {
                   const int64_t split = v.at("split_k");
                   const int64_t tiles = CeilDiv(p.n, v.at("block_w")) * p.batch;
-                  const int64_t stage_k = kBoxK * v.at("k_boxes");
+                  const int64_t stage_k = kBoxKBytes / p.element_bytes * v.at("k_boxes");
                   return split == 1 || (tiles * split <= 2 * target.multiprocessors &&
                                         CeilDiv(p.k, stage_k) >= 2 * split);
                 });

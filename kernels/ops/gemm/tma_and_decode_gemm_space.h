@@ -10,17 +10,19 @@
 namespace tiletune::kernels::gemm {
 
 // The GEMM families beside the tile GEMM, each with its own space, launch
-// and source (tma_and_decode_gemm_source.cpp), all for A row-major and B column-major
-// (x @ W.t(), K-major operands) with 16-bit inputs:
+// and source (tma_and_decode_gemm_source.cpp), all for A row-major:
 //
 //   tma_ws_gemm     (gemm_sm90a_tma_ws.h) sm_90a: TMA copies, a producer
 //                   warpgroup and two consumer warpgroups, a persistent grid,
-//                   TMA stores of C; for m > 64 (prefill).
+//                   TMA stores of C; for m > 64 (prefill); 16-bit inputs with
+//                   B either way, or f32 read as tf32 with B column-major.
 //   tma_decode_gemm (gemm_sm90a_tma_decode.h) sm_90a: C^T = W A^T with the
 //                   weights as the wgmma M side, TMA streaming, split-K over
 //                   a cluster; for m <= 64 (decode).
 //   mma_decode_gemm (gemm_decode_mma.h) any NVIDIA GPU (mma.sync): weights
 //                   straight into registers, split-K over warps; m <= 64.
+//
+// The decode families take 16-bit inputs and B column-major (x @ W.t()).
 //
 // A family that cannot read the key says why (Unsupported*); its space is
 // empty (its rules say why) where the device does not fit it.

@@ -23,12 +23,11 @@ class CudaGemmFamily final : public KernelTemplate {
   std::string_view name() const override { return name_; }
   std::string_view backend() const override { return gpu::kCuda.backend; }
 
+  // What the tile GEMM reads (bf16, f16, f32 as tf32), then the family's own limits.
   std::optional<std::string> Unsupported(const v1::KernelKey& key) const override {
-    if (key.input_dtype() != v1::DTYPE_BF16 && key.input_dtype() != v1::DTYPE_F16) {
-      return std::string(name_) + " takes bf16 or f16 inputs";
-    }
+    if (auto why = UnsupportedTileGemm(key)) return why;
     if (auto why = unsupported_(ProblemOf(key))) return std::string(name_) + ": " + *why;
-    return UnsupportedTileGemm(key);
+    return std::nullopt;
   }
 
   SearchSpace Space(const v1::KernelKey& key, const DeviceDescription& device) const override {

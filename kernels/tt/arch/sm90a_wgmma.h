@@ -33,9 +33,10 @@ TT_DEVICE int warp() {
 }
 
 // ---- Shared-memory matrix descriptors ------------------------------------------
-// wgmma reads K-major operands (16-bit elements, rows of 64 = 128 bytes) in
-// the 128-byte swizzle: 16-byte chunk c of row r sits at chunk c ^ (r % 8),
-// which is exactly how st<T, R, 64> lays out its rows (tt/tile_types.h).
+// wgmma reads K-major operands (rows of 128 bytes: 64 16-bit elements or 32
+// floats) in the 128-byte swizzle: 16-byte chunk c of row r sits at chunk c ^ (r % 8),
+// which is exactly how st<T, R, 128 / sizeof(T)> lays out its rows
+// (tt/tile_types.h).
 // The hardware applies the swizzle to address bits, so the tile must start
 // on a 1024-byte boundary (8 rows x 128 bytes, one swizzle atom); the
 // caller aligns it. Fields: start address >> 4 (bits 0-13), leading byte
@@ -55,16 +56,17 @@ TT_DEVICE char* atom_aligned(char* shared) {
   return shared + (misalign ? atom_bytes - misalign : 0);
 }
 
-// The descriptor of rows [row0, row0 + 64) and k16 step `step` (columns
-// 16 step .. 16 step + 15) of a K-major tile; row0 a multiple of 8. Moving
-// along k inside the swizzled row is a plain 32-byte step of the start
-// address: the hardware swizzles the address it forms.
-template <class T, int R>
-TT_DEVICE unsigned long long descriptor(const st<T, R, 64>& tile, int row0, int step) {
-  static_assert(sizeof(T) == 2 && st<T, R, 64>::row_bytes == swizzle_bytes,
-                "wgmma descriptors here cover 16-bit rows of 128 bytes");
-  const unsigned address = arch::shared_address(tile.data) +
-                           static_cast<unsigned>(row0 * swizzle_bytes + step * 16 * sizeof(T));
+// The descriptor of rows [row0, row0 + 64) and k step `step` (the 32
+// bytes 32 step .. 32 step + 31 of each row: 16 16-bit or 8 tf32 elements)
+// of a K-major tile; row0 a multiple of 8. Moving along k inside the
+// swizzled row is a plain 32-byte step of the start address: the hardware
+// swizzles the address it forms.
+template <class T, int R, int C>
+TT_DEVICE unsigned long long descriptor(const st<T, R, C>& tile, int row0, int step) {
+  static_assert(st<T, R, C>::row_bytes == swizzle_bytes,
+                "wgmma descriptors here cover rows of 128 bytes");
+  const unsigned address =
+      arch::shared_address(tile.data) + static_cast<unsigned>(row0 * swizzle_bytes + step * 32);
   return static_cast<unsigned long long>((address & 0x3ffff) >> 4) | (1ull << 16) |
          (static_cast<unsigned long long>(atom_bytes >> 4) << 32) | (1ull << 62);
 }
@@ -158,10 +160,13 @@ TT_DEVICE void grow_registers() {
 }
 
 // ---- Warpgroup MMA -----------------------------------------------------------------
-// d (this warp's 16 x N share of the warpgroup's 64 x N tile) += A * B^T,
-// where A is the 64 x 16 block the descriptor `a` names and B^T the N x 16
-// block `b` names, both K-major (A row-major, B column-major). Asynchronous:
-// d is valid only after commit() and wait<>().
+// d (this warp's 16 x N share of the warpgroup's 64 x N tile) += A * B.
+// Asynchronous: d is valid only after commit() and wait<>(). One wgmma
+// covers 32 bytes of k: k16 of 16-bit operands, k8 of tf32 (floats the
+// tensor cores read as tf32), which only come K-major.
+template <class T>
+inline constexpr int k_step = 32 / static_cast<int>(sizeof(T));
+
 namespace detail {
 
 // Accumulator register i of wgmma's m64nN layout is element i % 8 of base
@@ -201,88 +206,76 @@ namespace detail {
   "%112, %113, %114, %115, %116, %117, %118, %119, " \
   "%120, %121, %122, %123, %124, %125, %126, %127"
 
-// scale-d = 1 (accumulate), A and B unscaled and not transposed (K-major).
-#define TT_WGMMA(SHAPE_TYPES, REGS, DESC_A, DESC_B, OPERANDS)                                      \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned." SHAPE_TYPES \
-               " {" REGS "}, %" #DESC_A ", %" #DESC_B ", p, 1, 1, 0, 0;\n}"                        \
-               : OPERANDS                                                                          \
-               : "l"(a), "l"(b))
+// The m64nN shapes issued here, each as CASE(N, its accumulator registers,
+// the operand numbers of the five inputs that follow them, its
+// accumulator operands, ...): an if-constexpr chain over N.
+#define TT_WG_SHAPES(CASE, ...)                                                    \
+  CASE(16, TT_WG_R8, 8, 9, 10, 11, 12, TT_WG_D8(0), __VA_ARGS__)                   \
+  CASE(32, TT_WG_R16, 16, 17, 18, 19, 20, TT_WG_D16, __VA_ARGS__)                  \
+  CASE(48, TT_WG_R24, 24, 25, 26, 27, 28, TT_WG_D24, __VA_ARGS__)                  \
+  CASE(64, TT_WG_R32, 32, 33, 34, 35, 36, TT_WG_D32, __VA_ARGS__)                  \
+  CASE(128, TT_WG_R64, 64, 65, 66, 67, 68, TT_WG_D64, __VA_ARGS__)                 \
+  CASE(256, TT_WG_R128, 128, 129, 130, 131, 132, TT_WG_D128, __VA_ARGS__) {        \
+    static_assert(N != N, "wgmma tiles here are 16, 32, 48, 64, 128 or 256 wide"); \
+  }
 
-template <class T, int N>
-TT_DEVICE void mma_ABt(rt<float, 16, N, row_l>& d, unsigned long long a, unsigned long long b) {
-  static_assert(N == 16 || N == 32 || N == 48 || N == 64 || N == 128 || N == 256,
-                "wgmma tiles here are 16, 32, 48, 64, 128 or 256 wide");
-  constexpr bool is_bf16 = same_type<T, bf16>::value;
-  static_assert(is_bf16 || same_type<T, f16>::value, "wgmma operands here are bf16 or f16");
-  if constexpr (N == 16 && is_bf16) {
-    TT_WGMMA("m64n16k16.f32.bf16.bf16", TT_WG_R8, 8, 9, TT_WG_D8(0));
-  } else if constexpr (N == 16) {
-    TT_WGMMA("m64n16k16.f32.f16.f16", TT_WG_R8, 8, 9, TT_WG_D8(0));
-  } else if constexpr (N == 32 && is_bf16) {
-    TT_WGMMA("m64n32k16.f32.bf16.bf16", TT_WG_R16, 16, 17, TT_WG_D16);
-  } else if constexpr (N == 32) {
-    TT_WGMMA("m64n32k16.f32.f16.f16", TT_WG_R16, 16, 17, TT_WG_D16);
-  } else if constexpr (N == 48 && is_bf16) {
-    TT_WGMMA("m64n48k16.f32.bf16.bf16", TT_WG_R24, 24, 25, TT_WG_D24);
-  } else if constexpr (N == 48) {
-    TT_WGMMA("m64n48k16.f32.f16.f16", TT_WG_R24, 24, 25, TT_WG_D24);
-  } else if constexpr (N == 64 && is_bf16) {
-    TT_WGMMA("m64n64k16.f32.bf16.bf16", TT_WG_R32, 32, 33, TT_WG_D32);
-  } else if constexpr (N == 64) {
-    TT_WGMMA("m64n64k16.f32.f16.f16", TT_WG_R32, 32, 33, TT_WG_D32);
-  } else if constexpr (N == 128 && is_bf16) {
-    TT_WGMMA("m64n128k16.f32.bf16.bf16", TT_WG_R64, 64, 65, TT_WG_D64);
-  } else if constexpr (N == 128) {
-    TT_WGMMA("m64n128k16.f32.f16.f16", TT_WG_R64, 64, 65, TT_WG_D64);
-  } else if constexpr (is_bf16) {
-    TT_WGMMA("m64n256k16.f32.bf16.bf16", TT_WG_R128, 128, 129, TT_WG_D128);
+// Both operands from shared memory (descriptors `a` and `b`); scale-d = 1
+// (accumulate), A and B unscaled, then the 16-bit types' transpose
+// immediates (IMM), which tf32 has not.
+#define TT_WG_SS(n, REGS, I0, I1, I2, I3, I4, D, TYPES, IMM)                                 \
+  if constexpr (N == n) {                                                                    \
+    asm volatile(                                                                            \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n" #n TYPES \
+        " {" REGS "}, %" #I0 ", %" #I1 ", p, 1, 1" IMM ";\n}"                                \
+        : D                                                                                  \
+        : "l"(a), "l"(b));                                                                   \
+  } else
+
+// A from registers (four packed 16-bit pairs), B from the descriptor `b`.
+#define TT_WG_RS(n, REGS, I0, I1, I2, I3, I4, D, TYPES, IMM)                                  \
+  if constexpr (N == n) {                                                                     \
+    asm volatile(                                                                             \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n" #n TYPES  \
+        " {" REGS "}, {%" #I0 ", %" #I1 ", %" #I2 ", %" #I3 "}, %" #I4 ", p, 1, 1" IMM ";\n}" \
+        : D                                                                                   \
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                                \
+  } else
+
+// A K-major; B K-major (B_N_MAJOR false: the N x k block is stored as N
+// rows) or N-major (true: k rows of N, 16-bit only).
+template <class T, int N, bool B_N_MAJOR>
+TT_DEVICE void mma_ss(rt<float, 16, N, row_l>& d, unsigned long long a, unsigned long long b) {
+  if constexpr (same_type<T, float>::value) {
+    static_assert(!B_N_MAJOR, "tf32 wgmma reads K-major operands only");
+    TT_WG_SHAPES(TT_WG_SS, "k8.f32.tf32.tf32", "")
+  } else if constexpr (same_type<T, bf16>::value && B_N_MAJOR) {
+    TT_WG_SHAPES(TT_WG_SS, "k16.f32.bf16.bf16", ", 0, 1")
+  } else if constexpr (same_type<T, bf16>::value) {
+    TT_WG_SHAPES(TT_WG_SS, "k16.f32.bf16.bf16", ", 0, 0")
+  } else if constexpr (B_N_MAJOR) {
+    static_assert(same_type<T, f16>::value, "wgmma operands here are bf16, f16 or tf32");
+    TT_WG_SHAPES(TT_WG_SS, "k16.f32.f16.f16", ", 0, 1")
   } else {
-    TT_WGMMA("m64n256k16.f32.f16.f16", TT_WG_R128, 128, 129, TT_WG_D128);
+    static_assert(same_type<T, f16>::value, "wgmma operands here are bf16, f16 or tf32");
+    TT_WG_SHAPES(TT_WG_SS, "k16.f32.f16.f16", ", 0, 0")
   }
 }
 
-// A from registers: this warp's 16 x 16 slice of the 64 x 16 A block in
-// the m16n8k16 A-operand layout (four packed 16-bit pairs, the registers of
-// a row_l rt_base), B from the descriptor `b`, N-major (transposed).
-#define TT_WGMMA_RA(SHAPE_TYPES, REGS, A0, A1, A2, A3, DESC_B, OPERANDS)                           \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned." SHAPE_TYPES \
-               " {" REGS "}, {%" #A0 ", %" #A1 ", %" #A2 ", %" #A3 "}, %" #DESC_B                  \
-               ", p, 1, 1, 1;\n}"                                                                  \
-               : OPERANDS                                                                          \
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b))
-
+// A from registers, B N-major (transposed).
 template <class T, int N>
-TT_DEVICE void mma_AB_n_major(rt<float, 16, N, row_l>& d, const unsigned (&a)[4],
+TT_DEVICE void mma_rs_n_major(rt<float, 16, N, row_l>& d, const unsigned (&a)[4],
                               unsigned long long b) {
-  static_assert(N == 16 || N == 32 || N == 64 || N == 128 || N == 256,
-                "register-A wgmma tiles here are 16, 32, 64, 128 or 256 wide");
-  constexpr bool is_bf16 = same_type<T, bf16>::value;
-  static_assert(is_bf16 || same_type<T, f16>::value, "wgmma operands here are bf16 or f16");
-  if constexpr (N == 16 && is_bf16) {
-    TT_WGMMA_RA("m64n16k16.f32.bf16.bf16", TT_WG_R8, 8, 9, 10, 11, 12, TT_WG_D8(0));
-  } else if constexpr (N == 16) {
-    TT_WGMMA_RA("m64n16k16.f32.f16.f16", TT_WG_R8, 8, 9, 10, 11, 12, TT_WG_D8(0));
-  } else if constexpr (N == 32 && is_bf16) {
-    TT_WGMMA_RA("m64n32k16.f32.bf16.bf16", TT_WG_R16, 16, 17, 18, 19, 20, TT_WG_D16);
-  } else if constexpr (N == 32) {
-    TT_WGMMA_RA("m64n32k16.f32.f16.f16", TT_WG_R16, 16, 17, 18, 19, 20, TT_WG_D16);
-  } else if constexpr (N == 64 && is_bf16) {
-    TT_WGMMA_RA("m64n64k16.f32.bf16.bf16", TT_WG_R32, 32, 33, 34, 35, 36, TT_WG_D32);
-  } else if constexpr (N == 64) {
-    TT_WGMMA_RA("m64n64k16.f32.f16.f16", TT_WG_R32, 32, 33, 34, 35, 36, TT_WG_D32);
-  } else if constexpr (N == 128 && is_bf16) {
-    TT_WGMMA_RA("m64n128k16.f32.bf16.bf16", TT_WG_R64, 64, 65, 66, 67, 68, TT_WG_D64);
-  } else if constexpr (N == 128) {
-    TT_WGMMA_RA("m64n128k16.f32.f16.f16", TT_WG_R64, 64, 65, 66, 67, 68, TT_WG_D64);
-  } else if constexpr (is_bf16) {
-    TT_WGMMA_RA("m64n256k16.f32.bf16.bf16", TT_WG_R128, 128, 129, 130, 131, 132, TT_WG_D128);
+  if constexpr (same_type<T, bf16>::value) {
+    TT_WG_SHAPES(TT_WG_RS, "k16.f32.bf16.bf16", ", 1")
   } else {
-    TT_WGMMA_RA("m64n256k16.f32.f16.f16", TT_WG_R128, 128, 129, 130, 131, 132, TT_WG_D128);
+    static_assert(same_type<T, f16>::value, "register-A wgmma operands here are bf16 or f16");
+    TT_WG_SHAPES(TT_WG_RS, "k16.f32.f16.f16", ", 1")
   }
 }
 
-#undef TT_WGMMA_RA
-#undef TT_WGMMA
+#undef TT_WG_RS
+#undef TT_WG_SS
+#undef TT_WG_SHAPES
 #undef TT_WG_R128
 #undef TT_WG_R64
 #undef TT_WG_R32
@@ -298,12 +291,23 @@ TT_DEVICE void mma_AB_n_major(rt<float, 16, N, row_l>& d, const unsigned (&a)[4]
 
 }  // namespace detail
 
-// d += A[a_row0 .. a_row0 + 64) x [16 step, 16 step + 16) * B[0 .. N) x [same k)^T
-// for the whole warpgroup; a and b are K-major shared tiles 64 elements wide.
-template <class T, int AR, int N>
-TT_DEVICE void mma_ABt(rt<float, 16, N, row_l>& d, const st<T, AR, 64>& a, int a_row0,
-                       const st<T, N, 64>& b, int step) {
-  detail::mma_ABt<T, N>(d, descriptor(a, a_row0, step), descriptor(b, 0, step));
+// d += A[a_row0 .. a_row0 + 64) x (k step `step`) * B[0 .. N) x (same k)^T
+// for the whole warpgroup; a and b are K-major shared tiles of 128-byte rows.
+template <class T, int AR, int AC, int N, int BC>
+TT_DEVICE void mma_ABt(rt<float, 16, N, row_l>& d, const st<T, AR, AC>& a, int a_row0,
+                       const st<T, N, BC>& b, int step) {
+  detail::mma_ss<T, N, false>(d, descriptor(a, a_row0, step), descriptor(b, 0, step));
+}
+
+// d += A[a_row0 .. a_row0 + 64) x (k16 step `step`) * B for the whole
+// warpgroup, A a K-major shared tile and B a K x N shared matrix stored
+// N-major in 64-wide panels (descriptor_n_major; 16-bit operands).
+template <class T, int AR, int N, int R>
+TT_DEVICE void mma_AB(rt<float, 16, N, row_l>& d, const st<T, AR, 64>& a, int a_row0,
+                      const st<T, R, 64>& b_first_panel, int step) {
+  static_assert(N % 64 == 0, "B holds N / 64 panels");
+  detail::mma_ss<T, N, true>(d, descriptor(a, a_row0, step),
+                             descriptor_n_major(b_first_panel, step));
 }
 
 // d += A * B for the whole warpgroup, A (this warp's 16 rows of a 64 x K
@@ -316,7 +320,7 @@ template <class T, int K, int N, int R>
 TT_DEVICE void mma_AB(rt<float, 16, N, row_l>& d, const rt<T, 16, K, row_l>& a,
                       const st<T, R, 64>& b_first_panel, int step) {
   static_assert(R >= K && N % 64 == 0, "B holds K rows in N / 64 panels");
-  detail::mma_AB_n_major<T, N>(d, a.tiles[0][step].data, descriptor_n_major(b_first_panel, step));
+  detail::mma_rs_n_major<T, N>(d, a.tiles[0][step].data, descriptor_n_major(b_first_panel, step));
 }
 
 }  // namespace tt::warpgroup

@@ -74,6 +74,31 @@ TEST(KeySpace, KMajorBf16GemmsSpanTheDecodeOrTmaFamilies) {
   EXPECT_GT(VariantsPerTemplate(prefill).at("tma_ws_gemm"), 0u);
 }
 
+// tma_ws_gemm also reads a 16-bit B stored row-major (wgmma transposes its
+// N-major panels) and f32 as tf32 with B column-major; tf32 wgmma cannot
+// transpose, so a row-major B in f32 stays with the other families.
+TEST(KeySpace, TmaWsGemmTakesRowMajorBAndTf32) {
+  std::string why;
+  const KeySpace rows = KeySpace::Of(Gemm(4096, 4096, 4096, v1::DTYPE_BF16), kH200, &why);
+  ASSERT_TRUE(rows.IndexOf("tma_ws_gemm")) << why;
+  EXPECT_GT(VariantsPerTemplate(rows).at("tma_ws_gemm"), 0u);
+
+  v1::KernelKey tf32 = Gemm(4096, 4096, 4096, v1::DTYPE_F32);
+  tf32.set_allow_tf32(true);
+  const KeySpace tf32_rows = KeySpace::Of(tf32, kH200, &why);
+  EXPECT_EQ(tf32_rows.IndexOf("tma_ws_gemm"), std::nullopt);
+  auto* layout = tf32.add_layouts();
+  layout->set_tensor("b");
+  layout->set_layout(v1::LAYOUT_COL_MAJOR);
+  const KeySpace tf32_k_major = KeySpace::Of(tf32, kH200, &why);
+  ASSERT_TRUE(tf32_k_major.IndexOf("tma_ws_gemm")) << why;
+  EXPECT_GT(VariantsPerTemplate(tf32_k_major).at("tma_ws_gemm"), 0u);
+
+  // f32 without tf32 is exact: no tensor-core family takes it.
+  tf32.set_allow_tf32(false);
+  EXPECT_EQ(KeySpace::Of(tf32, kH200, &why).IndexOf("tma_ws_gemm"), std::nullopt);
+}
+
 TEST(KeySpace, HostGemmsSpanTheBlockedAndTheRowwiseGemm) {
   const v1::KernelKey key = Gemm(8, 64, 8, v1::DTYPE_F32);
   std::string why;

@@ -66,7 +66,12 @@ std::vector<KeyCase> Keys() {
       {"decode_odd_61x1000x1032", "decode 61x1000x1032 f16 row/col, f32 out",
        GemmTestKey(61, 1000, 1032, 1, H, F, false, true, {"relu"})},
       {"tma_ws_odd_300x250x136", "300x250x136 batch 2 f16 row/col relu",
-       GemmTestKey(300, 250, 136, 2, H, H, false, true, {"relu"})}};
+       GemmTestKey(300, 250, 136, 2, H, H, false, true, {"relu"})},
+      // tma_ws_gemm's N-major B panels and its tf32 wgmma.
+      {"tma_ws_row_row_300x328x136", "300x328x136 batch 2 bf16 row/row bias",
+       GemmTestKey(300, 328, 136, 2, B, B, false, false, {"bias"})},
+      {"tma_ws_tf32_300x260x136", "tf32 300x260x136 f32 row/col silu",
+       AllowingTf32(GemmTestKey(300, 260, 136, 1, F, F, false, true, {"silu"}))}};
 }
 
 // What NVRTC sees for a source: the CUDA backend's target (sm_90a when the
