@@ -51,10 +51,6 @@ gpu::GpuKernelSpec::TmaArgument TmaArgument(std::vector<v1::TensorMapArgument> m
           std::move(maps)};
 }
 
-int64_t CeilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-
 gpu::GpuKernelSpec AttentionSpec(const v1::KernelKey& key, const Sm90aAttentionProblem& p,
                                  std::string_view kernel_name, std::string header,
                                  std::string function) {
@@ -76,8 +72,9 @@ gpu::GpuKernelSpec AttentionSpec(const v1::KernelKey& key, const Sm90aAttentionP
 
 KernelSource TmaWsAttentionSource(const v1::KernelKey& key, const Sm90aAttentionProblem& p,
                                   const Variant& variant, int64_t planted_fault) {
-  const Variant tuned = Tuned(variant, kTmaWsAttentionName,
-                              {"block_k", "consumers", "stages", "overlap", "pingpong"});
+  const Variant tuned =
+      Tuned(variant, kTmaWsAttentionName,
+            {"block_k", "consumers", "stages", "overlap", "pingpong", "persistent"});
   gpu::GpuKernelSpec spec =
       AttentionSpec(key, p, kTmaWsAttentionName, "ops/attention/device/attention_sm90a_wgmma.h",
                     "tt::attention::tma_ws_attention");
@@ -92,9 +89,9 @@ KernelSource TmaWsAttentionSource(const v1::KernelKey& key, const Sm90aAttention
            p.kv_len)});
   spec.entry = gpu::GpuEntry(kTmaWsAttentionName, variant);
   spec.variant_text = VariantString(variant);
-  // Query blocks on x (the kernel runs causal ones last-first), heads on
-  // y, batch entries on z.
-  spec.grid = {CeilDiv(p.q_len, TmaWsAttentionBlockRows(tuned)), p.q_heads, p.batch};
+  const AttentionLaunch launch = TmaWsAttentionLaunch(p, tuned);
+  spec.grid = launch.grid;
+  spec.blocks_per_compute_unit = launch.blocks_per_sm;
   spec.block = {TmaWsAttentionThreads(tuned), 1, 1};
   spec.shared_memory_bytes = shared_bytes;
   KernelSource source = gpu::GenerateGpuSource(key, gpu::kCuda, spec, planted_fault);
@@ -125,7 +122,8 @@ KernelSource DecodeAttentionSource(const v1::KernelKey& key, const Sm90aAttentio
   }
   spec.entry = gpu::GpuEntry(kDecodeAttentionName, variant);
   spec.variant_text = VariantString(variant);
-  spec.grid = {split, p.kv_heads, p.batch};
+  const AttentionLaunch launch = DecodeAttentionLaunch(p, tuned);
+  spec.grid = launch.grid;
   spec.block = {DecodeAttentionThreads(p, tuned), 1, 1};
   spec.shared_memory_bytes = shared_bytes;
   KernelSource source = gpu::GenerateGpuSource(key, gpu::kCuda, spec, planted_fault);

@@ -69,11 +69,20 @@ int64_t DecodeAttentionThreads(const Sm90aAttentionProblem& p, const Variant& v)
   return DecodeRows(p) / 16 * v.at("warps_k") * kWarpThreads;
 }
 
+AttentionLaunch TmaWsAttentionLaunch(const Sm90aAttentionProblem& p, const Variant& v) {
+  return {{CeilDiv(p.q_len, TmaWsAttentionBlockRows(v)) * p.q_heads * p.batch, 1, 1},
+          v.at("persistent") != 0 ? 1 : 0};
+}
+
+AttentionLaunch DecodeAttentionLaunch(const Sm90aAttentionProblem& p, const Variant& v) {
+  return {{v.at("split"), p.kv_heads, p.batch}, 0};
+}
+
 int64_t TmaWsAttentionSharedBytes(const Sm90aAttentionProblem& p, const Variant& v) {
   const int64_t panels = Panels(p), stages = v.at("stages");
   const int64_t q = v.at("consumers") * panels * kConsumerRows * kPanelRowBytes;
   const int64_t kv = panels * v.at("block_k") * kPanelRowBytes;  // one K or V block
-  return q + 2 * stages * kv + (1 + 3 * stages) * kBarrierBytes + kSwizzleAtomBytes;
+  return q + 2 * stages * kv + (2 + 3 * stages) * kBarrierBytes + kSwizzleAtomBytes;
 }
 
 int64_t DecodeAttentionSharedBytes(const Sm90aAttentionProblem& p, const Variant& v) {
@@ -87,12 +96,15 @@ int64_t DecodeAttentionSharedBytes(const Sm90aAttentionProblem& p, const Variant
 SearchSpace TmaWsAttentionSpace(const Sm90aAttentionProblem& p, const DeviceDescription& device) {
   SearchSpace space;
   // overlap 1: block b's scores and softmax run while block b - 1's P V is
-  // in flight; pingpong 1: two consumers take turns to issue their products.
+  // in flight; pingpong 1: two consumers take turns to issue their products;
+  // persistent 1: one block an SM walks the tiles, loading the next tile's
+  // Q and keys while this one's finish.
   space.Add("block_k", {64, 128})
       .Add("consumers", {2, 3})
       .Add("stages", {2, 3, 4})
       .Add("overlap", {0, 1})
-      .Add("pingpong", {0, 1});
+      .Add("pingpong", {0, 1})
+      .Add("persistent", {0, 1});
   space.Require("the device runs sm_90a (TMA, wgmma, setmaxnreg)",
                 [device](const Variant&) { return device.has_sm90a; });
   // 3 consumers get 160 registers a thread after reallocation: O and S of
@@ -111,6 +123,10 @@ SearchSpace TmaWsAttentionSpace(const Sm90aAttentionProblem& p, const DeviceDesc
   space.Require("pingpong takes turns between two overlapping consumers", [](const Variant& v) {
     return v.at("pingpong") == 0 || (v.at("overlap") == 1 && v.at("consumers") == 2);
   });
+  // What a persistent block hides (the next tile's first loads) pays only
+  // beside the schedules that keep the tensor cores busy.
+  space.Require("persistent only with overlap",
+                [](const Variant& v) { return v.at("persistent") == 0 || v.at("overlap") == 1; });
   space.Require("shared memory per block <= " + std::to_string(device.max_shared_bytes_per_block),
                 [p, device](const Variant& v) {
                   return TmaWsAttentionSharedBytes(p, v) <= device.max_shared_bytes_per_block;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <array>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,5 +59,16 @@ int64_t DecodeRows(const Sm90aAttentionProblem& problem);
 int64_t TmaWsAttentionBlockRows(const Variant& v);
 int64_t TmaWsAttentionThreads(const Variant& v);
 int64_t DecodeAttentionThreads(const Sm90aAttentionProblem& problem, const Variant& v);
+
+// Each family's launch: its grid (prefill: every tile, a query block of
+// one head of one batch entry, on x; decode: the KV splits on x, KV heads
+// on y, batch entries on z) and, for a persistent prefill variant, the
+// blocks an SM it runs (the launcher caps grid x at SMs x that); 0: all.
+struct AttentionLaunch {
+  std::array<int64_t, 3> grid;
+  int64_t blocks_per_sm = 0;
+};
+AttentionLaunch TmaWsAttentionLaunch(const Sm90aAttentionProblem& problem, const Variant& v);
+AttentionLaunch DecodeAttentionLaunch(const Sm90aAttentionProblem& problem, const Variant& v);
 
 }  // namespace tiletune::kernels::attention

@@ -15,6 +15,7 @@
 
 #include "kernels/ops/attention/attention_tma_args.h"
 #include "runtime/cuda/cuda_driver_api.h"
+#include "runtime/device_executor.h"
 #include "runtime/rtc/rtc_compiler.h"
 #include "tests/kernels/ops/attention/attention_sm90a_test_kernels.h"
 #include "tests/kernels/tt/tile_gpu_test_support.h"
@@ -239,7 +240,6 @@ TEST_P(AttentionSm90aOnGpu, EveryVariantMatchesFloat64) {
     a.k_head_stride = a.v_head_stride = ks.head;
     a.scale = static_cast<float>(scale);
     const Variant& var = kernel.variant;
-    const bool decode = c.family == Family::kDecode;
     args.q_map = Map(dq, p, p.q_heads, p.q_len, 64);
     args.k_map = Map(dk, p, p.kv_heads, p.kv_len, var.at("block_k"));
     args.v_map = Map(dv, p, p.kv_heads, p.kv_len, var.at("block_k"));
@@ -250,13 +250,16 @@ TEST_P(AttentionSm90aOnGpu, EveryVariantMatchesFloat64) {
               f, runtime::cuda::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
               static_cast<int>(kernel.shared_bytes)),
           "cuFuncSetAttribute");
-    const unsigned grid_x =
-        decode ? static_cast<unsigned>(var.at("split"))
-               : static_cast<unsigned>((p.q_len + TmaWsAttentionBlockRows(var) - 1) /
-                                       TmaWsAttentionBlockRows(var));
-    const unsigned grid_y = static_cast<unsigned>(decode ? p.kv_heads : p.q_heads);
+    // As the worker launches: the source's grid, a persistent one sized
+    // for this device's SMs.
+    runtime::KernelArguments geometry;
+    int sms = 0;
+    Check(driver_->api().cuDeviceGetAttribute(
+              &sms, runtime::cuda::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_),
+          "cuDeviceGetAttribute");
+    runtime::SetLaunchGeometry(kernel.source.launch, sms, geometry);
     void* params[] = {&args};
-    Check(driver_->api().cuLaunchKernel(f, grid_x, grid_y, static_cast<unsigned>(p.batch),
+    Check(driver_->api().cuLaunchKernel(f, geometry.grid[0], geometry.grid[1], geometry.grid[2],
                                         static_cast<unsigned>(kernel.threads), 1, 1,
                                         static_cast<unsigned>(kernel.shared_bytes), nullptr, params,
                                         nullptr),

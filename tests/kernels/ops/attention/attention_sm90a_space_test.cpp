@@ -29,42 +29,48 @@ TEST(AttentionSm90aSpace, PrefillVariantsFitTheH200) {
   }
 }
 
-// Overlap and ping-pong: ping-pong only on top of overlap with two
-// consumers; overlap's 128-key blocks (S and P live beside O) only where
-// the registers hold them (the compile test checks no variant spills).
+// Overlap, ping-pong and persistent blocks: ping-pong only on top of
+// overlap with two consumers, persistent only with overlap; overlap's
+// 128-key blocks (S and P live beside O) only where the registers hold
+// them (the compile test checks no variant spills).
 TEST(AttentionSm90aSpace, OverlapAndPingpongOnlyWhereTheyFit) {
   auto schedules = [](const Sm90aAttentionProblem& p) {
     std::set<std::string> seen;
     for (const Variant& v : TmaWsAttentionSpace(p, kH200).ValidVariants()) {
       EXPECT_TRUE(v.at("pingpong") == 0 || (v.at("overlap") == 1 && v.at("consumers") == 2))
           << VariantString(v);
+      EXPECT_TRUE(v.at("persistent") == 0 || v.at("overlap") == 1) << VariantString(v);
       seen.insert(VariantString(v));
     }
     return seen;
   };
   const auto d128 = schedules(Problem(2, 32, 8, 4096, 4096, 128, true));
-  for (const char* v : {"block_k=128,consumers=2,overlap=0,pingpong=0,stages=2",
-                        "block_k=128,consumers=2,overlap=1,pingpong=0,stages=3",
-                        "block_k=128,consumers=2,overlap=1,pingpong=1,stages=3"}) {
+  for (const char* v : {"block_k=128,consumers=2,overlap=0,persistent=0,pingpong=0,stages=2",
+                        "block_k=128,consumers=2,overlap=1,persistent=0,pingpong=0,stages=3",
+                        "block_k=128,consumers=2,overlap=1,persistent=0,pingpong=1,stages=3"}) {
     EXPECT_TRUE(d128.contains(v)) << v;
   }
+  EXPECT_TRUE(d128.contains("block_k=128,consumers=2,overlap=1,persistent=1,pingpong=1,stages=3"));
+  EXPECT_FALSE(d128.contains("block_k=128,consumers=2,overlap=0,persistent=1,pingpong=0,stages=2"));
   const auto d64 = schedules(Problem(2, 8, 8, 300, 257, 64));
-  EXPECT_TRUE(d64.contains("block_k=64,consumers=3,overlap=1,pingpong=0,stages=2"));
-  EXPECT_FALSE(d64.contains("block_k=128,consumers=3,overlap=1,pingpong=0,stages=2"));
-  EXPECT_TRUE(d64.contains("block_k=128,consumers=3,overlap=0,pingpong=0,stages=2"));
+  EXPECT_TRUE(d64.contains("block_k=64,consumers=3,overlap=1,persistent=0,pingpong=0,stages=2"));
+  EXPECT_FALSE(d64.contains("block_k=128,consumers=3,overlap=1,persistent=0,pingpong=0,stages=2"));
+  EXPECT_TRUE(d64.contains("block_k=128,consumers=3,overlap=0,persistent=0,pingpong=0,stages=2"));
   Sm90aAttentionProblem masked = Problem(2, 32, 8, 4096, 4096, 128);
   masked.mask_tensor = true;
   const auto d128_masked = schedules(masked);
-  EXPECT_FALSE(d128_masked.contains("block_k=128,consumers=2,overlap=1,pingpong=1,stages=3"));
-  EXPECT_TRUE(d128_masked.contains("block_k=64,consumers=2,overlap=1,pingpong=1,stages=3"));
+  EXPECT_FALSE(
+      d128_masked.contains("block_k=128,consumers=2,overlap=1,persistent=0,pingpong=1,stages=3"));
+  EXPECT_TRUE(
+      d128_masked.contains("block_k=64,consumers=2,overlap=1,persistent=0,pingpong=1,stages=3"));
 }
 
 TEST(AttentionSm90aSpace, PrefillSharedBytesCountQTheRingBarriersAndAlignment) {
   // head_dim 128, block_k 128, 2 consumers, 2 stages: Q 2 x 64 x 256 B,
-  // K and V 2 x 2 x 128 x 256 B, 7 barriers, one swizzle atom of slack.
+  // K and V 2 x 2 x 128 x 256 B, 8 barriers, one swizzle atom of slack.
   const Variant v = {{"block_k", 128}, {"consumers", 2}, {"stages", 2}};
   EXPECT_EQ(TmaWsAttentionSharedBytes(Problem(2, 32, 32, 4096, 4096, 128), v),
-            32768 + 131072 + 56 + 1024);
+            32768 + 131072 + 64 + 1024);
 }
 
 TEST(AttentionSm90aSpace, WithoutSm90aBothSpacesAreEmpty) {

@@ -56,6 +56,10 @@ AttentionTestKernel TestKernel(Family family, const Sm90aAttentionProblem& p,
       std::to_string(k.threads) + ") " + cluster + entry +
       "(const __grid_constant__ tt_attention_tma_args args) {\n  tt::attention::" +
       (decode ? "decode_attention" : "tma_ws_attention") + "<Config>(args, Epilogue{});\n}\n";
+  const AttentionLaunch launch =
+      decode ? DecodeAttentionLaunch(p, variant) : TmaWsAttentionLaunch(p, variant);
+  for (const int64_t g : launch.grid) k.source.launch.add_grid(g);
+  k.source.launch.set_blocks_per_compute_unit(static_cast<int32_t>(launch.blocks_per_sm));
   k.source.headers = DeviceHeaders();
   k.source.compile_options = {"-std=c++17", std::string(kArchSpecificOption)};
   return k;
