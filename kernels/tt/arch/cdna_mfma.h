@@ -152,11 +152,13 @@ TT_DEVICE void load_base(unsigned (&dst)[2], const ST& src, int row, int col, co
 // computes X*Y with its result spread down columns; fed X = b (rows of B^T)
 // and Y = a, it yields (A*B^T)^T in that spread, which is A*B^T in our row
 // layout.
-// acc = mfma(acc) for one MFMA builtin: the float4 round trip every call makes.
-template <class Mfma>
-TT_DEVICE void mfma_accumulate(float (&acc)[4], Mfma mfma) {
+// acc += one MFMA builtin of X = b and Y = a, their registers (2 or 4
+// packed words) cast to the vector type V it takes: the round trip every
+// wrapper below makes.
+template <class V, class Words, class Mfma>
+TT_DEVICE void mfma_accumulate(float (&acc)[4], const Words& a, const Words& b, Mfma mfma) {
   float4_t c = {acc[0], acc[1], acc[2], acc[3]};
-  c = mfma(c);
+  c = mfma(__builtin_bit_cast(V, b), __builtin_bit_cast(V, a), c);
   acc[0] = c.x;
   acc[1] = c.y;
   acc[2] = c.z;
@@ -168,21 +170,19 @@ struct mma_op;
 template <>
 struct mma_op<bf16> {
   TT_DEVICE static void base(float (&acc)[4], const unsigned (&a)[2], const unsigned (&b)[2]) {
-    const uint2_t av = {a[0], a[1]}, bv = {b[0], b[1]};
-    mfma_accumulate(acc, [&](float4_t c) {
-      return __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(
-          __builtin_bit_cast(short4_t, bv), __builtin_bit_cast(short4_t, av), c, 0, 0, 0);
-    });
+    mfma_accumulate<short4_t>(acc, uint2_t{a[0], a[1]}, uint2_t{b[0], b[1]},
+                              [](short4_t x, short4_t y, float4_t c) {
+                                return __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(x, y, c, 0, 0, 0);
+                              });
   }
 };
 template <>
 struct mma_op<f16> {
   TT_DEVICE static void base(float (&acc)[4], const unsigned (&a)[2], const unsigned (&b)[2]) {
-    const uint2_t av = {a[0], a[1]}, bv = {b[0], b[1]};
-    mfma_accumulate(acc, [&](float4_t c) {
-      return __builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(half4_t, bv),
-                                                   __builtin_bit_cast(half4_t, av), c, 0, 0, 0);
-    });
+    mfma_accumulate<half4_t>(acc, uint2_t{a[0], a[1]}, uint2_t{b[0], b[1]},
+                             [](half4_t x, half4_t y, float4_t c) {
+                               return __builtin_amdgcn_mfma_f32_16x16x16f16(x, y, c, 0, 0, 0);
+                             });
   }
 };
 
@@ -200,22 +200,22 @@ template <>
 struct mma_pair_op<bf16> {
   TT_DEVICE static void pair(float (&acc)[4], const unsigned (&a0)[2], const unsigned (&a1)[2],
                              const unsigned (&b0)[2], const unsigned (&b1)[2]) {
-    const uint4_t av = {a0[0], a0[1], a1[0], a1[1]}, bv = {b0[0], b0[1], b1[0], b1[1]};
-    mfma_accumulate(acc, [&](float4_t c) {
-      return __builtin_amdgcn_mfma_f32_16x16x32_bf16(__builtin_bit_cast(bf16x8_t, bv),
-                                                     __builtin_bit_cast(bf16x8_t, av), c, 0, 0, 0);
-    });
+    mfma_accumulate<bf16x8_t>(acc, uint4_t{a0[0], a0[1], a1[0], a1[1]},
+                              uint4_t{b0[0], b0[1], b1[0], b1[1]},
+                              [](bf16x8_t x, bf16x8_t y, float4_t c) {
+                                return __builtin_amdgcn_mfma_f32_16x16x32_bf16(x, y, c, 0, 0, 0);
+                              });
   }
 };
 template <>
 struct mma_pair_op<f16> {
   TT_DEVICE static void pair(float (&acc)[4], const unsigned (&a0)[2], const unsigned (&a1)[2],
                              const unsigned (&b0)[2], const unsigned (&b1)[2]) {
-    const uint4_t av = {a0[0], a0[1], a1[0], a1[1]}, bv = {b0[0], b0[1], b1[0], b1[1]};
-    mfma_accumulate(acc, [&](float4_t c) {
-      return __builtin_amdgcn_mfma_f32_16x16x32_f16(__builtin_bit_cast(half8_t, bv),
-                                                    __builtin_bit_cast(half8_t, av), c, 0, 0, 0);
-    });
+    mfma_accumulate<half8_t>(acc, uint4_t{a0[0], a0[1], a1[0], a1[1]},
+                             uint4_t{b0[0], b0[1], b1[0], b1[1]},
+                             [](half8_t x, half8_t y, float4_t c) {
+                               return __builtin_amdgcn_mfma_f32_16x16x32_f16(x, y, c, 0, 0, 0);
+                             });
   }
 };
 #endif
