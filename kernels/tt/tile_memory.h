@@ -35,18 +35,24 @@ TT_DEVICE void load_async(st<T, R, C>& dst, const gl<T>& src, long long row0, lo
   const int rows_left = src.rows - row0 < R ? static_cast<int>(src.rows - row0) : R;
   const int cols_left = src.cols - col0 < C ? static_cast<int>(src.cols - col0) : C;
   if (rows_left == R && cols_left == C) {
-#if defined(TT_LDS_DIRECT_CHUNKS)
-    // Each wave's load fills 64 consecutive chunks of LDS, lane l the l-th:
-    // the lane reads the chunk of the matrix that the swizzle puts there
-    // (the swizzle is an XOR, its own inverse).
-    if constexpr (VEC == per_chunk && THREADS % arch::lanes == 0 && chunks % THREADS == 0) {
+#if defined(TT_LDS_DIRECT)
+    // Each wave's load fills 64 consecutive words of LDS, lane l the l-th:
+    // the lane reads the word of the matrix that the swizzle puts there
+    // (the swizzle moves whole 16-byte chunks and is an XOR, its own
+    // inverse; a word keeps its place inside its chunk).
+    constexpr int word_bytes = arch::lds_direct_bytes, chunk_words = 16 / word_bytes;
+    constexpr int words = chunks * chunk_words;
+    static_assert(word_bytes % static_cast<int>(sizeof(T)) == 0 && 16 % word_bytes == 0,
+                  "a direct LDS word holds whole elements and divides a chunk");
+    if constexpr (VEC == per_chunk && THREADS % arch::lanes == 0 && words % THREADS == 0) {
       const int wave = tid / arch::lanes, lane = tid % arch::lanes;
 #pragma unroll
-      for (int i = 0; i < chunks / THREADS; ++i) {
+      for (int i = 0; i < words / THREADS; ++i) {
         const int first = (wave + i * (THREADS / arch::lanes)) * arch::lanes;
-        const int p = first + lane, r = p / S::row_chunks;
-        const int c = ((p % S::row_chunks) ^ S::swizzle_of(r)) * per_chunk;
-        arch::copy_chunk_to_lds(base + first * 16, tile + (r * ld + c));
+        const int w = first + lane, chunk = w / chunk_words, r = chunk / S::row_chunks;
+        const int c = ((chunk % S::row_chunks) ^ S::swizzle_of(r)) * per_chunk +
+                      (w % chunk_words) * (word_bytes / static_cast<int>(sizeof(T)));
+        arch::copy_word_to_lds(base + first * word_bytes, tile + (r * ld + c));
       }
       return;
     }

@@ -300,7 +300,7 @@ std::string MfmaOf(const std::string& arch) {
 // The checks a code object passes without a GPU (no AMD GPU exists in CI):
 // built for the arch (ELF flags), nothing left to resolve at load, every
 // word of its text an instruction of the arch, and in matrix kernels the
-// arch's MFMA (MfmaOf) and no other, and on gfx950 loads into LDS.
+// arch's MFMA (MfmaOf) and no other, and on gfx942 / gfx950 loads into LDS.
 // The tools come with llvm-22 (deploy/install-deps.sh).
 void CheckCodeObjectStatically(const std::string& object, const std::string& arch,
                                bool expect_mfma) {
@@ -331,10 +331,12 @@ void CheckCodeObjectStatically(const std::string& object, const std::string& arc
   EXPECT_EQ(text.find("<unknown>"), std::string::npos)
       << "words that are no " << arch << " instruction";
   if (expect_mfma) {
-    // gfx950 loads whole 16-byte chunks of the operand tiles straight into LDS.
-    if (arch == "gfx950") {
-      EXPECT_NE(text.find("global_load_lds_dwordx4"), std::string::npos)
-          << "no global_load_lds_dwordx4";
+    // gfx950 loads whole 16-byte chunks of the operand tiles straight into
+    // LDS, gfx942 4-byte words.
+    if (arch == "gfx950" || arch == "gfx942") {
+      const std::string load =
+          arch == "gfx950" ? "global_load_lds_dwordx4" : "global_load_lds_dword";
+      EXPECT_NE(text.find(load), std::string::npos) << "no " << load;
     }
     const std::string mfma = MfmaOf(arch);
     EXPECT_NE(text.find(mfma), std::string::npos) << "no " << mfma;

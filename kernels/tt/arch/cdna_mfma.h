@@ -2,8 +2,8 @@
 // v_mfma_f32_16x16x16{bf16_1k,f16} on registers (16x16x32 on gfx950), LDS reads into them, and
 // global -> LDS copies staged through registers (gfx90a has no asynchronous
 // copy into LDS that a compiler builtin exposes, so "async" copies complete
-// at once and commit/wait are no-ops), and on gfx950 whole 16-byte chunks
-// loaded straight into LDS (copy_chunk_to_lds). Defines the same names as
+// at once and commit/wait are no-ops), and on gfx942 / gfx950 4- / 16-byte
+// words loaded straight into LDS (copy_word_to_lds). Defines the same names as
 // tt/arch/sm80_mma_sync.h.
 #ifndef TILETUNE_TT_LEAF_CDNA_H
 #define TILETUNE_TT_LEAF_CDNA_H
@@ -247,21 +247,27 @@ template <int BYTES>
 TT_DEVICE void copy_async(void* dst, const void* src) {
   copy_async<BYTES>(dst, src, BYTES);
 }
+#if defined(__gfx950__) || defined(__gfx942__)
+// CDNA3 and later load straight into LDS: gfx950 16 bytes a lane
+// (global_load_lds_dwordx4), gfx942 4 (global_load_lds_dword). No
+// registers and no wait between the load and the LDS write, so a stage of
+// the pipeline lands while the waves compute on another. The wave's load
+// writes 64 consecutive words of lds_direct_bytes at `wave_dst` (uniform
+// across the wave), lane l the l-th, from that lane's `src`.
+#define TT_LDS_DIRECT 1
 #if defined(__gfx950__)
-// gfx950 loads 16 bytes a lane straight into LDS (global_load_lds_dwordx4):
-// no registers and no wait between the load and the LDS write, so a stage
-// of the pipeline lands while the waves compute on another. The wave's
-// load writes 64 consecutive 16-byte chunks at `wave_dst` (uniform across
-// the wave), lane l the l-th, from that lane's `src`.
-#define TT_LDS_DIRECT_CHUNKS 1
-TT_DEVICE void copy_chunk_to_lds(char* wave_dst, const void* src) {
+constexpr int lds_direct_bytes = 16;
+#else
+constexpr int lds_direct_bytes = 4;
+#endif
+TT_DEVICE void copy_word_to_lds(char* wave_dst, const void* src) {
   typedef __attribute__((address_space(1))) void global_void;
   typedef __attribute__((address_space(3))) void lds_void;
   // An LDS address is 32 bits; readfirstlane tells the compiler it is uniform.
   const unsigned lds = __builtin_amdgcn_readfirstlane(
       static_cast<unsigned>(reinterpret_cast<unsigned long long>(wave_dst)));
-  __builtin_amdgcn_global_load_lds((global_void*)(const_cast<void*>(src)), (lds_void*)(lds), 16, 0,
-                                   0);
+  __builtin_amdgcn_global_load_lds((global_void*)(const_cast<void*>(src)), (lds_void*)(lds),
+                                   lds_direct_bytes, 0, 0);
 }
 TT_DEVICE void commit_async() {}
 // The loads into LDS count in vmcnt; their groups are not told apart, so a
