@@ -118,6 +118,16 @@ void PrintTable(const std::vector<ComparisonRow>& rows, std::ostream& out) {
       out << fmt::format("{}: the daemon would serve {} (VENDOR): {}\n", name, c.baseline_name,
                          c.decision);
     }
+    if (c.per_template.size() > 1) {
+      std::string families;
+      for (const auto& [family, best] : c.per_template) {
+        families += fmt::format(
+            "{}{} {} ({} trials)", families.empty() ? "" : ", ", family,
+            best.best_us > 0 ? fmt::format("{:.1f} us", best.best_us) : std::string("none passed"),
+            best.trials);
+      }
+      out << fmt::format("{}: fastest of each family: {}\n", name, families);
+    }
     if (row.tiletune.timed && !row.tiletune.timed->error.empty())
       out << name << ": " << kernels::VariantString(*c.variant) << ": " << row.tiletune.timed->error
           << "\n";

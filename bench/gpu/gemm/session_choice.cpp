@@ -46,8 +46,19 @@ SessionChoice TuneWholeSpace(TuningSessionRunner& runner, const v1::KernelKey& k
   choice.error = session.error;
   const v1::Trial* fastest = nullptr;
   for (const v1::Trial& trial : session.trials) {
+    // Trials stored without a name belong to the first template.
+    SessionChoice::TemplateBest& family =
+        choice.per_template[trial.kernel_name().empty() ? std::string(space.first().name())
+                                                        : trial.kernel_name()];
+    ++family.trials;
     if (CountFailure(trial, choice)) continue;
-    if (!fastest || trial.timing().median_us() < fastest->timing().median_us()) fastest = &trial;
+    const double us = trial.timing().median_us();
+    if (family.best_us == 0 || us < family.best_us) {
+      family.best_us = us;
+      family.best_variant =
+          kernels::VariantString(kernels::Variant(trial.params().begin(), trial.params().end()));
+    }
+    if (!fastest || us < fastest->timing().median_us()) fastest = &trial;
   }
   if (!session.record) {
     if (choice.error.empty()) choice.error = "the session made no record";
@@ -77,7 +88,14 @@ SessionChoice TuneWholeSpace(TuningSessionRunner& runner, const v1::KernelKey& k
 }
 
 nlohmann::json SessionChoiceJson(const SessionChoice& c) {
+  nlohmann::json per_template = nlohmann::json::object();
+  for (const auto& [name, family] : c.per_template) {
+    per_template[name] = {{"trials", family.trials},
+                          {"best_us", family.best_us},
+                          {"best_variant", family.best_variant}};
+  }
   return {{"served", c.served},
+          {"per_template", per_template},
           {"baseline_name", c.baseline_name},
           {"decision", c.decision},
           {"variant", c.variant ? kernels::VariantString(*c.variant) : std::string()},

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -36,6 +37,14 @@ struct SessionChoice {
   int wrong = 0;               // output checks that failed in the worker
   std::string first_failure;   // the first of those failures, for the report
   std::string error;           // why the session made no record
+  // Each template of the key's space that ran trials: how many, and its
+  // fastest passing variant (what pruning a family or ranking it needs).
+  struct TemplateBest {
+    int trials = 0;
+    double best_us = 0;  // 0: none passed
+    std::string best_variant;
+  };
+  std::map<std::string, TemplateBest> per_template;
 };
 
 // Tunes `key` (normalized) with the daemon's tuner: an exhaustive search of

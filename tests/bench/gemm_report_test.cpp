@@ -1,0 +1,46 @@
+// tiletune-bench-gemm's report of a row, without a GPU: the table's lines
+// and the JSON name each family's fastest variant.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "bench/gpu/gemm/gemm_report.h"
+
+namespace tiletune::bench {
+namespace {
+
+TEST(GemmReport, NamesTheFastestVariantOfEachFamily) {
+  ComparisonRow row;
+  row.shape = {2048, 4096, 4096};
+  SessionChoice& c = row.tiletune.choice;
+  c.per_template["tile_gemm"] = {30, 712.5, "block_m=128,block_n=128"};
+  c.per_template["tma_ws_gemm"] = {12, 185.8, "block_m=128,block_n=256"};
+  c.per_template["gpu_gemm_tiled"] = {4, 0, ""};
+  std::ostringstream table;
+  PrintTable({row}, table);
+  EXPECT_NE(table.str().find("2048x4096x4096 plain: fastest of each family: gpu_gemm_tiled none "
+                             "passed (4 trials), tile_gemm 712.5 us (30 trials), tma_ws_gemm "
+                             "185.8 us (12 trials)"),
+            std::string::npos)
+      << table.str();
+
+  const nlohmann::json json = ReportJson({row}, nlohmann::json::object());
+  const nlohmann::json& families = json["rows"][0]["tiletune"]["per_template"];
+  EXPECT_EQ(families["tma_ws_gemm"]["trials"], 12);
+  EXPECT_DOUBLE_EQ(families["tma_ws_gemm"]["best_us"].get<double>(), 185.8);
+  EXPECT_EQ(families["tma_ws_gemm"]["best_variant"], "block_m=128,block_n=256");
+  EXPECT_EQ(families["gpu_gemm_tiled"]["best_us"], 0);
+}
+
+// One family: nothing to compare, no line.
+TEST(GemmReport, OneFamilyGetsNoFamilyLine) {
+  ComparisonRow row;
+  row.shape = {16, 4096, 4096};
+  row.tiletune.choice.per_template["tile_gemm"] = {40, 20.5, "block_m=16"};
+  std::ostringstream table;
+  PrintTable({row}, table);
+  EXPECT_EQ(table.str().find("fastest of each family"), std::string::npos) << table.str();
+}
+
+}  // namespace
+}  // namespace tiletune::bench
