@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Builds tiletune (release preset), starts tiletuned on embedded defaults with
 # a throwaway data folder, runs examples/job.yaml end to end and prints the
-# winners, then shows a Lookup HIT and stops the daemon with SIGTERM.
+# winners, then looks up the row ops and stops the daemon with SIGTERM.
 #   examples/run-example.sh            build, start a daemon, run the example
 #   examples/run-example.sh HOST:PORT  run it against a daemon already running
 #                                      (with the CLI already built; a token
 #                                      through TILETUNE_TOKEN_FILE if needed)
-# Fails when the lookup of the softmax (which tuning wins against the
-# single-threaded straightforward kernel on any CPU of two or more cores) is
-# not a HIT.
+# Fails when neither the softmax nor the RMSNorm lookup is a HIT: tuning wins
+# both against the single-threaded straightforward kernel on any CPU of two
+# or more cores, but a busy machine's timing noise can keep one of them
+# VENDOR (the daemon serves a kernel only past the noise it measured).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=build/release/bin
@@ -35,9 +36,14 @@ fi
 "$bin/tiletune" devices
 echo "== tuning examples/job.yaml"
 "$bin/tiletune" submit examples/job.yaml --watch
-echo "== lookup of the softmax"
-lookup=$("$bin/tiletune" lookup --op softmax --dtype f32 --shape rows=512,cols=1000)
-echo "$lookup"
-[[ $lookup == HIT* ]] || { echo "run-example: the lookup is not a HIT" >&2; exit 1; }
+hits=0
+for row_op in "softmax rows=512,cols=1000" "rmsnorm rows=512,cols=4096"; do
+  read -r op shape <<<"$row_op"
+  echo "== lookup of the $op"
+  lookup=$("$bin/tiletune" lookup --op "$op" --dtype f32 --shape "$shape")
+  echo "$lookup"
+  [[ $lookup == HIT* ]] && hits=$((hits + 1))
+done
+((hits > 0)) || { echo "run-example: neither row op's lookup is a HIT" >&2; exit 1; }
 echo "== records"
 "$bin/tiletune" records list
