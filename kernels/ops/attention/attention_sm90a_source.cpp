@@ -124,6 +124,7 @@ KernelSource DecodeAttentionSource(const v1::KernelKey& key, const Sm90aAttentio
   spec.variant_text = VariantString(variant);
   const AttentionLaunch launch = DecodeAttentionLaunch(p, tuned);
   spec.grid = launch.grid;
+  spec.blocks_per_compute_unit = launch.blocks_per_sm;
   spec.block = {DecodeAttentionThreads(p, tuned), 1, 1};
   spec.shared_memory_bytes = shared_bytes;
   KernelSource source = gpu::GenerateGpuSource(key, gpu::kCuda, spec, planted_fault);

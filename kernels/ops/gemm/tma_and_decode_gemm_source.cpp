@@ -16,9 +16,12 @@ static_assert(offsetof(tt_gemm_tma_args, a_map) % 64 == 0 &&
                   offsetof(tt_gemm_tma_args, c_map) % 64 == 0 && sizeof(tt_tensor_map) == 128,
               "tensor maps are 128 bytes on 64-byte boundaries");
 
-constexpr int32_t kSwizzleBytes = 128;  // a k box: one swizzled row
-constexpr int64_t kBoxK = 64;           // of 16-bit elements
-constexpr int64_t kPanelColumns = 64;   // an N-major B panel: 128 bytes of n
+// A k box is one 128-byte swizzled row: kBoxK 16-bit elements (the decode
+// families), 128 / element bytes for tma_ws_gemm; an N-major B panel is
+// 128 bytes of n.
+constexpr int32_t kSwizzleBytes = 128;
+constexpr int64_t kBoxK = 64;
+constexpr int64_t kPanelColumns = 64;
 constexpr int64_t kWarpgroupThreads = 128;
 
 // The variant's own parameters, without planted_fault.

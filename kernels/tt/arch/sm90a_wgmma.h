@@ -46,6 +46,11 @@ TT_DEVICE int warp() {
 constexpr int swizzle_rows = 8;
 constexpr int swizzle_bytes = 128;
 constexpr int atom_bytes = swizzle_rows * swizzle_bytes;
+// One wgmma covers 32 bytes of k: k16 of 16-bit operands, k8 of tf32
+// (floats the tensor cores read as tf32), which only come K-major.
+constexpr int k_step_bytes = 32;
+template <class T>
+inline constexpr int k_step = k_step_bytes / static_cast<int>(sizeof(T));
 
 // The first swizzle-atom boundary at or after `shared`: the swizzle needs
 // atom-aligned tiles, and dynamic shared memory may start on a smaller
@@ -65,8 +70,8 @@ template <class T, int R, int C>
 TT_DEVICE unsigned long long descriptor(const st<T, R, C>& tile, int row0, int step) {
   static_assert(st<T, R, C>::row_bytes == swizzle_bytes,
                 "wgmma descriptors here cover rows of 128 bytes");
-  const unsigned address =
-      arch::shared_address(tile.data) + static_cast<unsigned>(row0 * swizzle_bytes + step * 32);
+  const unsigned address = arch::shared_address(tile.data) +
+                           static_cast<unsigned>(row0 * swizzle_bytes + step * k_step_bytes);
   return static_cast<unsigned long long>((address & 0x3ffff) >> 4) | (1ull << 16) |
          (static_cast<unsigned long long>(atom_bytes >> 4) << 32) | (1ull << 62);
 }
@@ -160,12 +165,9 @@ TT_DEVICE void grow_registers() {
 }
 
 // ---- Warpgroup MMA -----------------------------------------------------------------
-// d (this warp's 16 x N share of the warpgroup's 64 x N tile) += A * B.
-// Asynchronous: d is valid only after commit() and wait<>(). One wgmma
-// covers 32 bytes of k: k16 of 16-bit operands, k8 of tf32 (floats the
-// tensor cores read as tf32), which only come K-major.
-template <class T>
-inline constexpr int k_step = 32 / static_cast<int>(sizeof(T));
+// d (this warp's 16 x N share of the warpgroup's 64 x N tile) += A * B,
+// k_step elements of k per wgmma. Asynchronous: d is valid only after
+// commit() and wait<>().
 
 namespace detail {
 

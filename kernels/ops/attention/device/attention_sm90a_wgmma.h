@@ -29,10 +29,11 @@
 // block innermost, last-first where causal (the longest of a head first):
 // the blocks running at once read the K and V of a few heads, which stay
 // in L2 (numbering query blocks outermost cost a third of the speed of
-// 32-head MHA on an H100). Block x runs tiles x, x + gridDim.x, ...: one each on a grid of all
-// tiles, or, persistent, a grid of one block per SM whose producer copies
-// the next tile's Q and first key blocks while the consumers still finish
-// this one's (Q's slot goes back once both have issued their last S).
+// 32-head MHA on an H100). Block x runs tiles x, x + gridDim.x, ...: one
+// each on a grid of all tiles, or, persistent, a grid of one block per SM
+// whose producer copies the next tile's Q and first key blocks while the
+// consumers still finish this one's (Q's slot goes back once both have
+// issued their last S).
 // An additive mask tensor (masked) is added to every key block's scores
 // before those masks; its -inf hides a key as they do.
 //

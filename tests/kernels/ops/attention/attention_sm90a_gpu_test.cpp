@@ -75,6 +75,9 @@ class AttentionSm90aOnGpu : public ::testing::TestWithParam<size_t> {
     api.cuDeviceGetAttribute(&minor, runtime::cuda::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
                              device_);
     if (major != 9 || minor != 0) GTEST_SKIP() << "not an sm_90 device";
+    Check(api.cuDeviceGetAttribute(&sms_, runtime::cuda::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                   device_),
+          "cuDeviceGetAttribute");
     nvrtc_ = runtime::OpenNvrtc(&why);
     if (!nvrtc_) GTEST_SKIP() << "no NVRTC: " << why;
     Check(api.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
@@ -143,6 +146,7 @@ class AttentionSm90aOnGpu : public ::testing::TestWithParam<size_t> {
   std::unique_ptr<runtime::cuda::CudaDriver> driver_;
   std::unique_ptr<runtime::RtcCompiler> nvrtc_;
   runtime::cuda::CUdevice device_ = 0;
+  int sms_ = 0;  // what a persistent grid is sized by
   runtime::cuda::CUcontext context_ = nullptr;
   std::vector<CUdeviceptr> buffers_;
   std::map<std::string, runtime::cuda::CUmodule> modules_;
@@ -253,11 +257,7 @@ TEST_P(AttentionSm90aOnGpu, EveryVariantMatchesFloat64) {
     // As the worker launches: the source's grid, a persistent one sized
     // for this device's SMs.
     runtime::KernelArguments geometry;
-    int sms = 0;
-    Check(driver_->api().cuDeviceGetAttribute(
-              &sms, runtime::cuda::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_),
-          "cuDeviceGetAttribute");
-    runtime::SetLaunchGeometry(kernel.source.launch, sms, geometry);
+    runtime::SetLaunchGeometry(kernel.source.launch, sms_, geometry);
     void* params[] = {&args};
     Check(driver_->api().cuLaunchKernel(f, geometry.grid[0], geometry.grid[1], geometry.grid[2],
                                         static_cast<unsigned>(kernel.threads), 1, 1,
