@@ -225,6 +225,24 @@ TT_DEVICE void tma_ws_gemm(const tt_gemm_tma_args& args, const Epilogue& epilogu
       tma::named_sync(1 + consumer, warpgroup::threads);
       typename P::out_box* boxes = staging + consumer * P::boxes;
       using G = geom<row_l>;
+      // The chain first, in place, then the staging stores: done in one
+      // pass, ptxas keeps the chain's loads (a bias) and the staging
+      // addresses live together and spills at block_n 256.
+#pragma unroll
+      for (int i = 0; i < P::m64; ++i) {
+#pragma unroll
+        for (int j = 0; j < P::bn / 16; ++j) {
+#pragma unroll
+          for (int e = 0; e < arch::frag::elems; ++e) {
+            const long long grow = rows0 + 64 * i + 16 * warpgroup::warp() + G::row(lane, e);
+            const long long gcol = col0 + 16 * j + G::col(lane, e);
+            float& v = acc[i].tiles[0][j].data[e];
+            // Past the edges the copy engine writes nothing; the chain
+            // must not read there either.
+            v = grow < m && gcol < n ? epilogue(v, c_base + grow * ldc + gcol, gcol) : 0.0f;
+          }
+        }
+      }
 #pragma unroll
       for (int i = 0; i < P::m64; ++i) {
 #pragma unroll
@@ -233,16 +251,7 @@ TT_DEVICE void tma_ws_gemm(const tt_gemm_tma_args& args, const Epilogue& epilogu
           for (int e = 0; e < arch::frag::elems; e += 2) {
             const int row = 64 * i + 16 * warpgroup::warp() + G::row(lane, e);
             const int col = 16 * j + G::col(lane, e);
-            const long long grow = rows0 + row, gcol = col0 + col;
-            float v[2];
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              // Past the edges the copy engine writes nothing; the chain
-              // must not read there either.
-              v[h] = grow < m && gcol + h < n ? epilogue(acc[i].tiles[0][j].data[e + h],
-                                                         c_base + grow * ldc + gcol + h, gcol + h)
-                                              : 0.0f;
-            }
+            const float* v = &acc[i].tiles[0][j].data[e];
             auto& box = boxes[col / P::box_cols];
             TO* at = &box.at(row, col % P::box_cols);
             if constexpr (sizeof(TO) == 2) {

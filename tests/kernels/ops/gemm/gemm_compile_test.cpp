@@ -13,7 +13,9 @@
 #include "kernels/core/kernel_template.h"
 #include "kernels/ops/gemm/tile_gemm_source.h"
 #include "kernels/ops/gemm/tile_gemm_space.h"
+#include "kernels/ops/gemm/tma_and_decode_gemm_source.h"
 #include "runtime/cuda/cubin_compiler.h"
+#include "runtime/cuda/ptxas_report.h"
 #include "runtime/rtc/rtc_compiler.h"
 #include "tests/support/gemm_test_key.h"
 
@@ -68,8 +70,8 @@ std::vector<KeyCase> Keys() {
       {"tma_ws_odd_300x250x136", "300x250x136 batch 2 f16 row/col relu",
        GemmTestKey(300, 250, 136, 2, H, H, false, true, {"relu"})},
       // tma_ws_gemm's N-major B panels and its tf32 wgmma.
-      {"tma_ws_row_row_300x328x136", "300x328x136 batch 2 bf16 row/row bias",
-       GemmTestKey(300, 328, 136, 2, B, B, false, false, {"bias"})},
+      {"tma_ws_row_row_300x328x136", "300x328x136 batch 2 bf16 row/row bias gelu residual",
+       GemmTestKey(300, 328, 136, 2, B, B, false, false, {"bias", "gelu_tanh", "residual_add"})},
       {"tma_ws_tf32_300x260x136", "tf32 300x260x136 f32 row/col silu",
        AllowingTf32(GemmTestKey(300, 260, 136, 1, F, F, false, true, {"silu"}))}};
 }
@@ -111,6 +113,11 @@ void ExpectAllCompile(runtime::RtcCompiler& compiler, const std::string& backend
                                           target.options, target.arch);
         if (!out.ok || out.binary.empty()) {
           failures[s] = source.entry + ":\n" + out.log;
+        } else if (const auto spills = runtime::cuda::ParsePtxasReport(out.log, source.entry);
+                   source.kernel_name == gemm::kTmaWsGemmName && spills.spill_bytes > 0) {
+          // Its space holds no more accumulators than a consumer carries.
+          failures[s] = source.entry + ": spills " + std::to_string(spills.spill_bytes) +
+                        " bytes:\n" + out.log;
         } else if (out.log.find("serialized") != std::string::npos) {
           // ptxas falls back to waiting after every wgmma when it cannot
           // prove the accumulator untouched while in flight: correct, slow.
