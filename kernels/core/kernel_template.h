@@ -67,6 +67,13 @@ class KernelTemplate {
     return Space(key, CompileTargetOf(backend()));
   }
   virtual KernelSource Source(const v1::KernelKey& key, const Variant& variant) const = 0;
+  // The template that searches the key on the device instead of this one
+  // where it serves the key with variants there (this one never won such
+  // keys), or empty. This one's variants still serve records and verify
+  // jobs (KeySpace::Only); a tuning search skips them.
+  virtual std::string_view LeavesSearchTo(const v1::KernelKey&, const DeviceDescription&) const {
+    return {};
+  }
   // The baseline on the device as the daemon describes it (the host GEMM's
   // depends on whether OpenBLAS links there).
   virtual Baseline BaselineFor(const v1::KernelKey& key, const DeviceDescription& device) const = 0;

@@ -9,6 +9,13 @@ KeySpace KeySpace::Of(const v1::KernelKey& key, const DeviceDescription& device,
   for (const KernelTemplate* t : ServingKernelTemplates(key, device.backend, why)) {
     templates.push_back({t, t->Space(key, device)});
   }
+  for (TemplateSpace& ts : templates) {
+    const std::string_view other = ts.kernel->LeavesSearchTo(key, device);
+    if (other.empty()) continue;
+    for (const TemplateSpace& o : templates) {
+      if (o.kernel->name() == other && !o.space.ValidVariants().empty()) ts.searched = false;
+    }
+  }
   return KeySpace(std::move(templates));
 }
 
@@ -17,6 +24,7 @@ KeySpace::KeySpace(std::vector<TemplateSpace> templates) : templates_(std::move(
 std::vector<Variant> KeySpace::ValidVariants() const {
   std::vector<Variant> all;
   for (size_t i = 0; i < templates_.size(); ++i) {
+    if (!templates_[i].searched) continue;
     for (Variant v : templates_[i].space.ValidVariants()) {
       v[std::string(kTemplateParameter)] = static_cast<int64_t>(i);
       all.push_back(std::move(v));

@@ -22,6 +22,9 @@ inline constexpr std::string_view kTemplateParameter = "template";
 struct TemplateSpace {
   const KernelTemplate* kernel;
   SearchSpace space;
+  // False where another serving template searches the key instead
+  // (KernelTemplate::LeavesSearchTo).
+  bool searched = true;
 };
 
 // The search space of a key on a backend: the union over every template of
@@ -40,8 +43,8 @@ class KeySpace {
   // op's: cuBLASLt, or the naive kernel, whichever GEMM family serves).
   const KernelTemplate& first() const { return *templates_.front().kernel; }
 
-  // Every valid variant of every template, template by template, each with
-  // kTemplateParameter set to its template's index.
+  // Every valid variant of every searched template, template by template,
+  // each with kTemplateParameter set to its template's index.
   std::vector<Variant> ValidVariants() const;
   // The template a variant of ValidVariants belongs to (index 0 without
   // kTemplateParameter).

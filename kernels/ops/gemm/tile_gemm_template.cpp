@@ -6,6 +6,8 @@
 #include "kernels/ops/gemm/cublaslt_baseline.h"
 #include "kernels/ops/gemm/gemm_templates.h"
 #include "kernels/ops/gemm/tile_gemm_source.h"
+#include "kernels/ops/gemm/tma_and_decode_gemm_source.h"
+#include "kernels/ops/gemm/tma_and_decode_gemm_space.h"
 #include "kernels/source/host_source.h"
 
 namespace tiletune::kernels::gemm {
@@ -30,6 +32,18 @@ class TileGemm final : public KernelTemplate {
 
   SearchSpace Space(const v1::KernelKey& key, const DeviceDescription& device) const override {
     return TileGemmSpace(ProblemOf(key), GemmTargetOn(target_, device));
+  }
+
+  // Prefill with two of tma_ws_gemm's smallest tiles an SM: where that
+  // family serves the key it won every such key on the H100 and the H200
+  // (bench/results/2026-12-07-h100-chain-spill-prune.md), so the ~40
+  // variants here would only cost tuning time.
+  std::string_view LeavesSearchTo(const v1::KernelKey& key,
+                                  const DeviceDescription& device) const override {
+    const GemmProblem p = ProblemOf(key);
+    const auto tiles = [](int64_t extent) { return (extent + kTmaWsMinTile - 1) / kTmaWsMinTile; };
+    if (tiles(p.m) * tiles(p.n) * p.batch < 2 * device.compute_units) return {};
+    return kTmaWsGemmName;
   }
 
   KernelSource Source(const v1::KernelKey& key, const Variant& variant) const override {

@@ -89,8 +89,8 @@ int64_t MmaDecodeGemmSharedBytes(const Variant& v) {
 
 SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
   SearchSpace space;
-  space.Add("block_m", {128, 256})
-      .Add("block_n", {128, 256})
+  space.Add("block_m", {kTmaWsMinTile, 256})
+      .Add("block_n", {kTmaWsMinTile, 256})
       .Add("stages", {2, 3, 4, 5, 6})
       .Add("group_m", {1, 8, 16})
       .Add("store_tma", {0, 1});

@@ -38,6 +38,9 @@ int64_t TmaWsGemmSharedBytes(const GemmProblem& problem, const Variant& v);
 int64_t TmaDecodeGemmSharedBytes(const Variant& v);
 int64_t MmaDecodeGemmSharedBytes(const Variant& v);
 
+// tma_ws_gemm's smallest block_m and block_n.
+inline constexpr int64_t kTmaWsMinTile = 128;
+
 // Rows of A a decode variant computes (m rounded up to 16), and the most
 // rows the decode families take.
 inline constexpr int64_t kDecodeMaxRows = 64;

@@ -74,6 +74,31 @@ TEST(KeySpace, KMajorBf16GemmsSpanTheDecodeOrTmaFamilies) {
   EXPECT_GT(VariantsPerTemplate(prefill).at("tma_ws_gemm"), 0u);
 }
 
+// Prefill with two 128 x 128 tiles an SM is tma_ws_gemm's alone to search;
+// the tile GEMM's variants still serve records (Only). Fewer tiles, or a
+// device without sm_90a, and the tile GEMM is searched again.
+TEST(KeySpace, TheTileGemmLeavesLargePrefillToTmaWsGemm) {
+  std::string why;
+  const v1::KernelKey large = Gemm(2048, 4096, 4096, v1::DTYPE_BF16);  // 512 tiles, 132 SMs
+  const KeySpace prefill = KeySpace::Of(large, kH200, &why);
+  ASSERT_EQ(prefill.templates().size(), 2u) << why;
+  EXPECT_FALSE(prefill.templates()[0].searched);
+  const auto counts = VariantsPerTemplate(prefill);
+  EXPECT_FALSE(counts.contains(std::string(gemm::kTileGemmName)));
+  EXPECT_GT(counts.at("tma_ws_gemm"), 0u);
+  const Variant tile = prefill.templates()[0].space.ValidVariants().front();
+  EXPECT_FALSE(prefill.Only(gemm::kTileGemmName, tile, &why).empty()) << why;
+
+  // 128 x 2048: 16 tiles.
+  const KeySpace narrow = KeySpace::Of(Gemm(128, 2048, 4096, v1::DTYPE_BF16), kH200, &why);
+  EXPECT_GT(VariantsPerTemplate(narrow).at(std::string(gemm::kTileGemmName)), 0u);
+  DeviceDescription no_sm90a = kH200;
+  no_sm90a.has_sm90a = false;
+  EXPECT_GT(
+      VariantsPerTemplate(KeySpace::Of(large, no_sm90a, &why)).at(std::string(gemm::kTileGemmName)),
+      0u);
+}
+
 // tma_ws_gemm also reads a 16-bit B stored row-major (wgmma transposes its
 // N-major panels) and f32 as tf32 with B column-major; tf32 wgmma cannot
 // transpose, so a row-major B in f32 stays with the other families.
