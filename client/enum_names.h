@@ -39,6 +39,7 @@ inline const EnumNaming kLayoutNaming{v1::Layout_descriptor(), "LAYOUT_", "_MAJO
 inline const EnumNaming kStrategyNaming{v1::Strategy_descriptor(), "STRATEGY_"};      // random
 // attention keys: none, causal, tensor; bshd, bhsd (their 0 values have names).
 inline const EnumNaming kAttentionMaskNaming{v1::AttentionMask_descriptor(), "ATTENTION_MASK_"};
+inline const EnumNaming kGateNaming{v1::Gate_descriptor(), "GATE_"};
 inline const EnumNaming kSequenceLayoutNaming{v1::SequenceLayout_descriptor(), "SEQUENCE_LAYOUT_"};
 inline const EnumNaming kJobStateNaming{v1::JobState_descriptor(), "JOB_"};            // queued
 inline const EnumNaming kWinnerNaming{v1::Winner_descriptor(), "WINNER_"};             // tuned

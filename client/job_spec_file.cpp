@@ -188,7 +188,7 @@ class SpecReader {
     ExpectKeys(node, path,
                {"op", "dtype", "input_dtype", "output_dtype", "accumulate_dtype", "allow_tf32",
                 "layouts", "shape", "chain", "prologue", "write_prologue_output", "attention_mask",
-                "sequence_layout", "write_lse", "ops", "tensors", "outputs"});
+                "sequence_layout", "write_lse", "gate", "ops", "tensors", "outputs"});
     v1::KernelKey key;
     auto op = node["op"];
     if (!op && !node["ops"]) Fail(node, Child(path, "op"), "is required (or an op graph in ops)");
@@ -223,6 +223,9 @@ class SpecReader {
           Named(n, Child(path, "sequence_layout"), kSequenceLayoutNaming, "sequence layout")));
     }
     if (auto n = node["write_lse"]) key.set_write_lse(Boolean(n, Child(path, "write_lse")));
+    if (auto n = node["gate"]) {
+      key.set_gate(static_cast<v1::Gate>(Named(n, Child(path, "gate"), kGateNaming, "gate")));
+    }
     if (auto n = node["tensors"]) Tensors(n, Child(path, "tensors"), key);
     if (auto n = node["ops"]) Ops(n, Child(path, "ops"), key);
     if (auto n = node["outputs"]) {

@@ -184,6 +184,7 @@ std::string KeyText(const v1::KernelKey& key) {
     text += " " + ShortEnumName(kSequenceLayoutNaming, key.sequence_layout());
   }
   if (key.write_lse()) text += " lse";
+  if (key.gate() != v1::GATE_NONE) text += " gate=" + ShortEnumName(kGateNaming, key.gate());
   std::vector<std::string> parts;
   for (const auto& d : key.shape()) parts.push_back(d.name() + "=" + std::to_string(d.size()));
   if (!parts.empty()) text += CommaJoined(" ", parts);

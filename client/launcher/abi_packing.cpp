@@ -117,9 +117,10 @@ void PackChain(const v1::AbiField& chain, const v1::KernelAbi& abi, const Launch
 }  // namespace
 
 std::optional<std::string> UnsupportedAbi(const v1::KernelAbi& abi) {
-  if (abi.version() != kKnownAbiVersion) {
+  if (abi.version() < kOldestKnownAbiVersion || abi.version() > kNewestKnownAbiVersion) {
     return "launch ABI version " + std::to_string(abi.version()) +
-           " is not one this launcher knows (" + std::to_string(kKnownAbiVersion) + ")";
+           " is not one this launcher knows (" + std::to_string(kOldestKnownAbiVersion) + " to " +
+           std::to_string(kNewestKnownAbiVersion) + ")";
   }
   if (abi.struct_bytes() <= 0 || abi.struct_bytes() > kMaxStructBytes) {
     return abi.struct_name() + " of " + std::to_string(abi.struct_bytes()) + " bytes";

@@ -11,8 +11,9 @@
 
 namespace tiletune::launcher {
 
-// The ABI version this launcher packs (docs/kernel-abi.md, "Version").
-inline constexpr int kKnownAbiVersion = 2;
+// The ABI versions this launcher packs (docs/kernel-abi.md, "Version"):
+// each op's struct has its own (gemm's 3 added b_up, the others are at 2).
+inline constexpr int kOldestKnownAbiVersion = 2, kNewestKnownAbiVersion = 3;
 
 // The entry's argument struct filled for one call: the bytes a GPU kernel
 // takes by value and a host kernel's entry points to. Word storage keeps

@@ -66,6 +66,18 @@ void DescribeChain(const v1::KernelKey& key, const OpSpec& spec, v1::AbiField& f
   }
 }
 
+// The op tensor an optional input the key has is shaped like (gemm's b_up
+// of a gated key: b), or null.
+const TensorArg* ShapedLike(const v1::KernelKey& key, const OpSpec& spec, std::string_view name) {
+  if (!spec.optional_inputs) return nullptr;
+  for (const OptionalInput& input : spec.optional_inputs(key)) {
+    if (input.name == name && !input.shaped_like.empty()) {
+      return FindTensor(spec, input.shaped_like);
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 v1::KernelAbi DescribeLaunchAbi(const v1::KernelKey& raw_key, v1::KernelAbi::Passing passing) {
@@ -101,6 +113,8 @@ v1::KernelAbi DescribeLaunchAbi(const v1::KernelKey& raw_key, v1::KernelAbi::Pas
           field.set_role(v1::AbiField::ROLE_PROLOGUE_OUTPUT);
           field.set_dtype(key.input_dtype());
           field.set_may_be_null(!key.write_prologue_output());
+        } else if (const TensorArg* like = ShapedLike(key, spec, f.name)) {
+          DescribeTensor(key, spec, *like, field);
         } else {
           // A tensor only some keys have (attention's mask and lse), which
           // no served kernel of these keys reads: null.

@@ -337,6 +337,21 @@ std::optional<v1::SequenceLayout> ParseSequenceLayout(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view GateName(v1::Gate gate) {
+  switch (gate) {
+    case v1::GATE_NONE: return "none";
+    case v1::GATE_SWIGLU: return "swiglu";
+    default: return "unspecified";
+  }
+}
+
+std::optional<v1::Gate> ParseGate(std::string_view name) {
+  for (auto g : {v1::GATE_NONE, v1::GATE_SWIGLU}) {
+    if (GateName(g) == name) return g;
+  }
+  return std::nullopt;
+}
+
 std::string_view LayoutName(v1::Layout layout) {
   switch (layout) {
     case v1::LAYOUT_ROW_MAJOR: return "row";
@@ -405,6 +420,13 @@ std::optional<FieldError> ValidateKernelKey(const v1::KernelKey& key, const KeyL
           At(prefix, attention_field),
           "belongs to " + OpNames(FusionKind::kAttention) + "; this key is " + key.op()};
     }
+  }
+  if (!v1::Gate_IsValid(key.gate())) {
+    return FieldError{At(prefix, "gate"), "must be none or swiglu"};
+  }
+  if (key.gate() != v1::GATE_NONE && spec->fusion != FusionKind::kMatmul) {
+    return FieldError{At(prefix, "gate"),
+                      "belongs to " + OpNames(FusionKind::kMatmul) + "; this key is " + key.op()};
   }
   if (!key.tensors().empty() || !key.outputs().empty()) {
     return FieldError{At(prefix, key.tensors().empty() ? "outputs" : "tensors"),
@@ -574,6 +596,10 @@ std::string CanonicalKeyString(const v1::KernelKey& key) {
   }
   // Only when set: keys stored before the field existed keep their strings.
   if (key.allow_tf32()) s += "|tf32";
+  if (key.gate() != v1::GATE_NONE) {
+    s += "|gate=";
+    s += GateName(key.gate());
+  }
   if (FindOpSpec(key.op()) && OpSpecOf(key.op()).fusion == FusionKind::kAttention) {
     s += "|mask=";
     s += AttentionMaskName(key.attention_mask());

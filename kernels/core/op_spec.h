@@ -160,13 +160,16 @@ using RowReference = void (*)(const ReferenceArgs& args, std::span<const double>
 using AttentionReference = void (*)(const ReferenceArgs& args, std::span<const int64_t> rows,
                                     double* out, double* row_values);
 
-// An input only some keys have (attention's additive mask), in the key's
-// input dtype: its ABI field, its elements (dense), and every how many-th
-// element the worker draws as -inf (a hidden key), 0 for none.
+// An input only some keys have (attention's additive mask, gemm's b_up), in
+// the key's input dtype: its ABI field, its elements (dense), every how
+// many-th element the worker draws as -inf (a hidden key), 0 for none, and
+// the op tensor it is shaped and laid out like (b_up: b), which the served
+// ABI then describes it as; empty where none.
 struct OptionalInput {
   std::string name;
   int64_t elements = 0;
   int64_t hidden_every = 0;
+  std::string_view shaped_like;
 };
 
 // A second output of one f32 value per row of the op's output, written

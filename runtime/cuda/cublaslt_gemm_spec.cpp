@@ -61,6 +61,11 @@ CublasLtGemmSpec CublasLtGemmSpecOf(const v1::KernelKey& raw) {
   spec.trans_b = p.a_col_major ? CUBLAS_OP_T : CUBLAS_OP_N;
   spec.b = p.a_col_major ? Matrix(in, p.m, p.k, p.m * p.k) : Matrix(in, p.k, p.m, p.m * p.k);
   spec.d = Matrix(out, p.n, p.m, p.m * p.n);
+  if (p.gated) {
+    spec.gated = true;
+    spec.d.ld = 2 * p.n;
+    spec.d.batch_stride = 2 * p.m * p.n;
+  }
   spec.batch = static_cast<int32_t>(p.batch);
   spec.fold = kernels::gemm::FoldIntoBlasEpilogue(key);
   spec.epilogue = CublasLtEpilogueOf(spec.fold);
@@ -82,8 +87,9 @@ std::string DescribeSpec(const CublasLtGemmSpec& s) {
   return "TRANSA=" + std::string(s.trans_a == CUBLAS_OP_T ? "T " : "N ") + matrix("A", s.a) +
          ", TRANSB=" + std::string(s.trans_b == CUBLAS_OP_T ? "T " : "N ") + matrix("B", s.b) +
          ", " + matrix("D", s.d) + ", batch " + std::to_string(s.batch) + ", epilogue " +
-         std::to_string(s.epilogue) + (s.epilogue_pass ? " + our epilogue pass" : "") +
-         ", compute " + std::to_string(s.compute_type);
+         std::to_string(s.epilogue) + (s.gated ? ", twice (gate, up)" : "") +
+         (s.epilogue_pass ? " + our epilogue pass" : "") + ", compute " +
+         std::to_string(s.compute_type);
 }
 
 }  // namespace tiletune::runtime::cuda

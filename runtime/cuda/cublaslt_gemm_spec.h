@@ -42,6 +42,10 @@ struct CublasLtGemmSpec {
   // The library computes the plain product and our element-wise pass the
   // whole chain after it (fold then holds nothing).
   bool epilogue_pass = false;
+  // A gated key: two calls, with our B and then b_up, write the two
+  // products side by side into a [batch][m][2n] buffer (D's ld is 2n); the
+  // pass gates them into our C (gemm_epilogue_pass.h).
+  bool gated = false;
 };
 
 // Throws std::invalid_argument naming the field when cuBLASLt cannot run

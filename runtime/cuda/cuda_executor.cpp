@@ -200,6 +200,7 @@ void CudaExecutor::ReleaseAll() {
     }
   }
   buffers_.clear();
+  gate_products_ = {};
 }
 
 void CudaExecutor::CopyIn(const DeviceBuffer& dst, const void* src, size_t bytes) {
@@ -301,6 +302,19 @@ std::optional<v1::VendorAlgorithm> CudaExecutor::VendorAlgorithmRun() const {
 std::optional<std::string> CudaExecutor::PrepareVendor(const KernelArguments& args) {
   const auto& fold = vendor_spec_->fold;
   const void* bias = fold.bias_op ? args.chain_tensors.at(*fold.bias_op).ptr : nullptr;
+  if (vendor_spec_->gated) {
+    const CublasLtMatrix& d = vendor_spec_->d;
+    const size_t bytes =
+        static_cast<size_t>(d.batch_stride) * vendor_spec_->batch * (d.type == CUDA_R_32F ? 4 : 2);
+    if (gate_products_.bytes < bytes) {
+      try {
+        gate_products_ = Allocate(bytes);
+      } catch (const std::exception& e) {
+        return std::string("the gated baseline's products (") + std::to_string(bytes) +
+               " bytes): " + e.what();
+      }
+    }
+  }
   if (vendor_plan_ && vendor_plan_->bias() == bias) return std::nullopt;
   try {
     const CublasLtAlgorithmChoice choice{
@@ -325,6 +339,16 @@ std::optional<std::string> CudaExecutor::EnqueueVendor(const KernelArguments& ar
   operands.alpha = fold.scale_op ? static_cast<float>(args.chain_scalars.at(*fold.scale_op)) : 1.0f;
   operands.workspace = reinterpret_cast<void*>(cublaslt_workspace_);
   try {
+    if (!vendor_spec_->gated) {
+      vendor_plan_->Enqueue(operands);
+      return std::nullopt;
+    }
+    // Gate, then up, into the two halves of each row of the products.
+    char* products = static_cast<char*>(gate_products_.ptr);
+    operands.d = products;
+    vendor_plan_->Enqueue(operands);
+    operands.b = args.TensorPtr("b_up");
+    operands.d = products + vendor_spec_->d.rows * (vendor_spec_->d.type == CUDA_R_32F ? 4 : 2);
     vendor_plan_->Enqueue(operands);
   } catch (const std::exception& e) {
     return e.what();
@@ -339,7 +363,14 @@ std::optional<std::string> CudaExecutor::Configure(const KernelArguments& args,
     if (!vendor_spec_->epilogue_pass) return std::nullopt;
   }
   if (!function_) return std::string("no kernel loaded");
-  if (auto error = PackKernelArgs(args, packed)) return error;
+  if (vendor_spec_ && vendor_spec_->gated) {
+    // The gated pass reads the products where a kernel reads A.
+    KernelArguments pass = args;
+    pass.tensors["a"] = gate_products_;
+    if (auto error = PackKernelArgs(pass, packed)) return error;
+  } else if (auto error = PackKernelArgs(args, packed)) {
+    return error;
+  }
   if (auto error = EncodeTensorMaps(*driver_, args, *packed)) return entry_ + ": " + *error;
   if (args.shared_memory_bytes <= shared_memory_limit_) return std::nullopt;
   if (auto error =

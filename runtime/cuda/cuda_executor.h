@@ -46,7 +46,8 @@ class CudaExecutor final : public DeviceExecutor {
   void Unload() override;
   // cuBLASLt ("cublasLt") planned for the call's key (cublaslt_gemm_spec.h)
   // with the call's algorithm, then the epilogue pass when one came with the
-  // call (it must where the chain does not fold into cuBLASLt's epilogue).
+  // call (it must where the chain does not fold into cuBLASLt's epilogue);
+  // a gated key's two calls (b, b_up) write a buffer the pass reads.
   // The library and a 32 MiB workspace are set up on first use.
   std::optional<std::string> LoadVendor(const VendorCall& call) override;
   std::optional<v1::VendorAlgorithm> VendorAlgorithmRun() const override;
@@ -94,6 +95,9 @@ class CudaExecutor final : public DeviceExecutor {
   std::optional<CublasLtGemmSpec> vendor_spec_;
   VendorCall vendor_call_;
   std::unique_ptr<CublasLtGemm> vendor_plan_;
+  // A gated key's two products, side by side (CublasLtGemmSpec.gated),
+  // which the pass reads; one of buffers_, grown when a launch needs more.
+  DeviceBuffer gate_products_;
   CUevent start_ = nullptr, stop_ = nullptr;
   CUdeviceptr flush_buffer_ = 0;
   CUmodule flush_module_ = nullptr;

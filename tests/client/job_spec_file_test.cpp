@@ -186,6 +186,20 @@ TEST_F(JobSpecFileTest, AttentionKeysSayTheirMaskLayoutAndLse) {
             "(line 3)");
 }
 
+TEST_F(JobSpecFileTest, AGemmKeySaysItsGate) {
+  const v1::JobSpec spec = ReadJobSpecFile(Write("gate.yaml", R"(kernels:
+  - op: gemm
+    dtype: bf16
+    shape: {m: 16, n: 14336, k: 4096}
+    layouts: {b: col}
+    gate: swiglu
+)"));
+  ASSERT_EQ(spec.kernels_size(), 1);
+  EXPECT_EQ(spec.kernels(0).gate(), v1::GATE_SWIGLU);
+  EXPECT_EQ(ErrorFor("kernels:\n  - op: gemm\n    gate: geglu\n"),
+            "kernels[0].gate: unknown gate 'geglu' (known: none, swiglu) (line 3)");
+}
+
 TEST_F(JobSpecFileTest, OpGraphKernelsAndPrologues) {
   const v1::JobSpec spec = ReadJobSpecFile(Write("graph.yaml", R"(kernels:
   - shape: {t: 8, d: 16}
@@ -226,7 +240,7 @@ TEST_F(JobSpecFileTest, UnknownKeyIsNamedWithItsLine) {
   EXPECT_EQ(ErrorFor("kernels:\n  - op: gemm\n    shpe: {m: 1}\n"),
             "kernels[0].shpe: unknown key (known: op, dtype, input_dtype, output_dtype, "
             "accumulate_dtype, allow_tf32, layouts, shape, chain, prologue, write_prologue_output, "
-            "attention_mask, sequence_layout, write_lse, ops, tensors, outputs) (line 3)");
+            "attention_mask, sequence_layout, write_lse, gate, ops, tensors, outputs) (line 3)");
   EXPECT_EQ(ErrorFor("kernels: [{op: gemm}]\nbudget: {max_variant: 3}\n"),
             "budget.max_variant: unknown key (known: max_variants, max_seconds) (line 2)");
 }

@@ -442,12 +442,14 @@ TEST(AbiPacking, ATmaKernelsArgumentIsItsStructThenRoomForItsTensorMaps) {
 
 TEST(AbiPacking, AnAbiThisLauncherDoesNotKnowIsRefused) {
   v1::KernelAbi abi;
-  abi.set_version(kKnownAbiVersion + 1);
+  abi.set_version(kNewestKnownAbiVersion + 1);
   abi.set_struct_name("tt_gemm_args");
   abi.set_struct_bytes(8);
   EXPECT_TRUE(Contains(UnsupportedAbi(abi).value_or(""),
-                       "launch ABI version 3 is not one this launcher knows (2)"));
-  abi.set_version(kKnownAbiVersion);
+                       "launch ABI version 4 is not one this launcher knows (2 to 3)"));
+  abi.set_version(1);
+  EXPECT_TRUE(Contains(UnsupportedAbi(abi).value_or(""), "launch ABI version 1"));
+  abi.set_version(kNewestKnownAbiVersion);
   auto* field = abi.add_fields();
   field->set_name("a");
   field->set_kind(v1::AbiField::KIND_TENSOR);

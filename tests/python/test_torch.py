@@ -21,6 +21,7 @@ ROWS, COLS = 75, 1000
 # tests/tuner/search_strategy_test.cpp).
 X_SHAPE, N = (1, 1, 512), 512
 DECODE_GEMM_SEED = 21
+SWIGLU_ROWS = 3  # odd
 
 
 def float64_linear(x, w, b, residual):
@@ -36,6 +37,11 @@ def rms_norm_key():
     key = tiletune.key("rmsnorm", {"rows": ROWS, "cols": COLS}, prologue=["residual_add"])
     key.write_prologue_output = True
     return key
+
+
+def swiglu_key():
+    return tiletune.key("gemm", {"m": SWIGLU_ROWS, "n": N, "k": X_SHAPE[2]}, layouts={"b": "col"},
+                        gate="swiglu")
 
 
 def tune(client, keys):
@@ -55,7 +61,7 @@ def runtime(daemon, tmp_path_factory):
     m = X_SHAPE[0] * X_SHAPE[1]
     gemm = tiletune.key("gemm", {"m": m, "n": N, "k": X_SHAPE[2]},
                         chain=["bias", "relu", "residual_add"], layouts={"b": "col"})
-    tune(rt.client, [gemm, rms_norm_key()])
+    tune(rt.client, [gemm, rms_norm_key(), swiglu_key()])
     return rt
 
 
@@ -71,6 +77,21 @@ def test_linear_runs_the_served_kernel_once_tuned(runtime):
     assert y.shape == X_SHAPE[:-1] + (N,)
     want = float64_linear(x, w, b, residual)
     assert ((y.double() - want).abs() / (want.abs() + 1)).max() < 1e-4
+
+
+def test_swiglu_gates_the_gate_projection_with_the_up_projection(runtime):
+    g = torch.Generator().manual_seed(7)
+    x = torch.rand((SWIGLU_ROWS, X_SHAPE[2]), generator=g) * 2 - 1
+    merged = torch.rand((2 * N, X_SHAPE[2]), generator=g) * 2 - 1  # [gate; up], as vLLM keeps it
+    y = tt.swiglu(x, merged[:N], merged[N:])
+    decision = tt.decisions()[f"gemm {SWIGLU_ROWS}x{N}x{X_SHAPE[2]} torch.float32 swiglu cpu"]
+    tuned = runtime.client.lookup(swiglu_key()).record.winner == records_pb2.WINNER_TUNED
+    assert decision.runs == ("tiletune" if tuned else "torch"), decision
+    xd, md = x.double(), merged.double()
+    want = torch.nn.functional.silu(xd @ md[:N].T) * (xd @ md[N:].T)
+    assert ((y.double() - want).abs() / (want.abs() + 1)).max() < 1e-4
+    with pytest.raises(ValueError, match="two \\[out, in\\] weights of one shape"):
+        tt.swiglu(x, merged[:N], merged[:N - 1])
 
 
 def test_rms_norm_with_a_residual_returns_the_residual_stream(runtime):

@@ -112,7 +112,7 @@ TEST(KernelArtifactFlow, AServedHostGemmRunsFromItsArtifactAndAbiAlone) {
 
   const v1::KernelAbi& abi = artifact.abi();
   EXPECT_EQ(abi.struct_name(), "tt_gemm_args");
-  EXPECT_EQ(abi.version(), 2);
+  EXPECT_EQ(abi.version(), 3);
   EXPECT_EQ(abi.passing(), v1::KernelAbi::PASSING_POINTER);
   EXPECT_EQ(Field(abi, "a").role(), v1::AbiField::ROLE_INPUT);
   EXPECT_EQ(Field(abi, "c").role(), v1::AbiField::ROLE_OUTPUT);

@@ -130,6 +130,43 @@ TEST(HostKernelVariants, GemmRowwiseOverEveryLayout) {
   CompileAndValidate(sources);
 }
 
+v1::KernelKey Gated(v1::KernelKey key) {
+  key.set_gate(v1::GATE_SWIGLU);
+  return key;
+}
+
+// A gated GEMM (silu(A·B) ⊙ (A·B_up), then the chain): host_gemm_rowwise
+// over every layout, batched, odd sizes, and both baselines.
+TEST(HostKernelVariants, GatedGemm) {
+  std::vector<std::pair<v1::KernelKey, kernels::KernelSource>> sources;
+  kernels::DeviceDescription without = kernels::kHostCpu;
+  without.has_openblas = false;
+  for (const bool a_col : {false, true}) {
+    for (const bool b_col : {false, true}) {
+      const v1::KernelKey key = Gated(testing::GemmTestKey(
+          5, 70, 37, 2, v1::DTYPE_F32, v1::DTYPE_F32, a_col, b_col, {"bias", "residual_add"}));
+      std::string why;
+      const kernels::KeySpace space = kernels::KeySpace::Of(key, kernels::kHostCpu, &why);
+      ASSERT_EQ(space.templates().size(), 1u) << why;  // host_gemm_blocked has no gate
+      for (const kernels::Variant& v : space.ValidVariants()) {
+        sources.emplace_back(key, space.first().Source(key, kernels::OwnParameters(v)));
+      }
+      for (const auto& device : {kernels::kHostCpu, without}) {
+        sources.emplace_back(key, *space.first().BaselineFor(key, device).source);
+      }
+    }
+  }
+  CompileAndValidate(sources);
+}
+
+// A kernel that leaves the gate out is wrong.
+TEST(HostKernelVariants, IgnoringTheGateIsAWrongResult) {
+  const v1::KernelKey plain =
+      testing::GemmTestKey(5, 70, 37, 1, v1::DTYPE_F32, v1::DTYPE_F32, false, true, {});
+  const auto result = RunCompiledFor(plain, Gated(plain));
+  EXPECT_EQ(result.outcome, BenchmarkWorker::Outcome::kWrongResult) << result.error;
+}
+
 TEST(HostKernelVariants, Softmax) {
   const v1::KernelKey small = MakeKey("softmax", {{"rows", 1}, {"cols", 3}}, {"bias"});
   const v1::KernelKey large = MakeKey("softmax", {{"rows", 70}, {"cols", 333}}, {"silu"});

@@ -40,6 +40,7 @@ struct Case {
   bool a_col, b_col;
   std::vector<std::pair<const char*, v1::DType>> chain;
   bool tf32 = false;
+  v1::Gate gate = v1::GATE_NONE;
 };
 
 v1::KernelKey KeyOf(const Case& c) {
@@ -48,6 +49,7 @@ v1::KernelKey KeyOf(const Case& c) {
   key.set_input_dtype(c.in);
   key.set_output_dtype(c.out);
   key.set_allow_tf32(c.tf32);
+  key.set_gate(c.gate);
   for (const auto& [name, size] :
        {std::pair<const char*, int64_t>{"m", c.m}, {"n", c.n}, {"k", c.k}, {"batch", c.batch}}) {
     auto* d = key.add_shape();
@@ -240,6 +242,40 @@ TEST_F(VendorBaseline, BiasGeluErfResidualRunsTheEpiloguePass) {
   const BenchmarkWorker::Result r = worker_.Run(Request(c, false), kRunLimit);
   EXPECT_EQ(r.outcome, BenchmarkWorker::Outcome::kLoadError);
   EXPECT_NE(r.error.find("no epilogue pass came with the call"), std::string::npos) << r.error;
+}
+
+// A gated key: cuBLASLt twice (b, then b_up) into one buffer of both
+// products, then the pass that gates them and applies the chain.
+TEST_F(VendorBaseline, AGatedKeyRunsTwoCallsAndTheGatingPass) {
+  for (const Case& c : {Case{"swiglu 77x129x65 bf16, batch 2",
+                             77,
+                             129,
+                             65,
+                             2,
+                             B,
+                             B,
+                             false,
+                             true,
+                             {},
+                             false,
+                             v1::GATE_SWIGLU},
+                        Case{"swiglu+bias 300x136x264 f16 -> f32, b row",
+                             300,
+                             136,
+                             264,
+                             1,
+                             H,
+                             F,
+                             false,
+                             false,
+                             {{"bias", kOut}},
+                             false,
+                             v1::GATE_SWIGLU}}) {
+    const kernels::Baseline baseline = kernels::gemm::CublasLtBaseline(KeyOf(c));
+    EXPECT_EQ(baseline.name, "cublasLt+gemm_epilogue_pass") << c.what;
+    EXPECT_FALSE(baseline.vendor_call_suffices) << c.what;
+    EXPECT_LT(RunBaseline(c, true), 1e-2) << c.what;
+  }
 }
 
 TEST_F(VendorBaseline, F32ExactAndTf32) {

@@ -18,6 +18,12 @@ beside it (Python, the launcher, torch's dispatcher):
   addmm        torch's fused epilogue where it has one (bias: addmm,
                bias+gelu_tanh: _addmm_activation), else F.linear's time
 
+The chain "swiglu" is a gated key instead (gate="swiglu": silu(x @ Wg.t()) *
+(x @ Wu.t()), one served kernel): F.linear is then the two projections and
+silu * mul as torch ops (Hugging Face's LlamaMLP), addmm the merged [2n][k]
+weight in one F.linear, chunked, then silu * mul (the unfused sequence vLLM
+runs without its own silu_and_mul kernel).
+
 and prints ms, ratios (torch / tiletune) and the fraction of the roofline
 of this GPU, measured at the start of the run: the larger of FLOPs / the
 best matmul rate torch reaches in the run's dtype (8192^3) and bytes / the
@@ -73,7 +79,7 @@ def parse_shapes(text):
 
 
 def chain_of(name):
-    return [] if name == "plain" else name.split("+")
+    return [] if name in ("plain", "swiglu") else name.split("+")
 
 
 class Cleaner:
@@ -136,7 +142,8 @@ def main():
     shapes, chains = parse_shapes(args.shapes), args.chains.split(",")
     keys = {(s, c): tiletune.key("gemm", {"m": s[0], "n": s[1], "k": s[2]},
                                  dtype="f32" if tf32 else "bf16", chain=chain_of(c),
-                                 layouts={"b": args.b_layout})
+                                 layouts={"b": args.b_layout},
+                                 gate="swiglu" if c == "swiglu" else None)
             for s in shapes for c in chains}
     for key in keys.values():
         key.allow_tf32 = tf32
@@ -162,8 +169,16 @@ def main():
         w_kn = w.t() if b_col else w  # the k x n matrix x multiplies
         bias = torch.randn(n, device="cuda", dtype=dtype) if "bias" in ops else None
         act = next((o for o in ops if o in TORCH_ACT), None)
+        gated = chain == "swiglu"
+        w_up = torch.randn_like(w) / k ** 0.5 if gated else None
+        w_up_kn = (w_up.t() if b_col else w_up) if gated else None
+
+        def product(weight):
+            return F.linear(x, weight) if b_col else x @ weight
 
         def linear():
+            if gated:
+                return F.silu(product(w)) * product(w_up)
             if b_col:
                 y = F.linear(x, w, bias)
             else:
@@ -171,7 +186,13 @@ def main():
             return TORCH_ACT[act](y) if act else y
 
         fused = None
-        if bias is not None and act == "gelu_tanh":
+        if gated:
+            merged = torch.cat([w, w_up], dim=0 if b_col else 1)
+
+            def fused():
+                g, u = product(merged).chunk(2, dim=-1)
+                return F.silu(g) * u
+        elif bias is not None and act == "gelu_tanh":
             def fused():
                 return torch._addmm_activation(bias, x, w_kn, use_gelu=True)
         elif bias is not None and act is None:
@@ -191,14 +212,17 @@ def main():
 
         def ours():
             y = torch.empty(m, n, device="cuda", dtype=dtype)
-            tensors = [x, w, y] + ([bias] if bias is not None else [])
-            served.bind(("a", "b", "c"), ())(torch.cuda.current_stream().cuda_stream,
-                                             [t.data_ptr() for t in tensors], ())
+            fields = ("a", "b", "b_up", "c") if gated else ("a", "b", "c")
+            tensors = [x, w] + ([w_up] if gated else []) + [y] + ([bias] if bias is not None else [])
+            served.bind(fields, ())(torch.cuda.current_stream().cuda_stream,
+                                    [t.data_ptr() for t in tensors], ())
             return y
 
         error = None
         if served is not None:
             ref = x.double() @ w_kn.double()
+            if gated:
+                ref = F.silu(ref) * (x.double() @ w_up_kn.double())
             if bias is not None:
                 ref = ref + bias.double()
             if act:
@@ -223,8 +247,9 @@ def main():
         med = {name: statistics.median(t) for name, t in times.items()}
         host_med = {name: statistics.median(t) for name, t in host.items()}
         torch_best = min(med["F.linear"], med.get("addmm", float("inf")))
-        floor_us = max(2 * m * n * k / peak_flops,
-                       2 * (m * k + n * k + m * n) / peak_bytes) * 1e6
+        products = 2 if gated else 1
+        floor_us = max(2 * products * m * n * k / peak_flops,
+                       dtype.itemsize * (m * k + products * n * k + m * n) / peak_bytes) * 1e6
         row = {"m": m, "n": n, "k": k, "chain": chain, "served": why,
                "kernel": record.config.kernel_name if record is not None else "",
                "daemon_speedup": record.speedup if record is not None else None,

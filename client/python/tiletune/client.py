@@ -57,10 +57,13 @@ class SubmitRetry:
     on_retry: typing.Optional[typing.Callable[["DaemonError", int], None]] = None
 
 
-def key(op, dims, dtype="f32", out_dtype=None, chain=(), prologue=(), layouts=None):
-    """A KernelKey: key("gemm", {"m": 64, "n": 32, "k": 16}, chain=["bias", "relu"])."""
+def key(op, dims, dtype="f32", out_dtype=None, chain=(), prologue=(), layouts=None, gate=None):
+    """A KernelKey: key("gemm", {"m": 64, "n": 32, "k": 16}, chain=["bias", "relu"]);
+    gate="swiglu" gates a gemm: chain(silu(a·b) ⊙ (a·b_up))."""
     k = kernel_key_pb2.KernelKey(op=op, input_dtype=_DTYPES[dtype],
                                  output_dtype=_DTYPES[out_dtype or dtype])
+    if gate:
+        k.gate = kernel_key_pb2.Gate.Value("GATE_" + gate.upper())
     for name, size in dims.items():
         k.shape.add(name=name, size=size)
     for op_name in chain:

@@ -10,7 +10,7 @@ from tiletune.v1 import artifacts_pb2, kernel_key_pb2
 _F = artifacts_pb2.AbiField
 _K = kernel_key_pb2
 # The launch ABI versions this client packs.
-KNOWN_ABI_VERSIONS = (2,)
+KNOWN_ABI_VERSIONS = (2, 3)  # each op's struct has its own: gemm's 3 added b_up
 
 
 class LaunchError(ValueError):

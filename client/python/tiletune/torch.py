@@ -5,6 +5,7 @@ kernel refused or slower than torch on the caller's tensors):
     import tiletune.torch as tt
     tt.configure("unix:/run/tiletune.sock", trusted_keys=[DAEMON_KEY])
     y = tt.linear(x, weight, bias, activation="gelu_tanh", residual=h)
+    g = tt.swiglu(x, w_gate, w_up)  # silu(x @ w_gate.T) * (x @ w_up.T)
 
 Each op asks the daemon once per shape (a miss queues a tuning job and is
 asked again after `retry_seconds`), loads the served CUBIN into torch's
@@ -314,6 +315,35 @@ def _linear_impl(x, weight, bias, activation, residual):
     return rt.run(entry, launch, reference)
 
 
+def _swiglu_impl(x, gate_weight, up_weight):
+    _check("x", x)
+    _check("gate_weight", gate_weight, x.dtype, x.device, x.shape[-1])
+    _check("up_weight", up_weight, x.dtype, x.device, x.shape[-1])
+    if gate_weight.dim() != 2 or gate_weight.shape != up_weight.shape:
+        raise ValueError(f"gate_weight {tuple(gate_weight.shape)} and up_weight "
+                         f"{tuple(up_weight.shape)}: two [out, in] weights of one shape")
+    n = gate_weight.shape[0]
+
+    def reference():
+        return F.silu(F.linear(x, gate_weight)) * F.linear(x, up_weight)
+
+    m, k = _rows(x), x.shape[-1]
+    if m == 0:
+        return reference()
+    rt = runtime()
+    entry = rt.entry(("gemm", f"{m}x{n}x{k}", x.dtype, "swiglu", x.device),
+                     lambda: tiletune.key("gemm", {"m": m, "n": n, "k": k},
+                                          dtype=_DTYPES[x.dtype], layouts={"b": "col"},
+                                          gate="swiglu"), x.device)
+
+    def launch(kernel):
+        y = torch.empty(x.shape[:-1] + (n,), dtype=x.dtype, device=x.device)
+        _launch_bound(kernel, x, ("a", "b", "b_up", "c"), [x, gate_weight, up_weight, y])
+        return y
+
+    return rt.run(entry, launch, reference)
+
+
 def _row_op_impl(op, x, weight, shift, residual, eps, scale=None, mask=None):
     """rmsnorm, layernorm and softmax over x's last dimension; with a
     residual, also the sum x + residual the norm reads (the residual
@@ -456,6 +486,15 @@ if _CUSTOM_OPS:
     def _(x, weight, bias, activation, residual):
         return x.new_empty(x.shape[:-1] + (weight.shape[0],))
 
+    @torch.library.custom_op("tiletune::swiglu", mutates_args=())
+    def _swiglu_op(x: torch.Tensor, gate_weight: torch.Tensor,
+                   up_weight: torch.Tensor) -> torch.Tensor:
+        return _swiglu_impl(x, gate_weight, up_weight)
+
+    @_swiglu_op.register_fake
+    def _(x, gate_weight, up_weight):
+        return x.new_empty(x.shape[:-1] + (gate_weight.shape[0],))
+
     @torch.library.custom_op("tiletune::rms_norm", mutates_args=())
     def _rms_norm_op(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
         return _row_op_impl("rmsnorm", x, weight, None, None, eps)
@@ -513,6 +552,15 @@ def linear(x, weight, bias=None, activation=None, residual=None):
     if _compiling():
         return torch.ops.tiletune.linear(x, weight, bias, activation or "", residual)
     return _linear_impl(x, weight, bias, activation, residual)
+
+
+def swiglu(x, gate_weight, up_weight):
+    """silu(x @ gate_weight.T) * (x @ up_weight.T) in one kernel that reads x
+    once: the gate/up projection of a gated MLP (LLaMA's). Both weights
+    [out, in]; halves of a merged [2 out, in] weight (w[:out], w[out:]) do."""
+    if _compiling():
+        return torch.ops.tiletune.swiglu(x, gate_weight, up_weight)
+    return _swiglu_impl(x, gate_weight, up_weight)
 
 
 def rms_norm(x, weight, residual=None, eps=1e-5):

@@ -6,6 +6,7 @@ namespace tiletune::kernels::gemm {
 
 BlasEpilogue FoldIntoBlasEpilogue(const v1::KernelKey& raw) {
   const v1::KernelKey key = NormalizeKernelKey(raw);
+  if (key.gate() != v1::GATE_NONE) return {};
   const v1::DType out = key.output_dtype();
   BlasEpilogue fold;
   bool activated = false, cast = false;

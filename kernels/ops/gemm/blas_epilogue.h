@@ -17,7 +17,8 @@ enum class BlasActivation { kNone, kRelu, kGeluTanh };
 // (C with beta = 1) and bias in either order (sums commute), then at most
 // one relu or gelu_tanh, then at most a cast to the output dtype (the store
 // already rounds to it). Anything else (a scale after a sum, gelu_erf, silu,
-// two activations, a tensor in another dtype...) does not fit: the library
+// two activations, a tensor in another dtype...) does not fit, nor does any
+// chain of a key with a gate (the library computes neither product's gate): the library
 // then computes the plain product and one element-wise pass applies the
 // whole chain, and every field below is empty.
 struct BlasEpilogue {

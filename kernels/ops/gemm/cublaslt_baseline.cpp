@@ -10,7 +10,8 @@ Baseline CublasLtBaseline(const v1::KernelKey& key) {
   Baseline baseline;
   baseline.vendor_library = std::string(kCublasLtName);
   baseline.vendor_call_suffices = FoldIntoBlasEpilogue(key).fused;
-  if (NormalizeKernelKey(key).chain_size() == 0) {
+  const v1::KernelKey k = NormalizeKernelKey(key);
+  if (k.chain_size() == 0 && k.gate() == v1::GATE_NONE) {
     baseline.name = std::string(kCublasLtName);
   } else {
     baseline.name = std::string(kCublasLtName) + "+" + std::string(kEpiloguePassName);

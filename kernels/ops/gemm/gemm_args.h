@@ -1,4 +1,5 @@
-// The launch ABI of gemm, version 2: c[batch][m][n] = chain(a * b). The one
+// The launch ABI of gemm, version 3: c[batch][m][n] = chain(a * b), or with
+// a gate chain(act(a * b) * (a * b_up)) element-wise. The one
 // by-value parameter of every GPU gemm kernel and what a host gemm kernel's
 // entry points to. Layout asserted in gemm_op.cpp, documented in
 // docs/kernel-abi.md.
@@ -13,6 +14,9 @@ typedef struct tt_gemm_args {
   const void* a;
   // [batch][k][n] row-major (ldb >= n), or column-major (ldb >= k).
   const void* b;
+  // Laid out like b (same ldb): the up projection a gated key multiplies
+  // the activated product by (KernelKey.gate); null for other keys.
+  const void* b_up;
   // [batch][m][n] row-major (ldc >= n), in the key's output dtype.
   void* c;
   tt_chain_args chain;
@@ -26,12 +30,13 @@ typedef struct tt_gemm_args {
 // (ops/gemm/device/gemm_sm90a_tma_ws.h): the gemm's arguments, then the
 // tensor maps of A, B and C for the variant's copy boxes, which the
 // launcher encodes (docs/kernel-abi.md); a variant that stores C without
-// the copy engine leaves c_map unread.
+// the copy engine leaves c_map unread, and only a gated one reads b_up_map.
 typedef struct tt_gemm_tma_args {
   tt_gemm_args gemm;
   tt_tensor_map a_map;
   tt_tensor_map b_map;
   tt_tensor_map c_map;
+  tt_tensor_map b_up_map;
 } tt_gemm_tma_args;
 
 #endif

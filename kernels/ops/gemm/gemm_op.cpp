@@ -1,6 +1,7 @@
 #include "kernels/ops/gemm/gemm_op.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 
 #include "kernels/core/kernel_key.h"
@@ -12,21 +13,44 @@ namespace {
 // Columns of one pass over row-major B keep their accumulators in L1.
 constexpr int64_t kColumnBlock = 512;
 
+bool Gated(const v1::KernelKey& key) {
+  return key.gate() != v1::GATE_NONE;
+}
+
+// A gated key multiplies twice.
 int64_t Flops(const v1::KernelKey& key) {
-  return 2 * DimSize(key, "m").value_or(0) * DimSize(key, "n").value_or(0) *
+  return (Gated(key) ? 4 : 2) * DimSize(key, "m").value_or(0) * DimSize(key, "n").value_or(0) *
          DimSize(key, "k").value_or(0) * DimSize(key, "batch").value_or(1);
 }
 
-// The gemm's operands as its reference reads them.
+int64_t BElements(const v1::KernelKey& key) {
+  return DimSize(key, "k").value_or(0) * DimSize(key, "n").value_or(0) *
+         DimSize(key, "batch").value_or(1);
+}
+
+// b_up, as large as b, where the key has a gate.
+int64_t OptionalTensorBytes(const v1::KernelKey& key) {
+  if (!Gated(key)) return 0;
+  const bool half = key.input_dtype() == v1::DTYPE_F16 || key.input_dtype() == v1::DTYPE_BF16;
+  return BElements(key) * (half ? 2 : 4);
+}
+
+std::vector<OptionalInput> OptionalInputs(const v1::KernelKey& key) {
+  if (!Gated(key)) return {};
+  return {{.name = "b_up", .elements = BElements(key), .shaped_like = "b"}};
+}
+
+// The gemm's operands as its reference reads them (b is b_up for a gate's
+// second product).
 struct GemmOperands {
   std::span<const float> a, b;
   int64_t m, n, k, lda, ldb;
   bool a_col_major, b_col_major;
 };
 
-GemmOperands Operands(const ReferenceArgs& args) {
+GemmOperands Operands(const ReferenceArgs& args, std::string_view b) {
   return {args.Tensor("a"),
-          args.Tensor("b"),
+          args.Tensor(b),
           args.Int("m"),
           args.Int("n"),
           args.Int("k"),
@@ -36,10 +60,11 @@ GemmOperands Operands(const ReferenceArgs& args) {
           IsColMajor(args.key, "b")};
 }
 
-// Rows of C of one batch entry into `out` (rows.size() x n). A's rows are
+// Rows of A·B of one batch entry into `out` (rows.size() x n). A's rows are
 // widened once; B is read along its contiguous dimension.
-void GemmRows(const ReferenceArgs& args, std::span<const int64_t> rows, double* out) {
-  const GemmOperands p = Operands(args);
+void ProductRows(const ReferenceArgs& args, std::string_view b_name, std::span<const int64_t> rows,
+                 double* out) {
+  const GemmOperands p = Operands(args, b_name);
   const int64_t entry = rows.front() / p.m;
   const float* a = p.a.data() + entry * p.m * p.k;
   const float* b = p.b.data() + entry * p.k * p.n;
@@ -82,6 +107,17 @@ void GemmRows(const ReferenceArgs& args, std::span<const int64_t> rows, double* 
   }
 }
 
+// Rows of C before the chain: the product, or a gated key's
+// silu(A·B) ⊙ (A·B_up).
+void GemmRows(const ReferenceArgs& args, std::span<const int64_t> rows, double* out) {
+  ProductRows(args, "b", rows, out);
+  if (!Gated(args.key)) return;
+  const size_t values = rows.size() * static_cast<size_t>(args.Int("n"));
+  std::vector<double> up(values);
+  ProductRows(args, "b_up", rows, up.data());
+  for (size_t i = 0; i < values; ++i) out[i] = out[i] / (1.0 + std::exp(-out[i])) * up[i];
+}
+
 void DenseLeadingDims(const v1::KernelKey& key, NamedInts& ints) {
   const int64_t m = *DimSize(key, "m"), n = *DimSize(key, "n"), k = *DimSize(key, "k");
   ints["lda"] = IsColMajor(key, "a") ? m : k;
@@ -91,23 +127,28 @@ void DenseLeadingDims(const v1::KernelKey& key, NamedInts& ints) {
 
 // Built apart from the spec: GCC 12 warns of a maybe-uninitialized vector
 // when it is nested in the spec's designated initializer.
-LaunchAbi LaunchAbiV2() {
-  return {TT_LAUNCH_ABI(2, tt_gemm_args, "ops/gemm/gemm_args.h"),
+LaunchAbi LaunchAbiV3() {
+  return {TT_LAUNCH_ABI(3, tt_gemm_args, "ops/gemm/gemm_args.h"),
           {TT_ABI_FIELD(tt_gemm_args, a, kTensor), TT_ABI_FIELD(tt_gemm_args, b, kTensor),
-           TT_ABI_FIELD(tt_gemm_args, c, kTensor), TT_ABI_FIELD(tt_gemm_args, chain, kChain),
-           TT_ABI_FIELD(tt_gemm_args, m, kInt64), TT_ABI_FIELD(tt_gemm_args, n, kInt64),
-           TT_ABI_FIELD(tt_gemm_args, k, kInt64), TT_ABI_FIELD(tt_gemm_args, batch, kInt64),
-           TT_ABI_FIELD(tt_gemm_args, lda, kInt64), TT_ABI_FIELD(tt_gemm_args, ldb, kInt64),
-           TT_ABI_FIELD(tt_gemm_args, ldc, kInt64)}};
+           TT_ABI_FIELD(tt_gemm_args, b_up, kTensor), TT_ABI_FIELD(tt_gemm_args, c, kTensor),
+           TT_ABI_FIELD(tt_gemm_args, chain, kChain), TT_ABI_FIELD(tt_gemm_args, m, kInt64),
+           TT_ABI_FIELD(tt_gemm_args, n, kInt64), TT_ABI_FIELD(tt_gemm_args, k, kInt64),
+           TT_ABI_FIELD(tt_gemm_args, batch, kInt64), TT_ABI_FIELD(tt_gemm_args, lda, kInt64),
+           TT_ABI_FIELD(tt_gemm_args, ldb, kInt64), TT_ABI_FIELD(tt_gemm_args, ldc, kInt64)}};
 }
 
 }  // namespace
+
+std::optional<std::string> UnsupportedGate(const v1::KernelKey& key, std::string_view family) {
+  if (!Gated(key)) return std::nullopt;
+  return std::string(family) + " computes no gate (gate " + std::string(GateName(key.gate())) + ")";
+}
 
 const OpSpec& GemmOp() {
   static const OpSpec kSpec{
       .name = kOpName,
       .fusion = FusionKind::kMatmul,
-      .abi = LaunchAbiV2(),
+      .abi = LaunchAbiV3(),
       .dims = {{"m", true, 0}, {"n", true, 0}, {"k", true, 0}, {"batch", false, 1}},
       .tensors = {{"a", TensorRole::kInput, {"batch", "m", "k"}, LayoutRule::kRowOrCol},
                   {"b", TensorRole::kInput, {"batch", "k", "n"}, LayoutRule::kRowOrCol},
@@ -115,6 +156,8 @@ const OpSpec& GemmOp() {
       .no_prologue_reason = "its templates read A and B as stored",
       .allows_tf32 = true,
       .flops = Flops,
+      .optional_tensor_bytes = OptionalTensorBytes,
+      .optional_inputs = OptionalInputs,
       .leading_dims = DenseLeadingDims,
       .matmul_reference = GemmRows,
   };

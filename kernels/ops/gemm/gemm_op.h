@@ -1,5 +1,7 @@
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "kernels/core/op_spec.h"
@@ -10,5 +12,9 @@ inline constexpr std::string_view kOpName = "gemm";
 
 // gemm: C[batch, m, n] = A[batch, m, k] B[batch, k, n], then the chain.
 const OpSpec& GemmOp();
+
+// Why `family` cannot serve the key: it has a gate, which the family does
+// not compute; nullopt for a key without one.
+std::optional<std::string> UnsupportedGate(const v1::KernelKey& key, std::string_view family);
 
 }  // namespace tiletune::kernels::gemm

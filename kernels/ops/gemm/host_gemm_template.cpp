@@ -37,7 +37,8 @@ HostKernelSpec Spec(const v1::KernelKey& key, std::string function, std::string 
   spec.header = "ops/gemm/cpu/gemm_blocked.h";
   spec.function = std::move(function);
   spec.config = {{"a_col_major", IsColMajor(k, "a") ? 1 : 0},
-                 {"b_col_major", IsColMajor(k, "b") ? 1 : 0}};
+                 {"b_col_major", IsColMajor(k, "b") ? 1 : 0},
+                 {"gated", k.gate() != v1::GATE_NONE ? 1 : 0}};
   spec.output_elements = "args->batch * args->m * args->n";
   return spec;
 }
@@ -66,6 +67,7 @@ class HostGemmBlocked final : public KernelTemplate {
 
   std::optional<std::string> Unsupported(const v1::KernelKey& key) const override {
     if (key.op() != kOpName) return std::string(kName) + " serves gemm, not " + key.op();
+    if (auto why = UnsupportedGate(key, kName)) return why;
     return UnsupportedHostTypes(key);
   }
 

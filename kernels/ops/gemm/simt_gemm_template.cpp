@@ -55,6 +55,7 @@ class GpuGemmTiled final : public KernelTemplate {
 
   std::optional<std::string> Unsupported(const v1::KernelKey& key) const override {
     if (key.op() != kOpName) return std::string(kName) + " serves gemm, not " + key.op();
+    if (auto why = UnsupportedGate(key, kName)) return why;
     if (auto why = gpu::UnsupportedGpuTypes(key)) return why;
     // gemm.h computes on f32 tiles; tile_gemm serves bf16 and f16.
     const v1::KernelKey k = NormalizeKernelKey(key);

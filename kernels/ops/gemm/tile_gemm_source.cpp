@@ -41,7 +41,7 @@ gpu::GpuKernelSpec GemmSpec(const v1::KernelKey& key, const GemmProblem& p,
   spec.types = {{"a_type", gpu::DeviceType(key.input_dtype())},
                 {"b_type", gpu::DeviceType(key.input_dtype())},
                 {"out_type", gpu::DeviceType(key.output_dtype())}};
-  spec.flags = {{"a_col_major", p.a_col_major}, {"b_col_major", p.b_col_major}};
+  spec.flags = {{"a_col_major", p.a_col_major}, {"b_col_major", p.b_col_major}, {"gated", p.gated}};
   if (key.output_dtype() != v1::DTYPE_F32) spec.defines.emplace_back("TT_APPROX_TANH 1");
   return spec;
 }

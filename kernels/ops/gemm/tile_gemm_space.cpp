@@ -13,6 +13,9 @@ constexpr int64_t kVectorBytes = 16;  // the widest global load (cp.async)
 // of a 16-bit one, and ptxas (CUDA 13, sm_90) spills at 32x64 or 64x32 in
 // 128x128 tiles; 32x32 (1024 elements) stays under 255 registers.
 constexpr int64_t kMaxTf32WarpTile = 1024;
+// A gated key keeps the gate's accumulators through the up product's main
+// loop: two tiles in the 128 registers a lane that one 64x64 tile takes.
+constexpr int64_t kMaxGatedWarpTile = 2048;
 // Raster groups of this many row tiles, when there are enough to group.
 constexpr int64_t kGroupM = 8;
 // Pipeline depths; the mma.sync / MFMA main loop's deepest.
@@ -71,7 +74,7 @@ bool Wgmma(const Variant& v) {
 int64_t MfmaLaneRegisters(const GemmProblem& p, const GemmTarget& target, const Variant& v) {
   const int64_t lanes = target.vendor.warp_size, bk = v.at("block_k");
   const int64_t tm = v.at("block_m") / v.at("warps_m"), tn = v.at("block_n") / v.at("warps_n");
-  const int64_t accumulators = tm * tn / lanes;
+  const int64_t accumulators = (p.gated ? 2 : 1) * tm * tn / lanes;
   const int64_t operands = 2 * (tm + tn) * bk * p.element_bytes / (4 * lanes);
   const int64_t staged =
       (v.at("block_m") + v.at("block_n")) * bk * p.element_bytes / (4 * Warps(v) * lanes);
@@ -93,6 +96,8 @@ void AddWgmmaRules(SearchSpace& space, const GemmProblem& p, const GemmTarget& t
        [target](const Variant&) { return target.warpgroup_mma; });
   rule("16-bit operands (tf32 runs mma.sync)",
        [p](const Variant&) { return p.element_bytes == 2; });
+  rule("no gate (a gated key runs mma.sync here, tma_ws_gemm on prefill)",
+       [p](const Variant&) { return !p.gated; });
   rule("A row-major and B column-major (K-major operands)",
        [p](const Variant&) { return !p.a_col_major && p.b_col_major; });
   rule("warps_m = block_m / 64 warpgroups of warps_n = 4 warps, warps_k = 1", [](const Variant& v) {
@@ -169,6 +174,7 @@ GemmProblem ProblemOf(const v1::KernelKey& raw) {
   p.ldc = p.n;
   p.element_bytes = key.input_dtype() == v1::DTYPE_F32 ? 4 : 2;
   p.out_element_bytes = key.output_dtype() == v1::DTYPE_F32 ? 4 : 2;
+  p.gated = key.gate() != v1::GATE_NONE;
   return p;
 }
 
@@ -236,6 +242,13 @@ SearchSpace TileGemmSpace(const GemmProblem& p, const GemmTarget& target) {
     const int64_t bn = v.at("block_n"), wn = v.at("warps_n");
     return bn % wn == 0 && (bn / wn == 32 || bn / wn == 64);
   });
+  sync_rule("a gate holds two accumulator tiles: warp tiles of at most " +
+                std::to_string(kMaxGatedWarpTile) + " elements",
+            [p](const Variant& v) {
+              return !p.gated ||
+                     v.at("block_m") / v.at("warps_m") * v.at("block_n") / v.at("warps_n") <=
+                         kMaxGatedWarpTile;
+            });
   sync_rule("tf32: warp tiles of at most " + std::to_string(kMaxTf32WarpTile) + " elements",
             [p](const Variant& v) {
               return p.element_bytes == 2 ||

@@ -52,6 +52,7 @@ struct GemmProblem {
   // Bytes of an A or B element: 2 (bf16, f16), or 4 (f32 read as tf32).
   int64_t element_bytes = 2;
   int64_t out_element_bytes = 2;  // of C: 2 (bf16, f16) or 4 (f32)
+  bool gated = false;             // KernelKey.gate: a second product with b_up
 };
 GemmProblem ProblemOf(const v1::KernelKey& key);
 

@@ -13,7 +13,8 @@ namespace {
 static_assert(offsetof(tt_gemm_tma_args, gemm) == 0, "the op's struct leads the TMA argument");
 static_assert(offsetof(tt_gemm_tma_args, a_map) % 64 == 0 &&
                   offsetof(tt_gemm_tma_args, b_map) % 64 == 0 &&
-                  offsetof(tt_gemm_tma_args, c_map) % 64 == 0 && sizeof(tt_tensor_map) == 128,
+                  offsetof(tt_gemm_tma_args, c_map) % 64 == 0 &&
+                  offsetof(tt_gemm_tma_args, b_up_map) % 64 == 0 && sizeof(tt_tensor_map) == 128,
               "tensor maps are 128 bytes on 64-byte boundaries");
 
 // A k box is one 128-byte swizzled row: kBoxK 16-bit elements (the decode
@@ -73,10 +74,13 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
   spec.flags.emplace_back("out_aligned", p.ldc % target.store_run == 0);
   // k boxes of 128 bytes; B row-major comes in panels of 64 k rows by 64 columns.
   const int64_t box_k = kSwizzleBytes / p.element_bytes;
+  // A gate stacks a box of b and one of b_up, each half the tile's rows.
+  const int64_t out_n = p.gated ? bn / 2 : bn;
   std::vector<v1::TensorMapArgument> maps = {
       Map("a", offsetof(tt_gemm_tma_args, a_map), box_k, bm),
-      p.b_col_major ? Map("b", offsetof(tt_gemm_tma_args, b_map), box_k, bn)
+      p.b_col_major ? Map("b", offsetof(tt_gemm_tma_args, b_map), box_k, out_n)
                     : Map("b", offsetof(tt_gemm_tma_args, b_map), kPanelColumns, box_k)};
+  if (p.gated) maps.push_back(Map("b_up", offsetof(tt_gemm_tma_args, b_up_map), box_k, out_n));
   if (store_tma) {
     // The consumers' staging boxes: 128 bytes of C a row, one consumer's rows.
     maps.push_back(
@@ -86,7 +90,7 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
   spec.entry = gpu::GpuEntry(kTmaWsGemmName, variant);
   spec.variant_text = VariantString(variant);
   // Persistent: at most one block an SM, striding over the tiles.
-  spec.grid = {CeilDiv(p.m, bm) * CeilDiv(p.n, bn) * p.batch, 1, 1};
+  spec.grid = {CeilDiv(p.m, bm) * CeilDiv(p.n, out_n) * p.batch, 1, 1};
   spec.blocks_per_compute_unit = 1;
   spec.block = {(1 + consumers) * kWarpgroupThreads, 1, 1};
   spec.shared_memory_bytes = TmaWsGemmSharedBytes(p, tuned);

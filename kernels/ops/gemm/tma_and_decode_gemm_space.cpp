@@ -53,11 +53,15 @@ std::optional<std::string> UnsupportedTmaWsGemm(const GemmProblem& p) {
   if (p.element_bytes != 2 && !p.b_col_major) {
     return "tf32 takes B column-major only (x @ W.t()): wgmma transposes 16-bit B only";
   }
+  if (p.gated && !p.b_col_major) {
+    return "a gate takes B column-major only (x @ W.t(): gate and up weights [n][k])";
+  }
   return UnalignedOperands(p);
 }
 
 std::optional<std::string> UnsupportedDecodeGemm(const GemmProblem& p) {
   if (p.m > kDecodeMaxRows) return "a decode GEMM takes m <= " + std::to_string(kDecodeMaxRows);
+  if (p.gated) return "no gate (tile_gemm computes gated decode keys)";
   if (p.element_bytes != 2 || p.a_col_major || !p.b_col_major) {
     return "16-bit A row-major and B column-major only (x @ W.t())";
   }
@@ -71,7 +75,8 @@ int64_t DecodeRows(int64_t m) {
 int64_t TmaWsGemmSharedBytes(const GemmProblem& p, const Variant& v) {
   const int64_t bm = v.at("block_m"), bn = v.at("block_n"), stages = v.at("stages");
   const int64_t pipeline = stages * (bm + bn) * kBoxKBytes;
-  const int64_t staging = v.at("store_tma") ? bm * bn * p.out_element_bytes : 0;
+  const int64_t out_n = p.gated ? bn / 2 : bn;  // a gate's C tiles are half as wide
+  const int64_t staging = v.at("store_tma") ? bm * out_n * p.out_element_bytes : 0;
   return pipeline + staging + 2 * stages * kBarrierBytes + kSwizzleAtomBytes;
 }
 

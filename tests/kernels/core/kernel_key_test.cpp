@@ -119,6 +119,37 @@ TEST(KernelKey, AllowTf32NeedsAnF32Gemm) {
   EXPECT_EQ(err->field, "key.allow_tf32");
 }
 
+// A gated gemm is another problem: its string says so; a key without a
+// gate keeps the string it had before the field existed. Only gemm takes one.
+TEST(KernelKey, AGateIsPartOfAGemmKeyOnly) {
+  auto plain = Gemm(128, 256, 64);
+  auto gated = plain;
+  gated.set_gate(v1::GATE_SWIGLU);
+  EXPECT_FALSE(ValidateKernelKey(gated, {}));
+  EXPECT_EQ(CanonicalKeyString(gated), CanonicalKeyString(plain) + "|gate=swiglu");
+  EXPECT_EQ(ProblemFlops(gated), 2 * ProblemFlops(plain));
+  // b_up, as large as b (64 x 256 f32), besides A, B and C.
+  EXPECT_EQ(ProblemBytes(gated), ProblemBytes(plain) + 64 * 256 * 4);
+
+  gated.set_gate(static_cast<v1::Gate>(7));
+  auto err = ValidateKernelKey(gated, {});
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->ToString(), "key.gate: must be none or swiglu");
+
+  v1::KernelKey softmax;
+  softmax.set_op("softmax");
+  softmax.set_input_dtype(v1::DTYPE_F32);
+  for (auto [name, size] : {std::pair{"rows", 4}, {"cols", 4}}) {
+    auto* d = softmax.add_shape();
+    d->set_name(name);
+    d->set_size(size);
+  }
+  softmax.set_gate(v1::GATE_SWIGLU);
+  err = ValidateKernelKey(softmax, {});
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->ToString(), "key.gate: belongs to gemm; this key is softmax");
+}
+
 TEST(KernelKey, DifferentShapesDiffer) {
   EXPECT_NE(CanonicalKeyString(Gemm(1, 2, 3)), CanonicalKeyString(Gemm(1, 2, 4)));
 }

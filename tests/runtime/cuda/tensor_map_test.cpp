@@ -139,9 +139,8 @@ TEST(TensorMapPlan, EachDtypeHasItsElementTypeAndAVariantListsOnlyTheMapsItReads
 TEST(TensorMapLayout, MapsThatDoNotFitTheArgumentAreRefusedNamingTheRule) {
   const v1::KernelAbi abi = GemmAbi(64, 64, 64, 1, B);
   const std::string struct_bytes = std::to_string(sizeof(tt_gemm_args));
-  EXPECT_EQ(Refusal({}, abi),
-            "argument_bytes 704 without tensor maps (0 unless the kernel takes "
-            "some)");
+  EXPECT_EQ(Refusal({}, abi), "argument_bytes " + std::to_string(kArgumentBytes) +
+                                  " without tensor maps (0 unless the kernel takes some)");
   EXPECT_EQ(
       Refusal({Map("a", kAMap)}, abi, 0),
       "argument_bytes 0 leaves no room for tensor maps after the " + struct_bytes + "-byte struct");
@@ -156,7 +155,8 @@ TEST(TensorMapLayout, MapsThatDoNotFitTheArgumentAreRefusedNamingTheRule) {
   EXPECT_EQ(Refusal({Map("a", 256)}, abi),
             "tensor_maps[0] (a): offset 256 overlaps the " + struct_bytes + "-byte struct");
   EXPECT_EQ(Refusal({Map("a", kArgumentBytes - 64)}, abi),
-            "tensor_maps[0] (a): offset 640 puts its 128 bytes past argument_bytes 704");
+            "tensor_maps[0] (a): offset " + std::to_string(kArgumentBytes - 64) +
+                " puts its 128 bytes past argument_bytes " + std::to_string(kArgumentBytes));
   EXPECT_EQ(
       Refusal({Map("a", kAMap), Map("b", kAMap + 64)}, abi),
       "tensor_maps[1] (b): offset " + std::to_string(kAMap + 64) + " overlaps tensor_maps[0] (a)");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -19,6 +20,11 @@ namespace tt {
 // two ymm (AVX2) or four xmm (SSE) registers elsewhere.
 typedef float vf16 __attribute__((vector_size(64)));
 constexpr int64_t kVf16Lanes = 16;
+
+// A gated key's value before the chain (Cfg::gated): silu(gate) * up.
+inline float swiglu(float gate, float up) {
+  return gate / (1.0f + std::exp(-gate)) * up;
+}
 
 // Element (i, j) of a matrix stored row- or column-major.
 template <bool ColMajor>
@@ -147,29 +153,38 @@ int gemm_blocked(const tt_gemm_args* args, const Epi& epi) {
 // the inner loop walks a row of B). A column-major B (weights stored [n][k]):
 // each output is the dot product of A's row and B's contiguous column, in
 // kVf16Lanes lanes.
+// A gated key (Cfg::gated) computes the row twice, with b and with b_up,
+// and combines them before the epilogue.
 template <class Cfg, class Epi>
 int gemm_rowwise(const tt_gemm_args* args, const Epi& epi) {
   const int64_t M = args->m, N = args->n, K = args->k;
+  constexpr int products = Cfg::gated != 0 ? 2 : 1;
   tt::parallel_ranges(Cfg::threads, args->batch * M, [&](int64_t r0, int64_t r1) {
-    const std::unique_ptr<float[]> acc(new float[N]);
+    const std::unique_ptr<float[]> acc(new float[products * N]);
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t batch = r / M, i = r % M;
       const float* A = floats(args->a) + batch * M * K;
-      const float* B = floats(args->b) + batch * K * N;
       const auto a = [&](int64_t p) {
         return matrix_at<Cfg::a_col_major != 0>(A, args->lda, i, p);
       };
-      if constexpr (Cfg::b_col_major != 0) {
-        for (int64_t j = 0; j < N; ++j) {
-          const float* column = B + j * args->ldb;
-          acc[j] = lane_sum<kVf16Lanes>(K, [&](int64_t p) { return a(p) * column[p]; });
+      for (int product = 0; product < products; ++product) {
+        const float* B = floats(product == 0 ? args->b : args->b_up) + batch * K * N;
+        float* out = acc.get() + product * N;
+        if constexpr (Cfg::b_col_major != 0) {
+          for (int64_t j = 0; j < N; ++j) {
+            const float* column = B + j * args->ldb;
+            out[j] = lane_sum<kVf16Lanes>(K, [&](int64_t p) { return a(p) * column[p]; });
+          }
+        } else {
+          std::fill(out, out + N, 0.0f);
+          for (int64_t p = 0; p < K; ++p) {
+            const float ap = a(p);
+            for (int64_t j = 0; j < N; ++j) out[j] += ap * B[p * args->ldb + j];
+          }
         }
-      } else {
-        std::fill(acc.get(), acc.get() + N, 0.0f);
-        for (int64_t p = 0; p < K; ++p) {
-          const float ap = a(p);
-          for (int64_t j = 0; j < N; ++j) acc[j] += ap * B[p * args->ldb + j];
-        }
+      }
+      if constexpr (Cfg::gated != 0) {
+        for (int64_t j = 0; j < N; ++j) acc[j] = swiglu(acc[j], acc[N + j]);
       }
       const int64_t idx = batch * M * N + i * args->ldc;
       for (int64_t j = 0; j < N; ++j) floats(args->c)[idx + j] = epi(acc[j], idx + j, j);
@@ -186,13 +201,18 @@ int gemm_naive(const tt_gemm_args* args, const Epi& epi) {
   for (int64_t batch = 0; batch < args->batch; ++batch) {
     const float* A = floats(args->a) + batch * M * K;
     const float* B = floats(args->b) + batch * K * N;
+    const float* B_up = Cfg::gated != 0 ? floats(args->b_up) + batch * K * N : nullptr;
     for (int64_t i = 0; i < M; ++i) {
       for (int64_t j = 0; j < N; ++j) {
-        float sum = 0.0f;
+        float sum = 0.0f, up = 0.0f;
         for (int64_t p = 0; p < K; ++p) {
-          sum += matrix_at<Cfg::a_col_major != 0>(A, args->lda, i, p) *
-                 matrix_at<Cfg::b_col_major != 0>(B, args->ldb, p, j);
+          const float a = matrix_at<Cfg::a_col_major != 0>(A, args->lda, i, p);
+          sum += a * matrix_at<Cfg::b_col_major != 0>(B, args->ldb, p, j);
+          if constexpr (Cfg::gated != 0) {
+            up += a * matrix_at<Cfg::b_col_major != 0>(B_up, args->ldb, p, j);
+          }
         }
+        if constexpr (Cfg::gated != 0) sum = swiglu(sum, up);
         const int64_t idx = batch * M * N + i * args->ldc + j;
         floats(args->c)[idx] = epi(sum, idx, j);
       }

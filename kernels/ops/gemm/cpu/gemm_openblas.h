@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <vector>
 
+#include "ops/gemm/cpu/gemm_blocked.h"
 #include "ops/gemm/gemm_args.h"
 #include "tt/host/abi.h"
 #include "tt/host/parallel.h"
@@ -43,14 +45,20 @@ int gemm_openblas(const tt_gemm_args* args, const Epi& epi) {
   // stored row-major.
   const int trans_a = Cfg::a_col_major != 0 ? kCblasTrans : kCblasNoTrans;
   const int trans_b = Cfg::b_col_major != 0 ? kCblasTrans : kCblasNoTrans;
-  for (int64_t batch = 0; batch < args->batch; ++batch) {
-    cblas_sgemm(kCblasRowMajor, trans_a, trans_b, static_cast<int>(M), static_cast<int>(N),
-                static_cast<int>(K), 1.0f, floats(args->a) + batch * M * K,
-                static_cast<int>(args->lda), floats(args->b) + batch * K * N,
-                static_cast<int>(args->ldb), 0.0f, floats(args->c) + batch * M * N,
-                static_cast<int>(args->ldc));
-  }
-  if constexpr (!Epi::empty) {
+  // A gated key: the up product into its own buffer, then the pass
+  // combines it with the gate's in C.
+  std::vector<float> up(Cfg::gated != 0 ? static_cast<size_t>(args->batch * M * N) : 0);
+  const auto product = [&](const void* b, float* c, int64_t ldc) {
+    for (int64_t batch = 0; batch < args->batch; ++batch) {
+      cblas_sgemm(kCblasRowMajor, trans_a, trans_b, static_cast<int>(M), static_cast<int>(N),
+                  static_cast<int>(K), 1.0f, floats(args->a) + batch * M * K,
+                  static_cast<int>(args->lda), floats(b) + batch * K * N,
+                  static_cast<int>(args->ldb), 0.0f, c + batch * M * ldc, static_cast<int>(ldc));
+    }
+  };
+  product(args->b, floats(args->c), args->ldc);
+  if constexpr (Cfg::gated != 0) product(args->b_up, up.data(), N);
+  if constexpr (!Epi::empty || Cfg::gated != 0) {
     const int64_t rows = args->batch * M;
     const int64_t threads =
         std::clamp<int64_t>(rows * N / kChainPassElementsPerThread, 1, Cfg::threads);
@@ -58,7 +66,10 @@ int gemm_openblas(const tt_gemm_args* args, const Epi& epi) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t idx = r / M * M * N + r % M * args->ldc;
         float* c = floats(args->c) + idx;
-        for (int64_t j = 0; j < N; ++j) c[j] = epi(c[j], idx + j, j);
+        for (int64_t j = 0; j < N; ++j) {
+          const float v = Cfg::gated != 0 ? swiglu(c[j], up[r * N + j]) : c[j];
+          c[j] = epi(v, idx + j, j);
+        }
       }
     });
   }

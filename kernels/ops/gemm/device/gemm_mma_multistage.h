@@ -14,6 +14,8 @@
 //   vec_a, vec_b                      elements per global load (lda/ldb %)
 //   out_aligned                       ldc is a multiple of the leaf's run
 //   shared_bytes                      dynamic shared memory the launch reserves
+//   gated                             a second main loop over b_up, gating the
+//                                     first (gemm_gate.h) before the epilogue
 //
 // Main loop: the sm80 / CDNA leaves' multi-stage shared-memory pipeline
 // (load_async into `stages` slots, one barrier per k tile). The sm_90a
@@ -22,6 +24,7 @@
 #ifndef TILETUNE_TT_GEMM_H
 #define TILETUNE_TT_GEMM_H
 
+#include "ops/gemm/device/gemm_gate.h"
 #include "ops/gemm/gemm_args.h"
 #include "tt/tile.h"
 
@@ -252,6 +255,19 @@ TT_DEVICE void tile_gemm(const tt_gemm_args& args, const Epilogue& epilogue) {
   zero(acc);
   mainloop<C>(acc, sa, sb, ga, gb, row0, col0, k);
   reduce_groups<C>(acc, reinterpret_cast<float*>(tt_gemm_shared));
+  if constexpr (C::gated) {
+    // The up product over the same A rows (now in L2); the pipeline's slots
+    // refill once every warp is done reading them and the k groups' sums.
+    TB* b_up = static_cast<TB*>(const_cast<void*>(args.b_up));
+    const gl<TB> gb_up = C::b_col_major ? gl<TB>{b_up + batch * n * args.ldb, n, k, args.ldb}
+                                        : gl<TB>{b_up + batch * k * args.ldb, k, n, args.ldb};
+    typename P::acc_tile up;
+    zero(up);
+    sync();
+    mainloop<C>(up, sa, sb, ga, gb_up, row0, col0, k);
+    reduce_groups<C>(up, reinterpret_cast<float*>(tt_gemm_shared));
+    gate_with(acc, up);
+  }
 
   const int warp = arch::warp_id();
   if (warp >= P::wm * P::wn) return;  // k groups past the first handed over their sums

@@ -39,6 +39,7 @@ struct wgmma_plan {
   using a_type = typename C::a_type;
   using b_type = typename C::b_type;
   static_assert(same_type<a_type, b_type>::value, "A and B share one element type");
+  static_assert(!C::gated, "a gated key runs the mma.sync main loop or tma_ws_gemm");
   static_assert(!C::a_col_major && C::b_col_major,
                 "wgmma reads K-major operands: A row-major, B column-major");
   static constexpr int bm = C::block_m, bn = C::block_n, bk = C::block_k;

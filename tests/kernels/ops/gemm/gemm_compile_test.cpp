@@ -31,6 +31,11 @@ struct KeyCase {
   v1::KernelKey key;
 };
 
+v1::KernelKey Gated(v1::KernelKey key) {
+  key.set_gate(v1::GATE_SWIGLU);
+  return key;
+}
+
 // bf16 and f16, every layout pair, odd and standard shapes, both regimes
 // (split-K small-M tiles and large tiles) and every chain op; f32 allowing
 // tf32 (CUDA's float tiles; HIP keeps gpu_gemm_tiled for them).
@@ -73,7 +78,13 @@ std::vector<KeyCase> Keys() {
       {"tma_ws_row_row_300x328x136", "300x328x136 batch 2 bf16 row/row bias gelu residual",
        GemmTestKey(300, 328, 136, 2, B, B, false, false, {"bias", "gelu_tanh", "residual_add"})},
       {"tma_ws_tf32_300x260x136", "tf32 300x260x136 f32 row/col silu",
-       AllowingTf32(GemmTestKey(300, 260, 136, 1, F, F, false, true, {"silu"}))}};
+       AllowingTf32(GemmTestKey(300, 260, 136, 1, F, F, false, true, {"silu"}))},
+      // Gated keys: tile_gemm's second main loop (mma.sync, MFMA) on
+      // decode and odd shapes, tma_ws_gemm's stacked B boxes on prefill.
+      {"gated_decode_7x1000x1032", "swiglu 7x1000x1032 bf16 row/col bias",
+       Gated(GemmTestKey(7, 1000, 1032, 1, B, B, false, true, {"bias"}))},
+      {"gated_300x328x136", "swiglu 300x328x136 batch 2 f16 row/col residual, f32 out",
+       Gated(GemmTestKey(300, 328, 136, 2, H, F, false, true, {"residual_add"}))}};
 }
 
 // What NVRTC sees for a source: the CUDA backend's target (sm_90a when the
@@ -183,7 +194,8 @@ TEST(GemmSources, WgmmaVariantsAskForSm90a) {
         wgmma += asks;
       }
       // tf32 runs mma.sync only.
-      const bool k_major = !p.a_col_major && p.b_col_major && p.m > 32 && p.element_bytes == 2;
+      const bool k_major =
+          !p.a_col_major && p.b_col_major && p.m > 32 && p.element_bytes == 2 && !p.gated;
       EXPECT_EQ(wgmma > 0, k_major && std::string(backend) == "cuda") << c.name << " " << backend;
     }
   }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <thread>
 
 #include "kernels/core/kernel_key.h"
@@ -275,6 +276,57 @@ TEST_F(GemmOnGpu, TmaAndDecodeFamiliesMatchTheReference) {
       if (c.key.allow_tf32()) std::cout << sources[s].entry << ": rel error " << error << "\n";
     }
     std::cout << CanonicalKeyString(c.key) << ": " << sources.size() << " variants checked\n";
+  }
+}
+
+v1::KernelKey Gated(v1::KernelKey key) {
+  key.set_gate(v1::GATE_SWIGLU);
+  return key;
+}
+
+// Gated keys (silu(A·B) ⊙ (A·B_up), then the chain): every variant of every
+// CUDA family that serves them (tile_gemm's second main loop, tma_ws_gemm's
+// stacked B boxes), odd shapes, batches, f32 output, tf32, decode and
+// prefill on sampled rows.
+TEST_F(GemmOnGpu, GatedKeysMatchTheReference) {
+  const auto B = v1::DTYPE_BF16, H = v1::DTYPE_F16, F = v1::DTYPE_F32;
+  struct Case {
+    v1::KernelKey key;
+    bool sampled;
+  };
+  const Case cases[] = {
+      {Gated(GemmTestKey(7, 1000, 1032, 1, B, B, false, true, {{"bias", B}})), false},
+      {Gated(GemmTestKey(37, 53, 29, 3, H, F, true, false, {})), false},
+      {Gated(GemmTestKey(300, 328, 136, 2, B, B, false, true, {{"residual_add", B}})), false},
+      {Gated(GemmTestKey(520, 1000, 264, 1, H, F, false, true, {})), false},
+      {Gated(AllowingTf32(GemmTestKey(300, 260, 136, 1, F, F, false, true, {}))), false},
+      {Gated(GemmTestKey(2048, 1408, 4096, 1, B, B, false, true, {})), true}};
+  uint64_t seed = 1700;
+  for (const Case& c : cases) {
+    std::string why;
+    std::vector<KernelSource> sources;
+    for (const KernelTemplate* t : ServingKernelTemplates(c.key, "cuda", &why)) {
+      for (const Variant& v : t->Space(c.key).ValidVariants()) {
+        sources.push_back(t->Source(c.key, v));
+      }
+    }
+    ASSERT_FALSE(sources.empty()) << CanonicalKeyString(c.key) << ": " << why;
+    const Problem p = c.sampled
+                          ? MakeProblem(c.key, seed += 10, SampledRows(gemm::ProblemOf(c.key).m))
+                          : MakeProblem(c.key, seed += 10);
+    const std::vector<std::string> cubins = CompileAll(sources);
+    const double tolerance = c.key.allow_tf32() ? Tf32Tolerance(c.key, gemm::ProblemOf(c.key).k)
+                                                : Tolerance(c.key.output_dtype());
+    std::map<std::string, int> per_family;
+    for (size_t s = 0; s < sources.size(); ++s) {
+      if (cubins[s].empty()) continue;
+      EXPECT_LE(Error(sources[s], cubins[s], p), tolerance)
+          << CanonicalKeyString(c.key) << " " << sources[s].entry;
+      ++per_family[sources[s].kernel_name];
+    }
+    for (const auto& [family, n] : per_family) {
+      std::cout << CanonicalKeyString(c.key) << ": " << n << " " << family << " variants\n";
+    }
   }
 }
 
