@@ -27,6 +27,7 @@ const std::map<std::string, OpRule, std::less<>>& OpRules() {
         {"scale", {OpKind::kElementwise, 1}},       {"relu", {OpKind::kElementwise, 1}},
         {"gelu_tanh", {OpKind::kElementwise, 1}},   {"gelu_erf", {OpKind::kElementwise, 1}},
         {"silu", {OpKind::kElementwise, 1}},        {"cast", {OpKind::kElementwise, 1}},
+        {"swiglu", {OpKind::kElementwise, 1}},
     };
     // A row op of the registry is a graph op of the same name, reading its
     // input and then its per-column tensors.
@@ -143,7 +144,8 @@ class GraphResolver {
     if (rule == OpRules().end()) {
       return FieldError{path + ".op", "unknown op " + Quoted(node.op()) +
                                           " (known: matmul, matmul_t, add, scale, "
-                                          "causal_mask, relu, gelu_tanh, gelu_erf, silu, cast, " +
+                                          "causal_mask, relu, gelu_tanh, gelu_erf, silu, cast, "
+                                          "swiglu, " +
                                           OpNames(FusionKind::kRowReduction) + ")"};
     }
     if (node.inputs_size() != rule->second.inputs) {
@@ -225,6 +227,14 @@ class GraphResolver {
                                                    "] (per column), got " + ShapeText(os.dims)};
       }
       op.other_dtype = os.dtype;
+    } else if (op.op == "swiglu") {
+      // Splits the columns in two halves: silu(first) * second.
+      if (op.cols % 2 != 0) {
+        return FieldError{path + ".inputs[0]", "swiglu halves the columns of " +
+                                                   ShapeText(flowing.dims) +
+                                                   ": their count must be even"};
+      }
+      op.cols /= 2;
     } else if (op.op == "cast") {
       if (!IsTensorDType(node.dtype())) {
         return FieldError{path + ".dtype", "cast needs a target dtype (f32, f16, bf16)"};

@@ -29,9 +29,10 @@ struct ResolvedOp {
   OpKind kind = OpKind::kElementwise;
   std::string op;  // as in the graph: matmul, add, scale, softmax, ...
   // The tensor the op transforms (for matmul: A) and what it writes.
-  int64_t rows = 0, cols = 0;  // of the output; matmul's input is [rows, k]
-  int64_t k = 0;               // matmul only
-  bool b_transposed = false;   // matmul_t: B is stored [N, K]
+  int64_t rows = 0,
+          cols = 0;           // of the output; matmul's input is [rows, k], swiglu's [rows, 2 cols]
+  int64_t k = 0;              // matmul only
+  bool b_transposed = false;  // matmul_t: B is stored [N, K]
   v1::DType input_dtype = v1::DTYPE_UNSPECIFIED;
   v1::DType output_dtype = v1::DTYPE_UNSPECIFIED;
   // add: true when the other operand is one value per column (a bias).

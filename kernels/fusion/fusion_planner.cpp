@@ -52,8 +52,11 @@ class Planner {
               "softmax -> matmul)" +
               (not_attention_.empty() ? "" : "; " + not_attention_));
         }
-        switch (op.kind) {
-          case OpKind::kMatmul: StartMatmul(op); break;
+        if (op.op == "swiglu") GateMatmul(graph, op);
+        switch (op.op == "swiglu" ? OpKind::kMatmul : op.kind) {
+          case OpKind::kMatmul:
+            if (op.op != "swiglu") StartMatmul(op);
+            break;
           case OpKind::kRowReduction: StartRowReduction(op); break;
           case OpKind::kElementwise: AddElementwise(op); break;
           // Graphs spell attention as its matmuls, scale, mask and softmax.
@@ -171,6 +174,30 @@ class Planner {
       auto* l = key->add_layouts();
       l->set_tensor("b");
       l->set_layout(v1::LAYOUT_COL_MAJOR);
+    }
+  }
+
+  // swiglu right after a matmul_t: the GEMM's weight [2n, k] is its gate's
+  // n rows over its up projection's (b, and b_up = b + n rows), and the
+  // kernel computes silu(gate) * up itself (KernelKey.gate).
+  void GateMatmul(const ResolvedGraph& graph, const ResolvedOp& op) {
+    const std::string at = "key.ops[" + std::to_string(op.index) + "]: ";
+    const ResolvedOp* matmul = op.index > 0 ? &graph.ops[op.index - 1] : nullptr;
+    if (matmul && matmul->output_wanted) {
+      throw std::invalid_argument(at + "swiglu keeps " + Quoted(matmul->output) +
+                                  " in registers; it cannot be a graph output");
+    }
+    if (!matmul || matmul->op != "matmul_t" || !open_ ||
+        open_->ops(open_->ops_size() - 1) != matmul->index) {
+      throw std::invalid_argument(
+          at +
+          "swiglu gates the two halves of a matmul_t's output (weights [2n, k], the gate's "
+          "rows first) and must follow it directly");
+    }
+    auto* key = open_->mutable_key();
+    key->set_gate(v1::GATE_SWIGLU);
+    for (auto& d : *key->mutable_shape()) {
+      if (d.name() == "n") d.set_size(op.cols);
     }
   }
 

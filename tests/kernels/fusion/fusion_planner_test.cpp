@@ -99,6 +99,47 @@ TEST(FusionPlanner, GemmEpilogueIsOneKernelWithTheOldKeysCanonicalString) {
   EXPECT_EQ(CanonicalKeyString(kernel.key()), CanonicalKeyString(old));
 }
 
+// matmul_t(x, W [2n, k]) -> swiglu -> add(residual): one gated GEMM (gate
+// rows of W first), n the gated width, the add its chain.
+TEST(FusionPlanner, MatmulTThenSwigluIsOneGatedGemm) {
+  GraphBuilder g;
+  g.Dim("t", 37).Dim("two_n", 2 * 1000).Dim("n", 1000).Dim("d", 512);
+  g.Tensor("x", {"t", "d"}).Tensor("w_gate_up", {"two_n", "d"}).Tensor("res", {"t", "n"});
+  g.Op("matmul_t", {"x", "w_gate_up"}, "h").Op("swiglu", {"h"}, "g").Op("add", {"g", "res"}, "y");
+  const auto plan = PlanFusion(g.key(), {});
+  ASSERT_EQ(plan.kernels_size(), 1);
+  const v1::KernelKey& key = plan.kernels(0).key();
+  EXPECT_EQ(plan.kernels(0).ops_size(), 3);
+  EXPECT_EQ(key.gate(), v1::GATE_SWIGLU);
+  EXPECT_EQ(ChainOps(key), std::vector<std::string>{"residual_add"});
+  EXPECT_EQ(CanonicalKeyString(key),
+            "gemm|chain=residual_add:bf16|in=bf16|out=bf16|acc=f32|layout=a:row,b:col|"
+            "shape=k=512,m=37,n=1000|gate=swiglu");
+
+  // Anywhere else swiglu has no kernel; an odd width cannot be halved.
+  GraphBuilder alone;
+  alone.Dim("t", 4).Dim("c", 8).Tensor("x", {"t", "c"}).Op("swiglu", {"x"}, "y");
+  try {
+    PlanFusion(alone.key(), {});
+    ADD_FAILURE() << "swiglu alone was planned";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "key.ops[0]: swiglu gates the two halves of a matmul_t's output (weights [2n, "
+                 "k], the gate's rows first) and must follow it directly");
+  }
+  GraphBuilder odd;
+  odd.Dim("t", 4).Dim("c", 7).Tensor("x", {"t", "c"}).Op("swiglu", {"x"}, "y");
+  try {
+    PlanFusion(odd.key(), {});
+    ADD_FAILURE() << "an odd width was halved";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("key.ops[0].inputs[0]: swiglu halves the columns of "
+                                         "[4, 7]: their count must be even"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(FusionPlanner, ResidualAddBecomesTheNormsPrologueAndCastItsEpilogue) {
   const auto plan = PlanFusion(ResidualNormGraph().key(), {});
   ASSERT_EQ(plan.kernels_size(), 1);
