@@ -105,14 +105,7 @@ TEST(KernelKey, AllowTf32NeedsAnF32Gemm) {
   EXPECT_EQ(err->field, "key.allow_tf32");
   EXPECT_NE(err->message.find("bf16"), std::string::npos) << err->message;
 
-  v1::KernelKey softmax;
-  softmax.set_op("softmax");
-  softmax.set_input_dtype(v1::DTYPE_F32);
-  for (auto [name, size] : {std::pair{"rows", 4}, {"cols", 4}}) {
-    auto* d = softmax.add_shape();
-    d->set_name(name);
-    d->set_size(size);
-  }
+  v1::KernelKey softmax = RowsTestKey("softmax", 4, 4);
   softmax.set_allow_tf32(true);
   err = ValidateKernelKey(softmax, {});
   ASSERT_TRUE(err);
@@ -136,14 +129,7 @@ TEST(KernelKey, AGateIsPartOfAGemmKeyOnly) {
   ASSERT_TRUE(err);
   EXPECT_EQ(err->ToString(), "key.gate: must be none or swiglu");
 
-  v1::KernelKey softmax;
-  softmax.set_op("softmax");
-  softmax.set_input_dtype(v1::DTYPE_F32);
-  for (auto [name, size] : {std::pair{"rows", 4}, {"cols", 4}}) {
-    auto* d = softmax.add_shape();
-    d->set_name(name);
-    d->set_size(size);
-  }
+  v1::KernelKey softmax = RowsTestKey("softmax", 4, 4);
   softmax.set_gate(v1::GATE_SWIGLU);
   err = ValidateKernelKey(softmax, {});
   ASSERT_TRUE(err);

@@ -151,6 +151,35 @@ class GemmOnGpu : public ::testing::Test {
     return cubins;
   }
 
+  // Every variant of every CUDA family serving `key` (tile_gemm too where
+  // `with_tile_gemm`) within the key's tolerance on fresh inputs (sampled
+  // rows where `sampled`); prints how many of each family ran.
+  void CheckFamilies(const v1::KernelKey& key, bool sampled, uint64_t seed, bool with_tile_gemm) {
+    std::string why;
+    std::vector<KernelSource> sources;
+    for (const KernelTemplate* t : ServingKernelTemplates(key, "cuda", &why)) {
+      if (!with_tile_gemm && t->name() == gemm::kTileGemmName) continue;
+      for (const Variant& v : t->Space(key).ValidVariants()) sources.push_back(t->Source(key, v));
+    }
+    ASSERT_FALSE(sources.empty()) << CanonicalKeyString(key) << ": " << why;
+    const Problem p = sampled ? MakeProblem(key, seed, SampledRows(gemm::ProblemOf(key).m))
+                              : MakeProblem(key, seed);
+    const std::vector<std::string> cubins = CompileAll(sources);
+    const double tolerance = key.allow_tf32() ? Tf32Tolerance(key, gemm::ProblemOf(key).k)
+                                              : Tolerance(key.output_dtype());
+    std::map<std::string, int> per_family;
+    for (size_t s = 0; s < sources.size(); ++s) {
+      if (cubins[s].empty()) continue;
+      const double error = Error(sources[s], cubins[s], p);
+      EXPECT_LE(error, tolerance) << CanonicalKeyString(key) << " " << sources[s].entry;
+      if (key.allow_tf32()) std::cout << sources[s].entry << ": rel error " << error << "\n";
+      ++per_family[sources[s].kernel_name];
+    }
+    for (const auto& [family, n] : per_family) {
+      std::cout << CanonicalKeyString(key) << ": " << n << " " << family << " variants checked\n";
+    }
+  }
+
   std::optional<testing::CudaRig> rig_;
 };
 
@@ -253,30 +282,8 @@ TEST_F(GemmOnGpu, TmaAndDecodeFamiliesMatchTheReference) {
       {GemmTestKey(4096, 4096, 4096, 1, B, B, false, true, {{"bias", B}, {"gelu_tanh", B}}), true},
       {GemmTestKey(2048, 14336, 4096, 1, B, B, false, true, {}), true}};
   uint64_t seed = 900;
-  for (const Case& c : cases) {
-    std::string why;
-    const auto templates = ServingKernelTemplates(c.key, "cuda", &why);
-    std::vector<KernelSource> sources;
-    for (const KernelTemplate* t : templates) {
-      if (t->name() == gemm::kTileGemmName) continue;  // its own tests above
-      for (const Variant& v : t->Space(c.key).ValidVariants())
-        sources.push_back(t->Source(c.key, v));
-    }
-    ASSERT_FALSE(sources.empty()) << CanonicalKeyString(c.key) << ": " << why;
-    const Problem p = c.sampled
-                          ? MakeProblem(c.key, seed += 10, SampledRows(gemm::ProblemOf(c.key).m))
-                          : MakeProblem(c.key, seed += 10);
-    const std::vector<std::string> cubins = CompileAll(sources);
-    const double tolerance = c.key.allow_tf32() ? Tf32Tolerance(c.key, gemm::ProblemOf(c.key).k)
-                                                : Tolerance(c.key.output_dtype());
-    for (size_t s = 0; s < sources.size(); ++s) {
-      if (cubins[s].empty()) continue;
-      const double error = Error(sources[s], cubins[s], p);
-      EXPECT_LE(error, tolerance) << CanonicalKeyString(c.key) << " " << sources[s].entry;
-      if (c.key.allow_tf32()) std::cout << sources[s].entry << ": rel error " << error << "\n";
-    }
-    std::cout << CanonicalKeyString(c.key) << ": " << sources.size() << " variants checked\n";
-  }
+  // tile_gemm has its own tests above.
+  for (const Case& c : cases) CheckFamilies(c.key, c.sampled, seed += 10, false);
 }
 
 v1::KernelKey Gated(v1::KernelKey key) {
@@ -302,32 +309,7 @@ TEST_F(GemmOnGpu, GatedKeysMatchTheReference) {
       {Gated(AllowingTf32(GemmTestKey(300, 260, 136, 1, F, F, false, true, {}))), false},
       {Gated(GemmTestKey(2048, 1408, 4096, 1, B, B, false, true, {})), true}};
   uint64_t seed = 1700;
-  for (const Case& c : cases) {
-    std::string why;
-    std::vector<KernelSource> sources;
-    for (const KernelTemplate* t : ServingKernelTemplates(c.key, "cuda", &why)) {
-      for (const Variant& v : t->Space(c.key).ValidVariants()) {
-        sources.push_back(t->Source(c.key, v));
-      }
-    }
-    ASSERT_FALSE(sources.empty()) << CanonicalKeyString(c.key) << ": " << why;
-    const Problem p = c.sampled
-                          ? MakeProblem(c.key, seed += 10, SampledRows(gemm::ProblemOf(c.key).m))
-                          : MakeProblem(c.key, seed += 10);
-    const std::vector<std::string> cubins = CompileAll(sources);
-    const double tolerance = c.key.allow_tf32() ? Tf32Tolerance(c.key, gemm::ProblemOf(c.key).k)
-                                                : Tolerance(c.key.output_dtype());
-    std::map<std::string, int> per_family;
-    for (size_t s = 0; s < sources.size(); ++s) {
-      if (cubins[s].empty()) continue;
-      EXPECT_LE(Error(sources[s], cubins[s], p), tolerance)
-          << CanonicalKeyString(c.key) << " " << sources[s].entry;
-      ++per_family[sources[s].kernel_name];
-    }
-    for (const auto& [family, n] : per_family) {
-      std::cout << CanonicalKeyString(c.key) << ": " << n << " " << family << " variants\n";
-    }
-  }
+  for (const Case& c : cases) CheckFamilies(c.key, c.sampled, seed += 10, true);
 }
 
 // f32 keys that allow tf32: every variant (mma.sync .tf32 on float tiles)
