@@ -2,7 +2,9 @@
 128, intermediate 14336, bf16) run three ways: torch eager, torch.compile,
 and with tiletune-served kernels (tiletune.torch) for its norms,
 projections and attention (tiletune.torch.attention in place of torch's
-SDPA; torch modes run SDPA).
+SDPA; torch modes run SDPA) and its MLP's gate/up projection with the SiLU
+gate as one kernel (tiletune.torch.swiglu in place of the merged projection,
+chunk, silu and mul).
 
     python3 examples/pytorch/llama_decoder_layer.py --daemon unix:/run/tiletune/tiletuned.sock \
         --trusted-key HEX --json out.json --plot out.png
@@ -76,11 +78,18 @@ class Ops:
         y = self.F.linear(x, w)
         return y + residual if residual is not None else y
 
+    def swiglu(self, x, w_gate_up):
+        """silu(x @ gate.T) * (x @ up.T) of the merged [gate; up] weight: one
+        gated GEMM with tiletune, the projection, chunk, silu and mul with torch."""
+        if self.tt:
+            return self.tt.swiglu(x, w_gate_up[:INTERMEDIATE], w_gate_up[INTERMEDIATE:])
+        gate, up = self.F.linear(x, w_gate_up).chunk(2, dim=-1)
+        return (self.F.silu(gate) * up).contiguous()
+
 
 def layer_forward(torch, ops, p, x, k_cache, v_cache, phase):
     """x: [tokens, hidden] (decode: one token per sequence; prefill: one
     sequence). Returns the layer's output, [tokens, hidden]."""
-    F = torch.nn.functional
     tokens = x.shape[0]
     h = ops.norm(x, p["norm1"])
     qkv = ops.linear(h, p["qkv"])
@@ -106,8 +115,7 @@ def layer_forward(torch, ops, p, x, k_cache, v_cache, phase):
         attn = attn.transpose(1, 2).reshape(tokens, HEADS * HEAD_DIM)
     x2 = ops.linear(attn.contiguous(), p["o"], residual=x)
     h2 = ops.norm(x2, p["norm2"])
-    gate, up = ops.linear(h2, p["gate_up"]).chunk(2, dim=-1)
-    return ops.linear((F.silu(gate) * up).contiguous(), p["down"], residual=x2)
+    return ops.linear(ops.swiglu(h2, p["gate_up"]), p["down"], residual=x2)
 
 
 def attention_shape(phase, tokens):
@@ -126,14 +134,14 @@ def kernel_keys(tiletune, phase, tokens):
     attention.sequence_layout = kernel_key_pb2.SEQUENCE_LAYOUT_BHSD
     if causal:
         attention.attention_mask = kernel_key_pb2.ATTENTION_MASK_CAUSAL
-    gemm = lambda n, k, chain=(): tiletune.key("gemm", {"m": tokens, "n": n, "k": k},
-                                                dtype="bf16", chain=list(chain),
-                                                layouts={"b": "col"})
+    gemm = lambda n, k, chain=(), gate=None: tiletune.key(
+        "gemm", {"m": tokens, "n": n, "k": k}, dtype="bf16", chain=list(chain),
+        layouts={"b": "col"}, gate=gate)
     return [
         ("rms_norm", tiletune.key("rmsnorm", {"rows": tokens, "cols": HIDDEN}, dtype="bf16")),
         ("qkv", gemm((HEADS + 2 * KV_HEADS) * HEAD_DIM, HIDDEN)),
         ("o+residual", gemm(HIDDEN, HEADS * HEAD_DIM, ["residual_add"])),
-        ("gate_up", gemm(2 * INTERMEDIATE, HIDDEN)),
+        ("gate_up+swiglu", gemm(INTERMEDIATE, HIDDEN, gate="swiglu")),
         ("down+residual", gemm(HIDDEN, INTERMEDIATE, ["residual_add"])),
         ("attention", attention),
     ]
@@ -142,6 +150,7 @@ def kernel_keys(tiletune, phase, tokens):
 def kernel_calls(torch, tt, p, phase, tokens):
     """(name, tiletune call, torch call) for each replaced kernel at `tokens` rows."""
     F = torch.nn.functional
+    ours, theirs = Ops(torch, tt), Ops(torch)
     g = torch.Generator(device="cuda").manual_seed(tokens)
     r = lambda *s: torch.randn(s, generator=g, device="cuda").to(torch.bfloat16)
     x, attn, act = r(tokens, HIDDEN), r(tokens, HEADS * HEAD_DIM), r(tokens, INTERMEDIATE)
@@ -154,7 +163,8 @@ def kernel_calls(torch, tt, p, phase, tokens):
         ("qkv", lambda: tt.linear(x, p["qkv"]), lambda: F.linear(x, p["qkv"])),
         ("o+residual", lambda: tt.linear(attn, p["o"], residual=x),
          lambda: F.linear(attn, p["o"]) + x),
-        ("gate_up", lambda: tt.linear(x, p["gate_up"]), lambda: F.linear(x, p["gate_up"])),
+        ("gate_up+swiglu", lambda: ours.swiglu(x, p["gate_up"]),
+         lambda: theirs.swiglu(x, p["gate_up"])),
         ("down+residual", lambda: tt.linear(act, p["down"], residual=x),
          lambda: F.linear(act, p["down"]) + x),
         ("attention", lambda: tt.attention(q, k, v, causal=causal),
@@ -163,7 +173,7 @@ def kernel_calls(torch, tt, p, phase, tokens):
 
 
 GEMM_DIMS = {"qkv": ((HEADS + 2 * KV_HEADS) * HEAD_DIM, HIDDEN), "o+residual": (HIDDEN, HIDDEN),
-             "gate_up": (2 * INTERMEDIATE, HIDDEN), "down+residual": (HIDDEN, INTERMEDIATE)}
+             "gate_up+swiglu": (INTERMEDIATE, HIDDEN), "down+residual": (HIDDEN, INTERMEDIATE)}
 
 
 def decision_of(tt, name, phase, tokens):
@@ -191,7 +201,9 @@ def kernel_flops_bytes(name, phase, tokens):
                 2 * batch * HEAD_DIM * (2 * HEADS * q_len + 2 * KV_HEADS * kv_len))
     n, k = dims[name]
     extra = tokens * n if name.endswith("residual") else 0
-    return 2 * tokens * n * k, 2 * (tokens * k + n * k + tokens * n + extra)
+    products = 2 if name.endswith("swiglu") else 1  # the gate's and the up projection's
+    return (2 * products * tokens * n * k,
+            2 * (tokens * k + products * n * k + tokens * n + extra))
 
 
 def graph_time_us(torch, fn, replays=20):
