@@ -24,6 +24,7 @@ struct LookupOptions {
   std::optional<std::string> layout;
   std::optional<std::string> chain;
   bool allow_tf32 = false;
+  std::optional<std::string> gate;
   std::string device;
   std::string device_class;
   bool tune_on_miss = false;
@@ -55,6 +56,11 @@ v1::LookupRequest BuildRequest(const LookupOptions& options) {
     for (auto& op : client::ParseChainText(*options.chain, "--chain")) *key.add_chain() = op;
   }
   key.set_allow_tf32(options.allow_tf32);
+  if (options.gate) {
+    // CLI11 has checked the name against the same list.
+    key.set_gate(
+        static_cast<v1::Gate>(*client::ParseShortEnumName(client::kGateNaming, *options.gate)));
+  }
   request.mutable_device()->set_device(options.device);
   request.mutable_device()->set_device_class(options.device_class);
   request.set_tune_on_miss(options.tune_on_miss);
@@ -96,6 +102,9 @@ void AddLookupCommand(CLI::App& app, CommandRun& run) {
                       "fused epilogue, e.g. bias,gelu_tanh,scale=0.5,residual_add,cast=bf16");
   command->add_flag("--allow-tf32", options->allow_tf32,
                     "f32 gemm: the products may round the inputs to tf32");
+  command
+      ->add_option("--gate", options->gate, "gemm: swiglu gates the product, silu(a*b) * (a*b_up)")
+      ->check(CLI::IsMember(client::ShortEnumNames(client::kGateNaming)));
   command->add_option("--device", options->device, "device id on the daemon, e.g. cpu:0");
   command->add_option("--device-class", options->device_class,
                       "device class id, for records of a class the daemon does not have");

@@ -76,6 +76,7 @@ TEST_F(CliTest, UsageErrorsExit2WithOneLine) {
                                              {"jobs", "list", "--state", "sleeping"},
                                              {"lookup", "--shape", "m=1"},
                                              {"lookup", "--op", "gemm", "--dtype", "f33"},
+                                             {"lookup", "--op", "gemm", "--gate", "geglu"},
                                              {"--timeout", "0", "health"},
                                              {"report", "j-1"}}) {
     ProcessResult r = Tiletune(args);

@@ -174,6 +174,58 @@ TEST(TuningFlow, AHostAttentionKeyIsTunedAndServed) {
   EXPECT_EQ(Lookup(*stub, key).result(), v1::LookupResponse::RESULT_MISS);
 }
 
+// A gated decode GEMM (swiglu) through the daemon: its search spans the one
+// host family that gates (host_gemm_rowwise), it beats the gated naive
+// baseline, and the served kernel's ABI describes b_up like b. The same
+// shape without the gate is another key.
+TEST(TuningFlow, AGatedGemmIsTunedAndServedWithItsUpProjection) {
+  TempDir dir;
+  TiletunedProcess daemon(dir.path(), {"--host-cpus", "1"});
+  daemon.Start();
+  auto stub = daemon.Stub();
+
+  v1::KernelKey key = DecodeGemmKey({"bias"});
+  key.set_gate(v1::GATE_SWIGLU);
+  v1::JobSpec spec;
+  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
+  *spec.add_kernels() = key;
+  const std::string id = SubmitJob(*stub, spec);
+  WatchJobToEnd(*stub, id);
+  const auto job = GetJob(*stub, id);
+  ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
+  ASSERT_EQ(job.items(0).winner(), v1::WINNER_TUNED)
+      << job.ShortDebugString() << "\ndecision: " << WhyVendor(*stub, key);
+
+  grpc::ClientContext ctx;
+  v1::LookupRequest req;
+  *req.mutable_key() = key;
+  req.set_attach_artifact(true);
+  v1::LookupResponse hit;
+  ASSERT_TRUE(stub->Lookup(&ctx, req, &hit).ok());
+  ASSERT_EQ(hit.result(), v1::LookupResponse::RESULT_HIT);
+  EXPECT_EQ(hit.record().config().kernel_name(), "host_gemm_rowwise");
+  EXPECT_EQ(hit.record().baseline_name(), "host-naive");
+  ASSERT_TRUE(hit.has_artifact()) << hit.artifact_fallback().ShortDebugString();
+  const v1::KernelAbi& abi = hit.artifact().abi();
+  EXPECT_EQ(abi.version(), 3);
+  const auto field = [&](const std::string& name) {
+    const auto it = std::find_if(abi.fields().begin(), abi.fields().end(),
+                                 [&](const v1::AbiField& f) { return f.name() == name; });
+    EXPECT_NE(it, abi.fields().end()) << name << " in " << abi.ShortDebugString();
+    return it == abi.fields().end() ? v1::AbiField() : *it;
+  };
+  const v1::AbiField b = field("b"), b_up = field("b_up");
+  EXPECT_FALSE(b_up.may_be_null());
+  EXPECT_EQ(b_up.role(), b.role());
+  EXPECT_EQ(b_up.dtype(), b.dtype());
+  EXPECT_EQ(std::vector<int64_t>(b_up.shape().begin(), b_up.shape().end()),
+            std::vector<int64_t>(b.shape().begin(), b.shape().end()));
+  EXPECT_EQ(b_up.layout(), b.layout());
+
+  key.set_gate(v1::GATE_NONE);
+  EXPECT_EQ(Lookup(*stub, key).result(), v1::LookupResponse::RESULT_MISS);
+}
+
 // A key's space spans every template serving it: the exhaustive search of a
 // small host GEMM times every variant of host_gemm_blocked and of
 // host_gemm_rowwise, each trial names its template (its params are the
