@@ -90,6 +90,25 @@ TEST(TensorMapPlan, TheMapsOfTtGemmTmaArgsEncodeATheBAndCAsStored) {
   EXPECT_EQ(maps[2].encoding.swizzle, CU_TENSOR_MAP_SWIZZLE_64B);
 }
 
+// A gated key's b_up is read like b: its map has b's extents, at b_up's
+// field; an ungated key's b_up has no shape to map.
+TEST(TensorMapPlan, AGatedKeysUpProjectionIsMappedLikeB) {
+  v1::KernelKey key = GemmTestKey(100, 136, 72, 3, B, B, false, true);
+  key.set_gate(v1::GATE_SWIGLU);
+  const v1::KernelAbi gated = kernels::DescribeLaunchAbi(key, v1::KernelAbi::PASSING_BY_VALUE);
+  const int64_t up_map = offsetof(tt_gemm_tma_args, b_up_map);
+  const auto plan = PlanTensorMaps(Maps({Map("b", kBMap, 64, 128), Map("b_up", up_map, 64, 128)}),
+                                   kArgumentBytes, gated);
+  ASSERT_TRUE(std::holds_alternative<std::vector<PlannedTensorMap>>(plan))
+      << std::get<std::string>(plan);
+  const auto& maps = std::get<std::vector<PlannedTensorMap>>(plan);
+  ASSERT_EQ(maps.size(), 2u);
+  EXPECT_EQ(maps[1].field_offset, static_cast<int64_t>(offsetof(tt_gemm_args, b_up)));
+  EXPECT_EQ(maps[1].encoding.dims, maps[0].encoding.dims);
+  EXPECT_EQ(maps[1].encoding.strides, maps[0].encoding.strides);
+  EXPECT_NE(Refusal({Map("b_up", up_map)}, GemmAbi(100, 136, 72, 3, B, true)), "planned");
+}
+
 TEST(TensorMapPlan, AViewReplacesTheShapesBatchRowsAndInner) {
   // a [3][100][72] viewed as [1][300][72]: the batch entries as one run of
   // rows; c [3][100][136] as [3][50][272]. Strides stay dense in the view.
