@@ -230,7 +230,7 @@ TEST_F(KernelLauncherTest, ArgumentsAreCheckedBeforeAnythingRuns) {
 
   args = gemm.HostArgs();
   args.tensors["bias"] = gemm.bias.data();
-  refused(args, "bias", "no tensor of that name in tt_gemm_args (its tensors: a, b, c)");
+  refused(args, "bias", "no tensor of that name in tt_gemm_args (its tensors: a, b, b_up, c)");
 
   args = gemm.HostArgs();
   args.ints["m"] = kM + 1;
@@ -425,8 +425,9 @@ TEST(AbiPacking, ATmaKernelsArgumentIsItsStructThenRoomForItsTensorMaps) {
   args.tensors = {{"a", reinterpret_cast<const void*>(0x10000)},
                   {"b", reinterpret_cast<const void*>(0x20000)},
                   {"c", reinterpret_cast<const void*>(0x30000)}};
-  PackedArgs packed = PackArgs(abi, args, 704);
-  ASSERT_EQ(packed.size(), 704u);
+  constexpr size_t kArgumentBytes = sizeof(tt_gemm_tma_args);
+  PackedArgs packed = PackArgs(abi, args, kArgumentBytes);
+  ASSERT_EQ(packed.size(), kArgumentBytes);
   const auto* bytes = static_cast<const unsigned char*>(packed.data());
   const void* a = nullptr;
   long long m = 0;
@@ -434,10 +435,10 @@ TEST(AbiPacking, ATmaKernelsArgumentIsItsStructThenRoomForItsTensorMaps) {
   std::memcpy(&m, bytes + offsetof(tt_gemm_args, m), sizeof(m));
   EXPECT_EQ(a, args.tensors["a"]);
   EXPECT_EQ(m, 37);
-  EXPECT_TRUE(std::all_of(bytes + abi.struct_bytes(), bytes + 704, [](unsigned char b) {
+  EXPECT_TRUE(std::all_of(bytes + abi.struct_bytes(), bytes + kArgumentBytes, [](unsigned char b) {
     return b == 0;
   })) << "the maps' bytes are the encoder's";
-  EXPECT_EQ(PackArgs(abi, args).size(), 272u) << "no maps: the struct alone";
+  EXPECT_EQ(PackArgs(abi, args).size(), sizeof(tt_gemm_args)) << "no maps: the struct alone";
 }
 
 TEST(AbiPacking, AnAbiThisLauncherDoesNotKnowIsRefused) {

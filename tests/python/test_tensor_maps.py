@@ -128,7 +128,7 @@ def test_maps_that_cannot_be_encoded_are_refused_naming_the_rule():
         return lambda launch, fields: setattr(launch.tensor_maps[0], name, value)
 
     assert refusal(argument(0)) == \
-        "argument_bytes 0 leaves no room for tensor maps after the 272-byte struct"
+        "argument_bytes 0 leaves no room for tensor maps after the 280-byte struct"
     assert refusal(argument(4160)) == ("argument_bytes 4160 is past cuLaunchKernel's limit of "
                                        "4096 bytes of kernel parameters")
     assert refusal(argument(720)) == \
@@ -136,9 +136,9 @@ def test_maps_that_cannot_be_encoded_are_refused_naming_the_rule():
     assert refusal(map0("tensor", "")) == "tensor_maps[0] (no tensor): names no tensor"
     assert refusal(map0("offset", 328)) == "tensor_maps[0] (a): offset 328 is not a multiple of 64"
     assert refusal(map0("offset", 256)) == \
-        "tensor_maps[0] (a): offset 256 overlaps the 272-byte struct"
-    assert refusal(map0("offset", 640)) == \
-        "tensor_maps[0] (a): offset 640 puts its 128 bytes past argument_bytes 704"
+        "tensor_maps[0] (a): offset 256 overlaps the 280-byte struct"
+    assert refusal(map0("offset", 768)) == \
+        "tensor_maps[0] (a): offset 768 puts its 128 bytes past argument_bytes 832"
     assert refusal(map0("offset", 384)) == \
         "tensor_maps[1] (b): offset 448 overlaps tensor_maps[0] (a)"
     assert refusal(map0("box_rows", 257)) == "tensor_maps[0] (a): box_rows 257 is outside 1..256"
@@ -173,7 +173,7 @@ def test_maps_that_cannot_be_encoded_are_refused_naming_the_rule():
     def none(launch, fields):
         del launch.tensor_maps[:]
 
-    assert refusal(none) == "argument_bytes 704 without tensor maps (0 unless the kernel takes some)"
+    assert refusal(none) == "argument_bytes 832 without tensor maps (0 unless the kernel takes some)"
 
 
 def test_host_code_with_tensor_maps_is_refused():
@@ -189,6 +189,6 @@ def test_as_dict_shows_the_tensor_maps():
     record = records_pb2.Record()
     record.config.launch.CopyFrom(tma_artifact().launch)
     launch = tiletune.as_dict(record)["config"]["launch"]
-    assert launch["argument_bytes"] == "704"
+    assert launch["argument_bytes"] == "832"
     assert launch["tensor_maps"][0] == {"tensor": "a", "offset": "320", "box_inner": "64",
                                         "box_rows": "16", "swizzle_bytes": 128}
