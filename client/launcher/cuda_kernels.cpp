@@ -157,8 +157,9 @@ std::variant<std::shared_ptr<const CublasLtGemmCall>, std::string> CublasLtGemmC
     return std::string("cuBLASLt cannot run the key: ") + e.what();
   }
   if (spec.epilogue_pass) {
-    return "cuBLASLt's epilogue cannot compute the key's chain (the daemon's baseline adds an "
-           "epilogue pass, which this launcher does not)";
+    return std::string("cuBLASLt's epilogue cannot compute the key's ") +
+           (spec.gated ? "gate" : "chain") +
+           " (the daemon's baseline adds an epilogue pass, which this launcher does not)";
   }
   // Run checks cuBLASLt's own, stricter alignment.
   abi.set_tensor_alignment(1);
