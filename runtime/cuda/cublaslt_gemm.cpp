@@ -180,4 +180,19 @@ void CublasLtGemm::Enqueue(const CublasLtOperands& o, CUstream stream) const {
                  "cublasLtMatmul");
 }
 
+size_t CublasLtGemm::GateProductsBytes(const CublasLtGemmSpec& spec) {
+  return static_cast<size_t>(spec.d.batch_stride) * static_cast<size_t>(spec.batch) *
+         (spec.d.type == CUDA_R_32F ? 4 : 2);
+}
+
+void CublasLtGemm::EnqueueGated(CublasLtOperands operands, const void* b_up, void* products,
+                                CUstream stream) const {
+  char* row = static_cast<char*>(products);
+  operands.d = row;
+  Enqueue(operands, stream);
+  operands.b = b_up;
+  operands.d = row + spec_.d.rows * (spec_.d.type == CUDA_R_32F ? 4 : 2);
+  Enqueue(operands, stream);
+}
+
 }  // namespace tiletune::runtime::cuda

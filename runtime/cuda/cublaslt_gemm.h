@@ -54,6 +54,12 @@ class CublasLtGemm {
   // Queues the call on `stream` (null: the legacy default stream). Throws
   // like the constructor.
   void Enqueue(const CublasLtOperands& operands, CUstream stream = nullptr) const;
+  // A gated spec's two calls (CublasLtGemmSpec.gated): `operands` with our
+  // B, then with `b_up`, into the two halves of each row of `products`
+  // (GateProductsBytes of them), which the epilogue pass then gates.
+  void EnqueueGated(CublasLtOperands operands, const void* b_up, void* products,
+                    CUstream stream = nullptr) const;
+  static size_t GateProductsBytes(const CublasLtGemmSpec& spec);
 
   const void* bias() const { return bias_; }
   // The algorithm it runs; its description names it (DescribeCublasLtAlgorithm)

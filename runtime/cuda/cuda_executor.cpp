@@ -303,9 +303,7 @@ std::optional<std::string> CudaExecutor::PrepareVendor(const KernelArguments& ar
   const auto& fold = vendor_spec_->fold;
   const void* bias = fold.bias_op ? args.chain_tensors.at(*fold.bias_op).ptr : nullptr;
   if (vendor_spec_->gated) {
-    const CublasLtMatrix& d = vendor_spec_->d;
-    const size_t bytes =
-        static_cast<size_t>(d.batch_stride) * vendor_spec_->batch * (d.type == CUDA_R_32F ? 4 : 2);
+    const size_t bytes = CublasLtGemm::GateProductsBytes(*vendor_spec_);
     if (gate_products_.bytes < bytes) {
       try {
         gate_products_ = Allocate(bytes);
@@ -339,17 +337,11 @@ std::optional<std::string> CudaExecutor::EnqueueVendor(const KernelArguments& ar
   operands.alpha = fold.scale_op ? static_cast<float>(args.chain_scalars.at(*fold.scale_op)) : 1.0f;
   operands.workspace = reinterpret_cast<void*>(cublaslt_workspace_);
   try {
-    if (!vendor_spec_->gated) {
+    if (vendor_spec_->gated) {
+      vendor_plan_->EnqueueGated(operands, args.TensorPtr("b_up"), gate_products_.ptr);
+    } else {
       vendor_plan_->Enqueue(operands);
-      return std::nullopt;
     }
-    // Gate, then up, into the two halves of each row of the products.
-    char* products = static_cast<char*>(gate_products_.ptr);
-    operands.d = products;
-    vendor_plan_->Enqueue(operands);
-    operands.b = args.TensorPtr("b_up");
-    operands.d = products + vendor_spec_->d.rows * (vendor_spec_->d.type == CUDA_R_32F ? 4 : 2);
-    vendor_plan_->Enqueue(operands);
   } catch (const std::exception& e) {
     return e.what();
   }

@@ -32,6 +32,23 @@ TEST(GemmReport, NamesTheFastestVariantOfEachFamily) {
   EXPECT_EQ(families["gpu_gemm_tiled"]["best_us"], 0);
 }
 
+// A gated row does twice the FLOPs of its shape: TFLOP/s count both
+// products.
+TEST(GemmReport, AGatedRowCountsBothProducts) {
+  ComparisonRow plain;
+  plain.shape = {2048, 1000, 4000};
+  VendorResult best;
+  best.timing.set_median_us(100.0);
+  plain.best = best;
+  ComparisonRow gated = plain;
+  gated.epilogue = Epilogue::kSwiglu;
+  const nlohmann::json json = ReportJson({plain, gated}, nlohmann::json::object());
+  const double tflops = json["rows"][0]["cublaslt_best"]["timing"]["tflops"].get<double>();
+  EXPECT_DOUBLE_EQ(tflops, 2.0 * 2048 * 1000 * 4000 / 100e-6 / 1e12);
+  EXPECT_DOUBLE_EQ(json["rows"][1]["cublaslt_best"]["timing"]["tflops"].get<double>(), 2 * tflops);
+  EXPECT_EQ(json["rows"][1]["epilogue"], "swiglu");
+}
+
 // One family: nothing to compare, no line.
 TEST(GemmReport, OneFamilyGetsNoFamilyLine) {
   ComparisonRow row;

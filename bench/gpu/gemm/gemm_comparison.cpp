@@ -101,6 +101,13 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
                                           args.TensorPtr("c"),
                                           1.0f,
                                           workspace.ptr};
+      // A gated key's two calls write both products here; the pass reads
+      // them where it would read A.
+      const runtime::DeviceBuffer products =
+          spec.gated ? rig.executor.Allocate(cu::CublasLtGemm::GateProductsBytes(spec))
+                     : runtime::DeviceBuffer{};
+      runtime::KernelArguments pass_args = args;
+      if (spec.gated) pass_args.tensors["a"] = products;
       int algorithms = 1;  // until the heuristic says how many it offers
       for (int index = 0; index < algorithms; ++index) {
         std::unique_ptr<cu::CublasLtGemm> plan;
@@ -115,8 +122,12 @@ ComparisonRow Compare(ComparisonRig& rig, const GemmShape& shape, Epilogue epilo
         }
         if (index == 0) algorithms = plan->algorithm().heuristic_results();
         VendorResult result = MeasureVendor(rig, args, problem, reference, [&] {
-          plan->Enqueue(operands);
-          if (route.with_source) pass->Enqueue(args);
+          if (spec.gated) {
+            plan->EnqueueGated(operands, args.TensorPtr("b_up"), products.ptr);
+          } else {
+            plan->Enqueue(operands);
+          }
+          if (route.with_source) pass->Enqueue(pass_args);
         });
         result.algorithm = plan->algorithm();
         row.candidates.push_back(std::move(result));

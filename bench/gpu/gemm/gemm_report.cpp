@@ -7,8 +7,14 @@
 namespace tiletune::bench {
 namespace {
 
-double Teraflops(const GemmShape& s, double microseconds) {
-  return microseconds > 0 ? 2.0 * s.m * s.n * s.k / (microseconds * 1e-6) / 1e12 : 0;
+// A gated row multiplies twice.
+double Flops(const ComparisonRow& row) {
+  const GemmShape& s = row.shape;
+  return (row.epilogue == Epilogue::kSwiglu ? 4.0 : 2.0) * s.m * s.n * s.k;
+}
+
+double Teraflops(double flops, double microseconds) {
+  return microseconds > 0 ? flops / (microseconds * 1e-6) / 1e12 : 0;
 }
 
 std::string Shape(const GemmShape& s) {
@@ -36,25 +42,25 @@ std::string AlgorithmShort(const std::optional<VendorResult>& v) {
                      v->algorithm.epilogue_pass() ? "+pass" : "");
 }
 
-nlohmann::json TimingJson(const GemmShape& shape, const v1::Timing& t) {
+nlohmann::json TimingJson(double flops, const v1::Timing& t) {
   return {{"median_us", t.median_us()},     {"min_us", t.min_us()},
           {"max_us", t.max_us()},           {"spread", t.spread()},
-          {"repetitions", t.repetitions()}, {"tflops", Teraflops(shape, t.median_us())}};
+          {"repetitions", t.repetitions()}, {"tflops", Teraflops(flops, t.median_us())}};
 }
 
-nlohmann::json VendorJson(const GemmShape& shape, const VendorResult& v) {
+nlohmann::json VendorJson(double flops, const VendorResult& v) {
   return {{"algorithm", v.algorithm.description()},
           {"heuristic_index", v.algorithm.heuristic_index()},
           {"heuristic_results", v.algorithm.heuristic_results()},
           {"epilogue_pass", v.algorithm.epilogue_pass()},
           {"workspace_bytes", v.algorithm.workspace_bytes()},
-          {"timing", TimingJson(shape, v.timing)},
+          {"timing", TimingJson(flops, v.timing)},
           {"rel_error", v.rel_error},
           {"wrong", v.wrong}};
 }
 
-nlohmann::json VendorJson(const GemmShape& shape, const std::optional<VendorResult>& v) {
-  return v ? VendorJson(shape, *v) : nlohmann::json(nullptr);
+nlohmann::json VendorJson(double flops, const std::optional<VendorResult>& v) {
+  return v ? VendorJson(flops, *v) : nlohmann::json(nullptr);
 }
 
 nlohmann::json OptionalJson(std::optional<double> v) {
@@ -91,7 +97,7 @@ void PrintTable(const std::vector<ComparisonRow>& rows, std::ostream& out) {
     };
     out << fmt::format(
         fmt::runtime(kRow), Shape(row.shape), EpilogueName(row.epilogue), Cell(tt, "{:.1f}"),
-        Cell(tt ? std::optional(Teraflops(row.shape, *tt)) : std::nullopt, "{:.1f}"),
+        Cell(tt ? std::optional(Teraflops(Flops(row), *tt)) : std::nullopt, "{:.1f}"),
         Cell(median(row.heuristic0), "{:.1f}"), Cell(Ratio(row, row.heuristic0), "{:.3f}"),
         Cell(median(row.best), "{:.1f}"), Cell(Ratio(row, row.best), "{:.3f}"),
         AlgorithmShort(row.best),
@@ -149,19 +155,19 @@ nlohmann::json ReportJson(const std::vector<ComparisonRow>& rows, const nlohmann
     nlohmann::json tiletune = SessionChoiceJson(t.choice);
     tiletune["timing_error"] = t.timed ? t.timed->error : std::string();
     if (Timed(t)) {
-      tiletune["timing"] = TimingJson(row.shape, t.timed->timing);
+      tiletune["timing"] = TimingJson(Flops(row), t.timed->timing);
       tiletune["rel_error"] = t.timed->rel_error;
     }
     nlohmann::json candidates = nlohmann::json::array();
-    for (const VendorResult& v : row.candidates) candidates.push_back(VendorJson(row.shape, v));
+    for (const VendorResult& v : row.candidates) candidates.push_back(VendorJson(Flops(row), v));
     nlohmann::json entry = {
         {"m", row.shape.m},
         {"n", row.shape.n},
         {"k", row.shape.k},
         {"epilogue", EpilogueName(row.epilogue)},
         {"tiletune", tiletune},
-        {"cublaslt_heuristic0", VendorJson(row.shape, row.heuristic0)},
-        {"cublaslt_best", VendorJson(row.shape, row.best)},
+        {"cublaslt_heuristic0", VendorJson(Flops(row), row.heuristic0)},
+        {"cublaslt_best", VendorJson(Flops(row), row.best)},
         {"cublaslt_candidates", candidates},
         {"ratio_heuristic0_over_tiletune", OptionalJson(Ratio(row, row.heuristic0))},
         {"ratio_best_over_tiletune", OptionalJson(Ratio(row, row.best))},

@@ -37,6 +37,7 @@ std::string EpilogueName(Epilogue epilogue) {
     case Epilogue::kPlain: return "plain";
     case Epilogue::kBiasGeluTanh: return "bias+gelu_tanh";
     case Epilogue::kBiasGeluTanhResidual: return "bias+gelu_tanh+residual";
+    case Epilogue::kSwiglu: return "swiglu";
   }
   throw std::invalid_argument("unknown epilogue");
 }
@@ -50,16 +51,17 @@ std::vector<Epilogue> ParseEpilogueList(const std::string& text) {
     start = end + 1;
     if (entry.empty()) continue;
     bool known = false;
-    for (const Epilogue e :
-         {Epilogue::kPlain, Epilogue::kBiasGeluTanh, Epilogue::kBiasGeluTanhResidual}) {
+    for (const Epilogue e : {Epilogue::kPlain, Epilogue::kBiasGeluTanh,
+                             Epilogue::kBiasGeluTanhResidual, Epilogue::kSwiglu}) {
       if (entry == EpilogueName(e)) {
         epilogues.push_back(e);
         known = true;
       }
     }
     if (!known) {
-      throw std::invalid_argument("--epilogues: '" + entry +
-                                  "' is not plain, bias+gelu_tanh or bias+gelu_tanh+residual");
+      throw std::invalid_argument(
+          "--epilogues: '" + entry +
+          "' is not plain, bias+gelu_tanh, bias+gelu_tanh+residual or swiglu");
     }
   }
   if (epilogues.empty()) throw std::invalid_argument("--epilogues: none in '" + text + "'");
@@ -119,7 +121,9 @@ v1::KernelKey GemmKey(const GemmShape& shape, Epilogue epilogue, Precision preci
     b->set_tensor("b");
     b->set_layout(v1::LAYOUT_COL_MAJOR);
   }
-  if (epilogue != Epilogue::kPlain) {
+  if (epilogue == Epilogue::kSwiglu) {
+    key.set_gate(v1::GATE_SWIGLU);
+  } else if (epilogue != Epilogue::kPlain) {
     key.add_chain()->set_op("bias");
     key.add_chain()->set_op("gelu_tanh");
   }

@@ -30,10 +30,12 @@ enum class BLayout { kColMajor, kRowMajor };
 // What follows the product: nothing ("plain"); + bias[n] then GELU (tanh
 // form) on every element, which cuBLASLt's GELU_BIAS epilogue computes; or
 // that and then + a residual m x n, which its epilogue cannot (the residual
-// would have to come before the activation).
-enum class Epilogue { kPlain, kBiasGeluTanh, kBiasGeluTanhResidual };
+// would have to come before the activation); or the product gated by a
+// second one, silu(A*B) * (A*B_up) (KernelKey.gate), which cuBLASLt computes
+// as two calls and our epilogue pass.
+enum class Epilogue { kPlain, kBiasGeluTanh, kBiasGeluTanhResidual, kSwiglu };
 
-// "plain", "bias+gelu_tanh", "bias+gelu_tanh+residual".
+// "plain", "bias+gelu_tanh", "bias+gelu_tanh+residual", "swiglu".
 std::string EpilogueName(Epilogue epilogue);
 
 // Names as EpilogueName's, comma-separated (spaces allowed). Throws

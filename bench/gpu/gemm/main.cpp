@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
                  "B column-major (x @ W.t(), default) or row-major (x @ W)")
       ->check(CLI::IsMember({"col", "row"}));
   app.add_option("--epilogues", epilogues_text,
-                 "comma-separated: plain, bias+gelu_tanh, bias+gelu_tanh+residual")
+                 "comma-separated: plain, bias+gelu_tanh, bias+gelu_tanh+residual, swiglu")
       ->capture_default_str();
   app.add_option("--algorithms", algorithms,
                  "cuBLASLt heuristic algorithms tried per way (the daemon's baseline_algorithms)")
