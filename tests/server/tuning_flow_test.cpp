@@ -62,6 +62,20 @@ std::string WhyVendor(v1::TuningService::Stub& stub, const v1::KernelKey& key) {
   return Lookup(stub, key).record().decision().ShortDebugString();
 }
 
+// Tunes `key` alone through the whole space; the job must succeed with a
+// TUNED record.
+void TuneToATunedRecord(v1::TuningService::Stub& stub, const v1::KernelKey& key) {
+  v1::JobSpec spec;
+  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
+  *spec.add_kernels() = key;
+  const std::string id = SubmitJob(stub, spec);
+  WatchJobToEnd(stub, id);
+  const auto job = GetJob(stub, id);
+  ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
+  ASSERT_EQ(job.items(0).winner(), v1::WINNER_TUNED)
+      << job.ShortDebugString() << "\ndecision: " << WhyVendor(stub, key);
+}
+
 TEST(TuningFlow, SubmitWatchThenLookupHits) {
   TempDir dir;
   // One CPU: the host spaces then hold single-threaded variants only, whose
@@ -155,15 +169,7 @@ TEST(TuningFlow, AHostAttentionKeyIsTunedAndServed) {
                                             {"head_dim", 64}});
   key.set_attention_mask(v1::ATTENTION_MASK_CAUSAL);
   key.set_sequence_layout(v1::SEQUENCE_LAYOUT_BHSD);
-  v1::JobSpec spec;
-  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
-  *spec.add_kernels() = key;
-  const std::string id = SubmitJob(*stub, spec);
-  WatchJobToEnd(*stub, id);
-  const auto job = GetJob(*stub, id);
-  ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
-  ASSERT_EQ(job.items(0).winner(), v1::WINNER_TUNED)
-      << job.ShortDebugString() << "\ndecision: " << WhyVendor(*stub, key);
+  ASSERT_NO_FATAL_FAILURE(TuneToATunedRecord(*stub, key));
 
   const auto hit = Lookup(*stub, key);
   ASSERT_EQ(hit.result(), v1::LookupResponse::RESULT_HIT);
@@ -186,15 +192,7 @@ TEST(TuningFlow, AGatedGemmIsTunedAndServedWithItsUpProjection) {
 
   v1::KernelKey key = DecodeGemmKey({"bias"});
   key.set_gate(v1::GATE_SWIGLU);
-  v1::JobSpec spec;
-  spec.set_strategy(v1::STRATEGY_EXHAUSTIVE);
-  *spec.add_kernels() = key;
-  const std::string id = SubmitJob(*stub, spec);
-  WatchJobToEnd(*stub, id);
-  const auto job = GetJob(*stub, id);
-  ASSERT_EQ(job.state(), v1::JOB_SUCCEEDED) << job.ShortDebugString();
-  ASSERT_EQ(job.items(0).winner(), v1::WINNER_TUNED)
-      << job.ShortDebugString() << "\ndecision: " << WhyVendor(*stub, key);
+  ASSERT_NO_FATAL_FAILURE(TuneToATunedRecord(*stub, key));
 
   grpc::ClientContext ctx;
   v1::LookupRequest req;
