@@ -315,13 +315,6 @@ std::string_view AttentionMaskName(v1::AttentionMask mask) {
   }
 }
 
-std::optional<v1::AttentionMask> ParseAttentionMask(std::string_view name) {
-  for (auto m : {v1::ATTENTION_MASK_NONE, v1::ATTENTION_MASK_CAUSAL, v1::ATTENTION_MASK_TENSOR}) {
-    if (AttentionMaskName(m) == name) return m;
-  }
-  return std::nullopt;
-}
-
 std::string_view SequenceLayoutName(v1::SequenceLayout layout) {
   switch (layout) {
     case v1::SEQUENCE_LAYOUT_BSHD: return "bshd";
@@ -330,26 +323,12 @@ std::string_view SequenceLayoutName(v1::SequenceLayout layout) {
   }
 }
 
-std::optional<v1::SequenceLayout> ParseSequenceLayout(std::string_view name) {
-  for (auto l : {v1::SEQUENCE_LAYOUT_BSHD, v1::SEQUENCE_LAYOUT_BHSD}) {
-    if (SequenceLayoutName(l) == name) return l;
-  }
-  return std::nullopt;
-}
-
 std::string_view GateName(v1::Gate gate) {
   switch (gate) {
     case v1::GATE_NONE: return "none";
     case v1::GATE_SWIGLU: return "swiglu";
     default: return "unspecified";
   }
-}
-
-std::optional<v1::Gate> ParseGate(std::string_view name) {
-  for (auto g : {v1::GATE_NONE, v1::GATE_SWIGLU}) {
-    if (GateName(g) == name) return g;
-  }
-  return std::nullopt;
 }
 
 std::string_view LayoutName(v1::Layout layout) {

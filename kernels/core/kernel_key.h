@@ -101,12 +101,9 @@ std::optional<v1::Layout> ParseLayout(std::string_view name);
 // attention's mask kinds (none, causal, tensor) and sequence layouts (bshd,
 // bhsd).
 std::string_view AttentionMaskName(v1::AttentionMask mask);
-std::optional<v1::AttentionMask> ParseAttentionMask(std::string_view name);
 std::string_view SequenceLayoutName(v1::SequenceLayout layout);
-std::optional<v1::SequenceLayout> ParseSequenceLayout(std::string_view name);
 // gemm's gates (none, swiglu).
 std::string_view GateName(v1::Gate gate);
-std::optional<v1::Gate> ParseGate(std::string_view name);
 
 // Floating-point operations and bytes the problem must do and move at the
 // least; used for bandwidth/TFLOP and roofline figures. The key must be
