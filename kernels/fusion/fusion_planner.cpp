@@ -52,15 +52,16 @@ class Planner {
               "softmax -> matmul)" +
               (not_attention_.empty() ? "" : "; " + not_attention_));
         }
-        if (op.op == "swiglu") GateMatmul(graph, op);
-        switch (op.op == "swiglu" ? OpKind::kMatmul : op.kind) {
-          case OpKind::kMatmul:
-            if (op.op != "swiglu") StartMatmul(op);
-            break;
-          case OpKind::kRowReduction: StartRowReduction(op); break;
-          case OpKind::kElementwise: AddElementwise(op); break;
-          // Graphs spell attention as its matmuls, scale, mask and softmax.
-          case OpKind::kAttention: throw std::logic_error("attention is no graph op");
+        if (op.op == "swiglu") {
+          GateMatmul(graph, op);
+        } else {
+          switch (op.kind) {
+            case OpKind::kMatmul: StartMatmul(op); break;
+            case OpKind::kRowReduction: StartRowReduction(op); break;
+            case OpKind::kElementwise: AddElementwise(op); break;
+            // Graphs spell attention as its matmuls, scale, mask and softmax.
+            case OpKind::kAttention: throw std::logic_error("attention is no graph op");
+          }
         }
         open_->add_ops(op.index);
         // The matmul_t's kernel says why it did not become attention.

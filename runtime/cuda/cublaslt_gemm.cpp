@@ -8,6 +8,15 @@
 
 namespace tiletune::runtime::cuda {
 
+namespace {
+
+// Bytes of one element of D (f32, or a 16-bit output).
+size_t DElementBytes(const CublasLtGemmSpec& spec) {
+  return spec.d.type == CUDA_R_32F ? 4 : 2;
+}
+
+}  // namespace
+
 CublasLtGemm::CublasLtGemm(const CublasLtLibrary& library, const CublasLtGemmSpec& spec,
                            const void* bias, const CublasLtAlgorithmChoice& choice)
     : library_(library), api_(library.api()), spec_(spec), bias_(bias) {
@@ -182,7 +191,7 @@ void CublasLtGemm::Enqueue(const CublasLtOperands& o, CUstream stream) const {
 
 size_t CublasLtGemm::GateProductsBytes(const CublasLtGemmSpec& spec) {
   return static_cast<size_t>(spec.d.batch_stride) * static_cast<size_t>(spec.batch) *
-         (spec.d.type == CUDA_R_32F ? 4 : 2);
+         DElementBytes(spec);
 }
 
 void CublasLtGemm::EnqueueGated(CublasLtOperands operands, const void* b_up, void* products,
@@ -191,7 +200,7 @@ void CublasLtGemm::EnqueueGated(CublasLtOperands operands, const void* b_up, voi
   operands.d = row;
   Enqueue(operands, stream);
   operands.b = b_up;
-  operands.d = row + spec_.d.rows * (spec_.d.type == CUDA_R_32F ? 4 : 2);
+  operands.d = row + spec_.d.rows * DElementBytes(spec_);
   Enqueue(operands, stream);
 }
 

@@ -1,12 +1,13 @@
 #include "kernels/ops/gemm/blas_epilogue.h"
 
 #include "kernels/core/kernel_key.h"
+#include "kernels/ops/gemm/gemm_op.h"
 
 namespace tiletune::kernels::gemm {
 
 BlasEpilogue FoldIntoBlasEpilogue(const v1::KernelKey& raw) {
   const v1::KernelKey key = NormalizeKernelKey(raw);
-  if (key.gate() != v1::GATE_NONE) return {};
+  if (Gated(key)) return {};
   const v1::DType out = key.output_dtype();
   BlasEpilogue fold;
   bool activated = false, cast = false;

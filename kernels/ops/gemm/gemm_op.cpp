@@ -13,10 +13,6 @@ namespace {
 // Columns of one pass over row-major B keep their accumulators in L1.
 constexpr int64_t kColumnBlock = 512;
 
-bool Gated(const v1::KernelKey& key) {
-  return key.gate() != v1::GATE_NONE;
-}
-
 // A gated key multiplies twice.
 int64_t Flops(const v1::KernelKey& key) {
   return (Gated(key) ? 4 : 2) * DimSize(key, "m").value_or(0) * DimSize(key, "n").value_or(0) *
@@ -138,6 +134,10 @@ LaunchAbi LaunchAbiV3() {
 }
 
 }  // namespace
+
+bool Gated(const v1::KernelKey& key) {
+  return key.gate() != v1::GATE_NONE;
+}
 
 std::optional<std::string> UnsupportedGate(const v1::KernelKey& key, std::string_view family) {
   if (!Gated(key)) return std::nullopt;

@@ -38,7 +38,7 @@ HostKernelSpec Spec(const v1::KernelKey& key, std::string function, std::string 
   spec.function = std::move(function);
   spec.config = {{"a_col_major", IsColMajor(k, "a") ? 1 : 0},
                  {"b_col_major", IsColMajor(k, "b") ? 1 : 0},
-                 {"gated", k.gate() != v1::GATE_NONE ? 1 : 0}};
+                 {"gated", Gated(k) ? 1 : 0}};
   spec.output_elements = "args->batch * args->m * args->n";
   return spec;
 }

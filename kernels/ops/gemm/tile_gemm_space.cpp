@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/core/kernel_key.h"
+#include "kernels/ops/gemm/gemm_op.h"
 
 namespace tiletune::kernels::gemm {
 namespace {
@@ -174,7 +175,7 @@ GemmProblem ProblemOf(const v1::KernelKey& raw) {
   p.ldc = p.n;
   p.element_bytes = key.input_dtype() == v1::DTYPE_F32 ? 4 : 2;
   p.out_element_bytes = key.output_dtype() == v1::DTYPE_F32 ? 4 : 2;
-  p.gated = key.gate() != v1::GATE_NONE;
+  p.gated = Gated(key);
   return p;
 }
 

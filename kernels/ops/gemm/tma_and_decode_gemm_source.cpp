@@ -75,7 +75,7 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
   // k boxes of 128 bytes; B row-major comes in panels of 64 k rows by 64 columns.
   const int64_t box_k = kSwizzleBytes / p.element_bytes;
   // A gate stacks a box of b and one of b_up, each half the tile's rows.
-  const int64_t out_n = p.gated ? bn / 2 : bn;
+  const int64_t out_n = TmaWsOutColumns(p, bn);
   std::vector<v1::TensorMapArgument> maps = {
       Map("a", offsetof(tt_gemm_tma_args, a_map), box_k, bm),
       p.b_col_major ? Map("b", offsetof(tt_gemm_tma_args, b_map), box_k, out_n)

@@ -72,11 +72,14 @@ int64_t DecodeRows(int64_t m) {
   return std::max<int64_t>(16, CeilDiv(m, 16) * 16);
 }
 
+int64_t TmaWsOutColumns(const GemmProblem& p, int64_t block_n) {
+  return p.gated ? block_n / 2 : block_n;
+}
+
 int64_t TmaWsGemmSharedBytes(const GemmProblem& p, const Variant& v) {
   const int64_t bm = v.at("block_m"), bn = v.at("block_n"), stages = v.at("stages");
   const int64_t pipeline = stages * (bm + bn) * kBoxKBytes;
-  const int64_t out_n = p.gated ? bn / 2 : bn;  // a gate's C tiles are half as wide
-  const int64_t staging = v.at("store_tma") ? bm * out_n * p.out_element_bytes : 0;
+  const int64_t staging = v.at("store_tma") ? bm * TmaWsOutColumns(p, bn) * p.out_element_bytes : 0;
   return pipeline + staging + 2 * stages * kBarrierBytes + kSwizzleAtomBytes;
 }
 

@@ -41,6 +41,10 @@ int64_t MmaDecodeGemmSharedBytes(const Variant& v);
 // tma_ws_gemm's smallest block_m and block_n.
 inline constexpr int64_t kTmaWsMinTile = 128;
 
+// Columns of C a tma_ws_gemm tile of block_n writes: a gate's wgmma N holds
+// both products, so its C tiles are half as wide.
+int64_t TmaWsOutColumns(const GemmProblem& problem, int64_t block_n);
+
 // Rows of A a decode variant computes (m rounded up to 16), and the most
 // rows the decode families take.
 inline constexpr int64_t kDecodeMaxRows = 64;
