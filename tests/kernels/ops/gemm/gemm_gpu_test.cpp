@@ -88,6 +88,12 @@ std::vector<int64_t> SampledRows(int64_t m) {
   return rows;
 }
 
+// A key whose families a test checks, on sampled rows where `sampled`.
+struct FamilyCase {
+  v1::KernelKey key;
+  bool sampled;
+};
+
 class GemmOnGpu : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -151,10 +157,11 @@ class GemmOnGpu : public ::testing::Test {
     return cubins;
   }
 
-  // Every variant of every CUDA family serving `key` (tile_gemm too where
-  // `with_tile_gemm`) within the key's tolerance on fresh inputs (sampled
-  // rows where `sampled`); prints how many of each family ran.
-  void CheckFamilies(const v1::KernelKey& key, bool sampled, uint64_t seed, bool with_tile_gemm) {
+  // Every variant of every CUDA family serving the case's key (tile_gemm
+  // too where `with_tile_gemm`) within the key's tolerance on fresh inputs;
+  // prints how many of each family ran.
+  void CheckFamilies(const FamilyCase& c, uint64_t seed, bool with_tile_gemm) {
+    const v1::KernelKey& key = c.key;
     std::string why;
     std::vector<KernelSource> sources;
     for (const KernelTemplate* t : ServingKernelTemplates(key, "cuda", &why)) {
@@ -162,8 +169,8 @@ class GemmOnGpu : public ::testing::Test {
       for (const Variant& v : t->Space(key).ValidVariants()) sources.push_back(t->Source(key, v));
     }
     ASSERT_FALSE(sources.empty()) << CanonicalKeyString(key) << ": " << why;
-    const Problem p = sampled ? MakeProblem(key, seed, SampledRows(gemm::ProblemOf(key).m))
-                              : MakeProblem(key, seed);
+    const Problem p = c.sampled ? MakeProblem(key, seed, SampledRows(gemm::ProblemOf(key).m))
+                                : MakeProblem(key, seed);
     const std::vector<std::string> cubins = CompileAll(sources);
     const double tolerance = key.allow_tf32() ? Tf32Tolerance(key, gemm::ProblemOf(key).k)
                                               : Tolerance(key.output_dtype());
@@ -255,11 +262,7 @@ TEST_F(GemmOnGpu, WgmmaVariantsOfLargeShapesMatchTheReference) {
 // allowing tf32, held to the tf32 tolerance.
 TEST_F(GemmOnGpu, TmaAndDecodeFamiliesMatchTheReference) {
   const auto B = v1::DTYPE_BF16, H = v1::DTYPE_F16, F = v1::DTYPE_F32;
-  struct Case {
-    v1::KernelKey key;
-    bool sampled;
-  };
-  const Case cases[] = {
+  const FamilyCase cases[] = {
       {GemmTestKey(1, 1000, 1032, 1, B, B, false, true,
                    {{"bias", B}, {"gelu_tanh", B}, {"residual_add", B}}),
        false},
@@ -283,7 +286,7 @@ TEST_F(GemmOnGpu, TmaAndDecodeFamiliesMatchTheReference) {
       {GemmTestKey(2048, 14336, 4096, 1, B, B, false, true, {}), true}};
   uint64_t seed = 900;
   // tile_gemm has its own tests above.
-  for (const Case& c : cases) CheckFamilies(c.key, c.sampled, seed += 10, false);
+  for (const FamilyCase& c : cases) CheckFamilies(c, seed += 10, false);
 }
 
 v1::KernelKey Gated(v1::KernelKey key) {
@@ -297,11 +300,7 @@ v1::KernelKey Gated(v1::KernelKey key) {
 // prefill on sampled rows.
 TEST_F(GemmOnGpu, GatedKeysMatchTheReference) {
   const auto B = v1::DTYPE_BF16, H = v1::DTYPE_F16, F = v1::DTYPE_F32;
-  struct Case {
-    v1::KernelKey key;
-    bool sampled;
-  };
-  const Case cases[] = {
+  const FamilyCase cases[] = {
       {Gated(GemmTestKey(7, 1000, 1032, 1, B, B, false, true, {{"bias", B}})), false},
       {Gated(GemmTestKey(37, 53, 29, 3, H, F, true, false, {})), false},
       {Gated(GemmTestKey(300, 328, 136, 2, B, B, false, true, {{"residual_add", B}})), false},
@@ -309,7 +308,7 @@ TEST_F(GemmOnGpu, GatedKeysMatchTheReference) {
       {Gated(AllowingTf32(GemmTestKey(300, 260, 136, 1, F, F, false, true, {}))), false},
       {Gated(GemmTestKey(2048, 1408, 4096, 1, B, B, false, true, {})), true}};
   uint64_t seed = 1700;
-  for (const Case& c : cases) CheckFamilies(c.key, c.sampled, seed += 10, true);
+  for (const FamilyCase& c : cases) CheckFamilies(c, seed += 10, true);
 }
 
 // f32 keys that allow tf32: every variant (mma.sync .tf32 on float tiles)
