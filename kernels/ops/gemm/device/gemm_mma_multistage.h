@@ -245,11 +245,15 @@ TT_DEVICE void tile_gemm(const tt_gemm_args& args, const Epilogue& epilogue) {
 
   // Batch entries lie one after another, each as dense as its ld says.
   TA* a = static_cast<TA*>(const_cast<void*>(args.a));
-  TB* b = static_cast<TB*>(const_cast<void*>(args.b));
   const gl<TA> ga = C::a_col_major ? gl<TA>{a + batch * k * args.lda, k, m, args.lda}
                                    : gl<TA>{a + batch * m * args.lda, m, k, args.lda};
-  const gl<TB> gb = C::b_col_major ? gl<TB>{b + batch * n * args.ldb, n, k, args.ldb}
-                                   : gl<TB>{b + batch * k * args.ldb, k, n, args.ldb};
+  // b, and b_up of a gated key: one layout, one ldb.
+  const auto b_entry = [&](const void* tensor) {
+    TB* b = static_cast<TB*>(const_cast<void*>(tensor));
+    return C::b_col_major ? gl<TB>{b + batch * n * args.ldb, n, k, args.ldb}
+                          : gl<TB>{b + batch * k * args.ldb, k, n, args.ldb};
+  };
+  const gl<TB> gb = b_entry(args.b);
 
   typename P::acc_tile acc;
   zero(acc);
@@ -258,9 +262,7 @@ TT_DEVICE void tile_gemm(const tt_gemm_args& args, const Epilogue& epilogue) {
   if constexpr (C::gated) {
     // The up product over the same A rows (now in L2); the pipeline's slots
     // refill once every warp is done reading them and the k groups' sums.
-    TB* b_up = static_cast<TB*>(const_cast<void*>(args.b_up));
-    const gl<TB> gb_up = C::b_col_major ? gl<TB>{b_up + batch * n * args.ldb, n, k, args.ldb}
-                                        : gl<TB>{b_up + batch * k * args.ldb, k, n, args.ldb};
+    const gl<TB> gb_up = b_entry(args.b_up);
     typename P::acc_tile up;
     zero(up);
     sync();
