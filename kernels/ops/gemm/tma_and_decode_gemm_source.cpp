@@ -75,7 +75,7 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
   // k boxes of 128 bytes; B row-major comes in panels of 64 k rows by 64 columns.
   const int64_t box_k = kSwizzleBytes / p.element_bytes;
   // A gate stacks a box of b and one of b_up, each half the tile's rows.
-  const int64_t out_n = TmaWsOutColumns(p, bn);
+  const int64_t out_n = TmaOutColumns(p, bn);
   std::vector<v1::TensorMapArgument> maps = {
       Map("a", offsetof(tt_gemm_tma_args, a_map), box_k, bm),
       p.b_col_major ? Map("b", offsetof(tt_gemm_tma_args, b_map), box_k, out_n)
@@ -113,16 +113,20 @@ KernelSource TmaDecodeGemmSource(const v1::KernelKey& raw, const GemmTarget& tar
     spec.config.emplace_back(name, tuned.at(name));
   }
   spec.config.emplace_back("shared_bytes", TmaDecodeGemmSharedBytes(tuned));
-  spec.tma_argument =
-      TmaArgument({Map("a", offsetof(tt_gemm_tma_args, a_map), kBoxK, tuned.at("m_pad")),
-                   Map("b", offsetof(tt_gemm_tma_args, b_map), kBoxK, bw)});
+  // A gate stacks a box of b and one of b_up, each half the block's weight rows.
+  const int64_t out_w = TmaOutColumns(p, bw);
+  std::vector<v1::TensorMapArgument> maps = {
+      Map("a", offsetof(tt_gemm_tma_args, a_map), kBoxK, tuned.at("m_pad")),
+      Map("b", offsetof(tt_gemm_tma_args, b_map), kBoxK, out_w)};
+  if (p.gated) maps.push_back(Map("b_up", offsetof(tt_gemm_tma_args, b_up_map), kBoxK, out_w));
+  spec.tma_argument = TmaArgument(std::move(maps));
   if (split > 1) {
     // The blocks that split a tile's k form one cluster.
     spec.entry_attributes = "__cluster_dims__(" + std::to_string(split) + ", 1, 1) ";
   }
   spec.entry = gpu::GpuEntry(kTmaDecodeGemmName, variant);
   spec.variant_text = VariantString(variant);
-  spec.grid = {CeilDiv(p.n, bw) * split, 1, p.batch};
+  spec.grid = {CeilDiv(p.n, out_w) * split, 1, p.batch};
   spec.block = {kWarpgroupThreads, 1, 1};
   spec.shared_memory_bytes = TmaDecodeGemmSharedBytes(tuned);
   KernelSource source = gpu::GenerateGpuSource(key, target.vendor, spec, planted_fault);

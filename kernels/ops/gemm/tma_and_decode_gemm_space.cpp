@@ -59,27 +59,31 @@ std::optional<std::string> UnsupportedTmaWsGemm(const GemmProblem& p) {
   return UnalignedOperands(p);
 }
 
-std::optional<std::string> UnsupportedDecodeGemm(const GemmProblem& p) {
+std::optional<std::string> UnsupportedTmaDecodeGemm(const GemmProblem& p) {
   if (p.m > kDecodeMaxRows) return "a decode GEMM takes m <= " + std::to_string(kDecodeMaxRows);
-  if (p.gated) return "no gate (tile_gemm computes gated decode keys)";
   if (p.element_bytes != 2 || p.a_col_major || !p.b_col_major) {
     return "16-bit A row-major and B column-major only (x @ W.t())";
   }
   return UnalignedOperands(p);
 }
 
+std::optional<std::string> UnsupportedMmaDecodeGemm(const GemmProblem& p) {
+  if (p.gated) return "no gate (tma_decode_gemm and tile_gemm compute gated decode keys)";
+  return UnsupportedTmaDecodeGemm(p);
+}
+
 int64_t DecodeRows(int64_t m) {
   return std::max<int64_t>(16, CeilDiv(m, 16) * 16);
 }
 
-int64_t TmaWsOutColumns(const GemmProblem& p, int64_t block_n) {
-  return p.gated ? block_n / 2 : block_n;
+int64_t TmaOutColumns(const GemmProblem& p, int64_t b_rows) {
+  return p.gated ? b_rows / 2 : b_rows;
 }
 
 int64_t TmaWsGemmSharedBytes(const GemmProblem& p, const Variant& v) {
   const int64_t bm = v.at("block_m"), bn = v.at("block_n"), stages = v.at("stages");
   const int64_t pipeline = stages * (bm + bn) * kBoxKBytes;
-  const int64_t staging = v.at("store_tma") ? bm * TmaWsOutColumns(p, bn) * p.out_element_bytes : 0;
+  const int64_t staging = v.at("store_tma") ? bm * TmaOutColumns(p, bn) * p.out_element_bytes : 0;
   return pipeline + staging + 2 * stages * kBarrierBytes + kSwizzleAtomBytes;
 }
 
@@ -149,7 +153,7 @@ SearchSpace TmaDecodeGemmSpace(const GemmProblem& p, const GemmTarget& target) {
                     std::to_string(target.multiprocessors) + " SMs, each split 2+ stages of k",
                 [p, target](const Variant& v) {
                   const int64_t split = v.at("split_k");
-                  const int64_t tiles = CeilDiv(p.n, v.at("block_w")) * p.batch;
+                  const int64_t tiles = CeilDiv(p.n, TmaOutColumns(p, v.at("block_w"))) * p.batch;
                   const int64_t stage_k = kBoxKBytes / p.element_bytes * v.at("k_boxes");
                   return split == 1 || (tiles * split <= 2 * target.multiprocessors &&
                                         CeilDiv(p.k, stage_k) >= 2 * split);

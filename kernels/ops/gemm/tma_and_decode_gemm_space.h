@@ -22,12 +22,14 @@ namespace tiletune::kernels::gemm {
 //   mma_decode_gemm (gemm_decode_mma.h) any NVIDIA GPU (mma.sync): weights
 //                   straight into registers, split-K over warps; m <= 64.
 //
-// The decode families take 16-bit inputs and B column-major (x @ W.t()).
+// The decode families take 16-bit inputs and B column-major (x @ W.t());
+// of them only tma_decode_gemm computes a gate.
 //
 // A family that cannot read the key says why (Unsupported*); its space is
 // empty (its rules say why) where the device does not fit it.
 std::optional<std::string> UnsupportedTmaWsGemm(const GemmProblem& problem);
-std::optional<std::string> UnsupportedDecodeGemm(const GemmProblem& problem);
+std::optional<std::string> UnsupportedTmaDecodeGemm(const GemmProblem& problem);
+std::optional<std::string> UnsupportedMmaDecodeGemm(const GemmProblem& problem);
 SearchSpace TmaWsGemmSpace(const GemmProblem& problem, const GemmTarget& target);
 SearchSpace TmaDecodeGemmSpace(const GemmProblem& problem, const GemmTarget& target);
 SearchSpace MmaDecodeGemmSpace(const GemmProblem& problem, const GemmTarget& target);
@@ -41,9 +43,10 @@ int64_t MmaDecodeGemmSharedBytes(const Variant& v);
 // tma_ws_gemm's smallest block_m and block_n.
 inline constexpr int64_t kTmaWsMinTile = 128;
 
-// Columns of C a tma_ws_gemm tile of block_n writes: a gate's wgmma N holds
-// both products, so its C tiles are half as wide.
-int64_t TmaWsOutColumns(const GemmProblem& problem, int64_t block_n);
+// Columns of C a TMA family's tile of `b_rows` rows of B writes (tma_ws_gemm's
+// block_n, tma_decode_gemm's block_w): a gate stacks b's rows above as many
+// of b_up's, so its C tiles are half as wide.
+int64_t TmaOutColumns(const GemmProblem& problem, int64_t b_rows);
 
 // Rows of A a decode variant computes (m rounded up to 16), and the most
 // rows the decode families take.

@@ -56,11 +56,11 @@ std::unique_ptr<KernelTemplate> MakeTmaWsGemm() {
                                           TmaWsGemmSource);
 }
 std::unique_ptr<KernelTemplate> MakeTmaDecodeGemm() {
-  return std::make_unique<CudaGemmFamily>(kTmaDecodeGemmName, UnsupportedDecodeGemm,
+  return std::make_unique<CudaGemmFamily>(kTmaDecodeGemmName, UnsupportedTmaDecodeGemm,
                                           TmaDecodeGemmSpace, TmaDecodeGemmSource);
 }
 std::unique_ptr<KernelTemplate> MakeMmaDecodeGemm() {
-  return std::make_unique<CudaGemmFamily>(kMmaDecodeGemmName, UnsupportedDecodeGemm,
+  return std::make_unique<CudaGemmFamily>(kMmaDecodeGemmName, UnsupportedMmaDecodeGemm,
                                           MmaDecodeGemmSpace, MmaDecodeGemmSource);
 }
 

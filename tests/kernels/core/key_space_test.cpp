@@ -72,6 +72,25 @@ TEST(KeySpace, KMajorBf16GemmsSpanTheDecodeOrTmaFamilies) {
   const KeySpace prefill = KeySpace::Of(k_major(4096), kH200, &why);
   ASSERT_EQ(prefill.templates().size(), 2u) << why;
   EXPECT_GT(VariantsPerTemplate(prefill).at("tma_ws_gemm"), 0u);
+
+  // A gate: tma_decode_gemm stacks b's and b_up's weight rows, so its
+  // blocks split k only while the half-width tiles leave SMs idle;
+  // mma_decode_gemm computes no gate.
+  v1::KernelKey gated = k_major(16);
+  gated.set_gate(v1::GATE_SWIGLU);
+  const KeySpace gated_decode = KeySpace::Of(gated, kH200, &why);
+  ASSERT_EQ(gated_decode.templates().size(), 2u) << why;
+  EXPECT_FALSE(gated_decode.IndexOf("mma_decode_gemm"));
+  bool splits = false;
+  for (const auto& [name, count] : VariantsPerTemplate(gated_decode)) EXPECT_GT(count, 0u) << name;
+  for (const Variant& v :
+       gated_decode.templates()[*gated_decode.IndexOf("tma_decode_gemm")].space.ValidVariants()) {
+    // 4096 columns: 128 or 64 tiles of 64 or 128 weight rows; split in at most 2 waves.
+    const int64_t tiles = 4096 / (v.at("block_w") / 2);
+    EXPECT_LE(tiles * v.at("split_k"), 2 * kH200.compute_units) << VariantString(v);
+    splits |= v.at("split_k") > 1;
+  }
+  EXPECT_TRUE(splits);
 }
 
 // Prefill with two 128 x 128 tiles an SM is tma_ws_gemm's alone to search;

@@ -296,12 +296,15 @@ v1::KernelKey Gated(v1::KernelKey key) {
 
 // Gated keys (silu(A·B) ⊙ (A·B_up), then the chain): every variant of every
 // CUDA family that serves them (tile_gemm's second main loop, tma_ws_gemm's
-// stacked B boxes), odd shapes, batches, f32 output, tf32, decode and
-// prefill on sampled rows.
+// and tma_decode_gemm's stacked B boxes, the latter gating after its
+// cluster sum), odd shapes, batches, f32 output, tf32, decode and prefill
+// on sampled rows.
 TEST_F(GemmOnGpu, GatedKeysMatchTheReference) {
   const auto B = v1::DTYPE_BF16, H = v1::DTYPE_F16, F = v1::DTYPE_F32;
   const FamilyCase cases[] = {
       {Gated(GemmTestKey(7, 1000, 1032, 1, B, B, false, true, {{"bias", B}})), false},
+      {Gated(GemmTestKey(33, 520, 1032, 2, H, F, false, true, {{"relu", H}})), false},
+      {Gated(GemmTestKey(16, 14336, 4096, 1, B, B, false, true, {})), false},
       {Gated(GemmTestKey(37, 53, 29, 3, H, F, true, false, {})), false},
       {Gated(GemmTestKey(300, 328, 136, 2, B, B, false, true, {{"residual_add", B}})), false},
       {Gated(GemmTestKey(520, 1000, 264, 1, H, F, false, true, {})), false},
