@@ -74,13 +74,15 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
   spec.flags.emplace_back("out_aligned", p.ldc % target.store_run == 0);
   // k boxes of 128 bytes; B row-major comes in panels of 64 k rows by 64 columns.
   const int64_t box_k = kSwizzleBytes / p.element_bytes;
-  // A gate stacks a box of b and one of b_up, each half the tile's rows.
+  // A gate stacks b's boxes (or panels) above as many of b_up's, each half the tile's N.
   const int64_t out_n = TmaOutColumns(p, bn);
-  std::vector<v1::TensorMapArgument> maps = {
-      Map("a", offsetof(tt_gemm_tma_args, a_map), box_k, bm),
-      p.b_col_major ? Map("b", offsetof(tt_gemm_tma_args, b_map), box_k, out_n)
-                    : Map("b", offsetof(tt_gemm_tma_args, b_map), kPanelColumns, box_k)};
-  if (p.gated) maps.push_back(Map("b_up", offsetof(tt_gemm_tma_args, b_up_map), box_k, out_n));
+  auto b_map = [&](const char* tensor, size_t offset) {
+    return p.b_col_major ? Map(tensor, offset, box_k, out_n)
+                         : Map(tensor, offset, kPanelColumns, box_k);
+  };
+  std::vector<v1::TensorMapArgument> maps = {Map("a", offsetof(tt_gemm_tma_args, a_map), box_k, bm),
+                                             b_map("b", offsetof(tt_gemm_tma_args, b_map))};
+  if (p.gated) maps.push_back(b_map("b_up", offsetof(tt_gemm_tma_args, b_up_map)));
   if (store_tma) {
     // The consumers' staging boxes: 128 bytes of C a row, one consumer's rows.
     maps.push_back(

@@ -53,9 +53,6 @@ std::optional<std::string> UnsupportedTmaWsGemm(const GemmProblem& p) {
   if (p.element_bytes != 2 && !p.b_col_major) {
     return "tf32 takes B column-major only (x @ W.t()): wgmma transposes 16-bit B only";
   }
-  if (p.gated && !p.b_col_major) {
-    return "a gate takes B column-major only (x @ W.t(): gate and up weights [n][k])";
-  }
   return UnalignedOperands(p);
 }
 

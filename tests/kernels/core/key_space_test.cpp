@@ -126,6 +126,11 @@ TEST(KeySpace, TmaWsGemmTakesRowMajorBAndTf32) {
   const KeySpace rows = KeySpace::Of(Gemm(4096, 4096, 4096, v1::DTYPE_BF16), kH200, &why);
   ASSERT_TRUE(rows.IndexOf("tma_ws_gemm")) << why;
   EXPECT_GT(VariantsPerTemplate(rows).at("tma_ws_gemm"), 0u);
+  // A gate takes the first half of the N-major panels from b, the second from b_up.
+  v1::KernelKey gated_rows = Gemm(4096, 4096, 4096, v1::DTYPE_BF16);
+  gated_rows.set_gate(v1::GATE_SWIGLU);
+  EXPECT_GT(VariantsPerTemplate(KeySpace::Of(gated_rows, kH200, &why)).at("tma_ws_gemm"), 0u)
+      << why;
 
   v1::KernelKey tf32 = Gemm(4096, 4096, 4096, v1::DTYPE_F32);
   tf32.set_allow_tf32(true);

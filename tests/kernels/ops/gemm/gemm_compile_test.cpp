@@ -81,11 +81,13 @@ std::vector<KeyCase> Keys() {
        AllowingTf32(GemmTestKey(300, 260, 136, 1, F, F, false, true, {"silu"}))},
       // Gated keys: tile_gemm's second main loop (mma.sync, MFMA) on
       // decode and odd shapes, the stacked B boxes of tma_decode_gemm on
-      // decode and of tma_ws_gemm on prefill.
+      // decode and of tma_ws_gemm on prefill (its N-major panels too).
       {"gated_decode_7x1000x1032", "swiglu 7x1000x1032 bf16 row/col bias",
        Gated(GemmTestKey(7, 1000, 1032, 1, B, B, false, true, {"bias"}))},
       {"gated_300x328x136", "swiglu 300x328x136 batch 2 f16 row/col residual, f32 out",
-       Gated(GemmTestKey(300, 328, 136, 2, H, F, false, true, {"residual_add"}))}};
+       Gated(GemmTestKey(300, 328, 136, 2, H, F, false, true, {"residual_add"}))},
+      {"gated_row_row_300x328x136", "swiglu 300x328x136 bf16 row/row bias gelu",
+       Gated(GemmTestKey(300, 328, 136, 1, B, B, false, false, {"bias", "gelu_tanh"}))}};
 }
 
 // What NVRTC sees for a source: the CUDA backend's target (sm_90a when the
