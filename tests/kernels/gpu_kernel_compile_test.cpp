@@ -86,6 +86,10 @@ const std::vector<Problem>& Problems() {
       l->set_tensor(tensor);
       l->set_layout(v1::LAYOUT_COL_MAJOR);
     }
+    // f32 SwiGLU: B_up staged beside B, two accumulator sets (and the HIP
+    // naive baseline's two sums).
+    v1::KernelKey gated_col_major = col_major;
+    gated_col_major.set_gate(v1::GATE_SWIGLU);
     // Attention: GQA, causal, BHSD, lengths no block divides; a decode query
     // over a long odd KV in f16 with a residual chain.
     v1::KernelKey attention_causal = In(v1::DTYPE_BF16, Key("attention", {{"batch", 2},
@@ -173,6 +177,7 @@ const std::vector<Problem>& Problems() {
         {"gemm_37x53x29", "gpu_gemm_tiled",
          Key("gemm", {{"m", 37}, {"n", 53}, {"k", 29}}, {"bias", "relu"})},
         {"gemm_3x129x250x77_col_major", "gpu_gemm_tiled", col_major},
+        {"gemm_swiglu_3x129x250x77_col_major", "gpu_gemm_tiled", gated_col_major},
         // The MFMA tile GEMM (every variant: gemm_compile_test).
         {"tile_gemm_bf16_257x250x136", "tile_gemm",
          In(v1::DTYPE_BF16, Key("gemm", {{"m", 257}, {"n", 250}, {"k", 136}}, {"bias", "silu"}))},

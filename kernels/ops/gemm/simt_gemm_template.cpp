@@ -1,6 +1,6 @@
 // gpu_gemm_tiled: shared-memory tiled GEMM on the SIMT cores with register
-// blocking and the epilogue chain fused into the store (the kernel is
-// ops/gemm/device/gemm_simt.h). Tensor cores (tf32, bf16) are
+// blocking, a gate and the epilogue chain fused into the store (the kernel
+// is ops/gemm/device/gemm_simt.h). Tensor cores (tf32, bf16) are
 // tile_gemm_template.cpp's.
 #include <algorithm>
 
@@ -38,11 +38,13 @@ int64_t Threads(const Variant& v) {
   return (v.at("tile_m") / v.at("micro_m")) * (v.at("tile_n") / v.at("micro_n"));
 }
 
-// Bytes of the A and B tiles in shared memory, both buffers when double
-// buffered.
-int64_t SharedBytes(const Variant& v) {
+// Bytes of the A and B tiles (and B_up's with a gate) in shared memory,
+// both buffers when double buffered.
+int64_t SharedBytes(const Variant& v, bool gated) {
   const int64_t stages = v.at("double_buffer") != 0 ? 2 : 1;
-  return stages * v.at("tile_k") * (v.at("tile_m") + v.at("tile_n") + 2 * kSharedRowPadding) *
+  const int64_t b_tiles = gated ? 2 : 1;
+  return stages * v.at("tile_k") *
+         (v.at("tile_m") + kSharedRowPadding + b_tiles * (v.at("tile_n") + kSharedRowPadding)) *
          int64_t{sizeof(float)};
 }
 
@@ -55,7 +57,6 @@ class GpuGemmTiled final : public KernelTemplate {
 
   std::optional<std::string> Unsupported(const v1::KernelKey& key) const override {
     if (key.op() != kOpName) return std::string(kName) + " serves gemm, not " + key.op();
-    if (auto why = UnsupportedGate(key, kName)) return why;
     if (auto why = gpu::UnsupportedGpuTypes(key)) return why;
     // gemm.h computes on f32 tiles; tile_gemm serves bf16 and f16.
     const v1::KernelKey k = NormalizeKernelKey(key);
@@ -71,6 +72,7 @@ class GpuGemmTiled final : public KernelTemplate {
     const int64_t m = DimSize(key, "m").value_or(1), n = DimSize(key, "n").value_or(1),
                   k = DimSize(key, "k").value_or(1);
     const int64_t warp = device.warp_size;
+    const bool gated = Gated(key);
     SearchSpace space;
     space.Add("tile_m", {32, 64, 128})
         .Add("tile_n", {32, 64, 128})
@@ -105,8 +107,11 @@ class GpuGemmTiled final : public KernelTemplate {
                     return v.at("tile_m") * v.at("tile_k") % threads == 0 &&
                            v.at("tile_n") * v.at("tile_k") % threads == 0;
                   });
-    space.Require("shared memory <= 48 KiB (static)",
-                  [](const Variant& v) { return SharedBytes(v) <= kMaxStaticSharedBytes; });
+    space.Require("a gate's two accumulator sets in 4x4 thread tiles (tiles up to 64x64)",
+                  [gated](const Variant& v) { return !gated || v.at("micro_m") == 4; });
+    space.Require("shared memory <= 48 KiB (static)", [gated](const Variant& v) {
+      return SharedBytes(v, gated) <= kMaxStaticSharedBytes;
+    });
     // gemm_simt.h addresses an element as a 32-bit offset inside its tile.
     space.Require("m, n and k below 2^24 (32-bit offsets inside a tile)",
                   [m, n, k](const Variant&) {
@@ -163,7 +168,8 @@ class GpuGemmTiled final : public KernelTemplate {
     spec.header = "ops/gemm/device/gemm_simt.h";
     spec.function = std::move(function);
     spec.config = {{"a_col_major", IsColMajor(k, "a") ? 1 : 0},
-                   {"b_col_major", IsColMajor(k, "b") ? 1 : 0}};
+                   {"b_col_major", IsColMajor(k, "b") ? 1 : 0},
+                   {"gated", Gated(k) ? 1 : 0}};
     return spec;
   }
 

@@ -297,8 +297,9 @@ v1::KernelKey Gated(v1::KernelKey key) {
 // Gated keys (silu(A·B) ⊙ (A·B_up), then the chain): every variant of every
 // CUDA family that serves them (tile_gemm's second main loop, tma_ws_gemm's
 // stacked B boxes or N-major panels, tma_decode_gemm's stacked boxes gated
-// after its cluster sum), odd shapes, batches, f32 output, tf32, decode
-// and prefill on sampled rows.
+// after its cluster sum, gpu_gemm_tiled's two accumulator sets on exact
+// f32), odd shapes, batches, f32 output, tf32, decode and prefill on
+// sampled rows.
 TEST_F(GemmOnGpu, GatedKeysMatchTheReference) {
   const auto B = v1::DTYPE_BF16, H = v1::DTYPE_F16, F = v1::DTYPE_F32;
   const FamilyCase cases[] = {
@@ -309,6 +310,7 @@ TEST_F(GemmOnGpu, GatedKeysMatchTheReference) {
       {Gated(GemmTestKey(300, 328, 136, 2, B, B, false, true, {{"residual_add", B}})), false},
       {Gated(GemmTestKey(520, 1000, 264, 1, H, F, false, true, {})), false},
       {Gated(AllowingTf32(GemmTestKey(300, 260, 136, 1, F, F, false, true, {}))), false},
+      {Gated(GemmTestKey(77, 129, 65, 2, F, F, true, false, {{"bias", F}})), false},
       {Gated(GemmTestKey(300, 328, 136, 2, B, B, false, false, {{"bias", B}})), false},
       {Gated(GemmTestKey(2048, 1408, 4096, 1, B, B, false, true, {})), true},
       {Gated(GemmTestKey(2048, 1408, 4096, 1, B, B, false, false, {})), true}};
