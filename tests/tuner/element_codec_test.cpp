@@ -35,6 +35,24 @@ TEST(ElementCodec, SixteenBitTensorsRoundTripWithTheirPoison) {
   }
 }
 
+TEST(ElementCodec, PoisonFillsAndIsCountedOnTheBits) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (auto dtype : {v1::DTYPE_BF16, v1::DTYPE_F16, v1::DTYPE_F32}) {
+    std::vector<std::byte> bytes = PoisonElements(5, dtype);
+    EXPECT_EQ(bytes, EncodeElements(std::vector<float>(5, PoisonValue()), dtype)) << dtype;
+    ElementCensus census = CountPoisonedAndNonFinite(bytes, dtype, false);
+    EXPECT_EQ(census.poisoned, 5);
+    EXPECT_EQ(census.non_finite, 0);
+    const std::vector<float> values = {1.0f, PoisonValue(), std::numeric_limits<float>::quiet_NaN(),
+                                       inf,  -inf,          -2.0f};
+    bytes = EncodeElements(values, dtype);
+    census = CountPoisonedAndNonFinite(bytes, dtype, false);
+    EXPECT_EQ(census.poisoned, 1) << dtype;
+    EXPECT_EQ(census.non_finite, 3) << dtype;
+    EXPECT_EQ(CountPoisonedAndNonFinite(bytes, dtype, true).non_finite, 2) << dtype;
+  }
+}
+
 TEST(ElementCodec, ComputedNanIsNotPoison) {
   const std::vector<float> nan = {std::numeric_limits<float>::quiet_NaN()};
   const auto back = DecodeElements(EncodeElements(nan, v1::DTYPE_BF16), v1::DTYPE_BF16);

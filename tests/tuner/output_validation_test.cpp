@@ -6,6 +6,8 @@
 #include <limits>
 #include <vector>
 
+#include "tuner/worker/element_codec.h"
+
 namespace tiletune::tuner {
 namespace {
 
@@ -109,6 +111,36 @@ TEST(OutputValidation, EveryElementIsScannedForPoisonAndNonFiniteValues) {
   c = CheckOutput(out, RowsOneAndThree(), 1e-5);
   EXPECT_FALSE(c.ok);
   EXPECT_EQ(c.non_finite, 1);
+}
+
+// 16-bit outputs are checked as the device wrote them: the poison, computed
+// NaNs, infinities and (where allowed) -inf told apart on the bits, and the
+// error taken over the decoded reference rows.
+TEST(OutputValidation, SixteenBitOutputsAreCheckedOnTheirBits) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const v1::DType dtype : {v1::DTYPE_BF16, v1::DTYPE_F16}) {
+    std::vector<float> values(8, 1.0f);
+    values[0] = PoisonValue();                            // row 0: not sampled
+    values[2] = std::numeric_limits<float>::quiet_NaN();  // row 1: sampled
+    values[4] = -inf;                                     // row 2: not sampled
+    const std::vector<std::byte> out = EncodeElements(values, dtype);
+    OutputCheck c = CheckOutput(out, dtype, RowsOneAndThree(), 1e-2);
+    EXPECT_FALSE(c.ok);
+    EXPECT_EQ(c.unwritten, 1) << dtype;
+    EXPECT_EQ(c.non_finite, 2) << dtype;
+    Reference allowing = RowsOneAndThree();
+    allowing.negative_infinity_allowed = true;
+    EXPECT_EQ(CheckOutput(out, dtype, allowing, 1e-2).non_finite, 1) << dtype;
+
+    values = std::vector<float>(8, 1.0f);
+    values[7] = 1.25f;  // row 3: sampled, 1.25 exactly in both types
+    c = CheckOutput(EncodeElements(values, dtype), dtype, RowsOneAndThree(), 1e-5);
+    EXPECT_FALSE(c.ok);
+    EXPECT_NEAR(c.rel_error, 0.125, 1e-12) << dtype;  // 0.25 / ||(1, 1, 1, 1)||
+    EXPECT_EQ(c.error,
+              "relative error 0.125 on 2 sampled rows exceeds tolerance 1e-05 (largest "
+              "difference at element 7: got 1.25, want 1)");
+  }
 }
 
 TEST(OutputValidation, OutputAndReferenceShapesMustAgree) {

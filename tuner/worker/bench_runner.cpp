@@ -10,7 +10,6 @@
 #include "tuner/worker/element_codec.h"
 #include "tuner/worker/host_reference.h"
 #include "tuner/worker/output_validation.h"
-#include "tuner/worker/problem_upload.h"
 #include "tuner/worker/reference_rows.h"
 #include "tuner/worker/timing_summary.h"
 
@@ -60,10 +59,9 @@ void Validate(runtime::DeviceExecutor& executor, const runtime::KernelArguments&
                      "skip_validation is set"};
   }
   for (const auto& o : outputs) {
-    const std::vector<float> poison(
-        static_cast<size_t>(o.reference.output_rows * o.reference.row_elements), PoisonValue());
-    const std::vector<std::byte> bytes = EncodeElements(poison, o.dtype);
-    executor.CopyIn(o.buffer, bytes.data(), bytes.size());
+    const std::vector<std::byte> poison = PoisonElements(
+        static_cast<size_t>(o.reference.output_rows * o.reference.row_elements), o.dtype);
+    executor.CopyIn(o.buffer, poison.data(), poison.size());
   }
   Check(executor.Launch(args), "validation run");
   double worst = 0;
@@ -72,7 +70,7 @@ void Validate(runtime::DeviceExecutor& executor, const runtime::KernelArguments&
     const int64_t size = o.reference.output_rows * o.reference.row_elements;
     std::vector<std::byte> bytes(static_cast<size_t>(size) * ElementBytes(o.dtype));
     executor.CopyOut(bytes.data(), o.buffer, bytes.size());
-    const OutputCheck check = CheckOutput(DecodeElements(bytes, o.dtype), o.reference, tolerance);
+    const OutputCheck check = CheckOutput(bytes, o.dtype, o.reference, tolerance);
     worst = std::max(worst, check.rel_error);
     unwritten += check.unwritten;
     checked += check.checked;
@@ -147,8 +145,10 @@ BenchRunner::Problem& BenchRunner::ProblemFor(const worker::v1::BenchRequest& re
   }
   if (!problem_ || problem_->key != key + scalars || problem_->seed != request.seed()) {
     problem_.reset();
-    problem_ = Problem{key + scalars, request.seed(),
-                       MakeProblemInputs(request.key(), request.seed()), "", std::nullopt};
+    ProblemInputs inputs = MakeProblemInputs(request.key(), request.seed());
+    EncodedInputs encoded = EncodeInputs(inputs);
+    problem_ = Problem{key + scalars, request.seed(), std::move(inputs), std::move(encoded), "",
+                       std::nullopt};
   }
   return *problem_;
 }
@@ -177,7 +177,7 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
   }
   try {
     Problem& problem = ProblemFor(request);
-    runtime::KernelArguments args = UploadProblem(executor, problem.inputs);
+    runtime::KernelArguments args = UploadProblem(executor, problem.inputs, problem.encoded);
     runtime::SetLaunchGeometry(request.launch(), executor.compute_units(), args);
     if (!request.skip_validation()) {
       const v1::KernelKey& key = problem.inputs.key;

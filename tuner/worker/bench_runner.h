@@ -12,6 +12,7 @@
 #include "tuner/worker/device_telemetry.h"
 #include "tuner/worker/host_reference.h"
 #include "tuner/worker/problem_inputs.h"
+#include "tuner/worker/problem_upload.h"
 
 namespace tiletune::tuner {
 
@@ -34,6 +35,7 @@ class BenchRunner {
     std::string key;
     uint64_t seed = 0;
     ProblemInputs inputs;
+    EncodedInputs encoded;         // of `inputs`, uploaded for every run
     std::string reference_policy;  // serialized: what the references were computed under
     std::optional<Reference> reference;
     // Of the row op's input after the prologue, for keys that write it.

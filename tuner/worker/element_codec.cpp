@@ -69,6 +69,42 @@ float FromF16(uint16_t bits) {
 }
 #endif
 
+// An element type's bits: the poison, the exponent that makes a value NaN
+// or infinite, and -inf.
+template <class Bits>
+struct SpecialBits {
+  Bits poison, exponent, negative_infinity;
+};
+constexpr SpecialBits<uint32_t> kF32Bits{kPoisonBits, 0x7f800000, 0xff800000};
+constexpr SpecialBits<uint16_t> kBf16Bits{kPoisonBf16, 0x7f80, 0xff80};
+constexpr SpecialBits<uint16_t> kF16Bits{kPoisonF16, 0x7c00, 0xfc00};
+
+template <class Bits>
+ElementCensus Census(std::span<const std::byte> bytes, SpecialBits<Bits> special,
+                     bool negative_infinity_allowed) {
+  ElementCensus census;
+  const size_t count = bytes.size() / sizeof(Bits);
+  for (size_t i = 0; i < count; ++i) {
+    Bits bits;
+    std::memcpy(&bits, bytes.data() + i * sizeof(Bits), sizeof(Bits));
+    if ((bits & special.exponent) != special.exponent) continue;  // finite: the common case
+    if (bits == special.poison) {
+      ++census.poisoned;
+    } else if (!(negative_infinity_allowed && bits == special.negative_infinity)) {
+      ++census.non_finite;
+    }
+  }
+  return census;
+}
+
+template <class Bits>
+std::vector<std::byte> Filled(size_t count, Bits bits) {
+  std::vector<std::byte> out(count * sizeof(Bits));
+  for (size_t i = 0; i < count; ++i)
+    std::memcpy(out.data() + i * sizeof(Bits), &bits, sizeof(Bits));
+  return out;
+}
+
 bool IsPoison(float value) {
   return std::bit_cast<uint32_t>(value) == kPoisonBits;
 }
@@ -130,6 +166,19 @@ std::vector<float> DecodeElements(std::span<const std::byte> bytes, v1::DType dt
     }
   }
   return out;
+}
+
+std::vector<std::byte> PoisonElements(size_t count, v1::DType dtype) {
+  RequireKnown(dtype);
+  if (dtype == v1::DTYPE_F32) return Filled(count, kF32Bits.poison);
+  return Filled(count, dtype == v1::DTYPE_BF16 ? kBf16Bits.poison : kF16Bits.poison);
+}
+
+ElementCensus CountPoisonedAndNonFinite(std::span<const std::byte> bytes, v1::DType dtype,
+                                        bool negative_infinity_allowed) {
+  RequireKnown(dtype);
+  if (dtype == v1::DTYPE_F32) return Census(bytes, kF32Bits, negative_infinity_allowed);
+  return Census(bytes, dtype == v1::DTYPE_BF16 ? kBf16Bits : kF16Bits, negative_infinity_allowed);
 }
 
 }  // namespace tiletune::tuner

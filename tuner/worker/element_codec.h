@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -21,5 +22,19 @@ float RoundToDType(float value, v1::DType dtype);
 // outputs are still told apart from computed NaNs.
 std::vector<std::byte> EncodeElements(std::span<const float> values, v1::DType dtype);
 std::vector<float> DecodeElements(std::span<const std::byte> bytes, v1::DType dtype);
+
+// `count` elements of the poison, encoded: an output's fill before a
+// validated run.
+std::vector<std::byte> PoisonElements(size_t count, v1::DType dtype);
+
+// How many encoded elements still hold the poison and how many are other
+// NaNs or infinities (-inf not counted where allowed), read off the bits
+// without decoding: a whole output is scanned after every validated run.
+struct ElementCensus {
+  int64_t poisoned = 0;
+  int64_t non_finite = 0;
+};
+ElementCensus CountPoisonedAndNonFinite(std::span<const std::byte> bytes, v1::DType dtype,
+                                        bool negative_infinity_allowed);
 
 }  // namespace tiletune::tuner

@@ -1,8 +1,11 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
+
+#include "tiletune/v1/kernel_key.pb.h"
 
 #include "tuner/worker/host_reference.h"
 
@@ -23,10 +26,14 @@ struct OutputCheck {
   std::string error;       // why not ok, with the numbers
 };
 
-// Checks a kernel's whole output (row-major, every row of the problem)
-// against the float64 reference: every element written, all finite, and the
-// relative L2 error over the reference's rows (all, or a sample) within
-// `tolerance` (absolute L2 error when the reference is all zeros there).
+// Checks a kernel's whole output (row-major, every row of the problem, as
+// the device stores `dtype`) against the float64 reference: every element
+// written, all finite, and the relative L2 error over the reference's rows
+// (all, or a sample) within `tolerance` (absolute L2 error when the
+// reference is all zeros there). Only the reference's rows are decoded.
+OutputCheck CheckOutput(std::span<const std::byte> out, v1::DType dtype, const Reference& ref,
+                        double tolerance);
+// The same for an f32 output.
 OutputCheck CheckOutput(std::span<const float> out, const Reference& ref, double tolerance);
 
 }  // namespace tiletune::tuner

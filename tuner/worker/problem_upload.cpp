@@ -10,10 +10,9 @@
 namespace tiletune::tuner {
 namespace {
 
-runtime::DeviceBuffer Upload(runtime::DeviceExecutor& executor, const std::vector<float>& data,
-                             v1::DType dtype) {
-  if (data.empty()) return {};
-  const std::vector<std::byte> bytes = EncodeElements(data, dtype);
+runtime::DeviceBuffer Upload(runtime::DeviceExecutor& executor,
+                             const std::vector<std::byte>& bytes) {
+  if (bytes.empty()) return {};
   runtime::DeviceBuffer buffer = executor.Allocate(bytes.size());
   executor.CopyIn(buffer, bytes.data(), bytes.size());
   return buffer;
@@ -21,14 +20,31 @@ runtime::DeviceBuffer Upload(runtime::DeviceExecutor& executor, const std::vecto
 
 }  // namespace
 
+EncodedInputs EncodeInputs(const ProblemInputs& p) {
+  EncodedInputs encoded;
+  for (const auto& [name, data] : p.tensors) {
+    encoded.tensors[name] = EncodeElements(data, p.key.input_dtype());
+  }
+  const std::vector<v1::ChainOp> ops = kernels::ChainArgumentOps(p.key);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    encoded.chain_tensors.push_back(EncodeElements(p.chain_tensors[i], ops[i].dtype()));
+  }
+  return encoded;
+}
+
 runtime::KernelArguments UploadProblem(runtime::DeviceExecutor& executor, const ProblemInputs& p) {
+  return UploadProblem(executor, p, EncodeInputs(p));
+}
+
+runtime::KernelArguments UploadProblem(runtime::DeviceExecutor& executor, const ProblemInputs& p,
+                                       const EncodedInputs& inputs) {
   const v1::DType in = p.key.input_dtype();
   const kernels::OpSpec& spec = kernels::OpSpecOf(p.key.op());
   const size_t output_elements = static_cast<size_t>(p.output_elements);
   runtime::KernelArguments args;
   args.op = &spec;
   args.key = p.key;
-  for (const auto& [name, data] : p.tensors) args.tensors[name] = Upload(executor, data, in);
+  for (const auto& [name, bytes] : inputs.tensors) args.tensors[name] = Upload(executor, bytes);
   args.tensors[std::string(kernels::OutputTensor(spec).name)] =
       executor.Allocate(output_elements * ElementBytes(p.key.output_dtype()));
   // One f32 value per output row (attention's lse), where the key asks.
@@ -40,10 +56,8 @@ runtime::KernelArguments UploadProblem(runtime::DeviceExecutor& executor, const 
     args.tensors[std::string(kernels::kPrologueOutputField)] =
         executor.Allocate(output_elements * ElementBytes(in));
   }
-  const std::vector<v1::ChainOp> ops = kernels::ChainArgumentOps(p.key);
-  for (size_t i = 0; i < ops.size(); ++i) {
-    args.chain_tensors.push_back(Upload(executor, p.chain_tensors[i], ops[i].dtype()));
-  }
+  for (const auto& bytes : inputs.chain_tensors)
+    args.chain_tensors.push_back(Upload(executor, bytes));
   args.chain_scalars = p.chain_scalars;
   args.ints = p.ints;
   args.floats = p.floats;

@@ -16,13 +16,12 @@ tuner::OutputCheck RunAndCheck(runtime::DeviceExecutor& executor,
   const v1::DType dtype = problem.key.output_dtype();
   const runtime::DeviceBuffer& out =
       args.tensors.at(std::string(kernels::OutputTensor(*args.op).name));
-  const std::vector<float> poison(static_cast<size_t>(problem.output_elements),
-                                  tuner::PoisonValue());
-  std::vector<std::byte> bytes = tuner::EncodeElements(poison, dtype);
+  std::vector<std::byte> bytes =
+      tuner::PoisonElements(static_cast<size_t>(problem.output_elements), dtype);
   executor.CopyIn(out, bytes.data(), bytes.size());
   run();
   executor.CopyOut(bytes.data(), out, bytes.size());
-  return tuner::CheckOutput(tuner::DecodeElements(bytes, dtype), reference, tolerance);
+  return tuner::CheckOutput(bytes, dtype, reference, tolerance);
 }
 
 }  // namespace tiletune::bench

@@ -34,6 +34,7 @@ using tiletune::testing::GemmTestKey;
 // reference on `rows` of every batch entry (all rows by default).
 struct Problem {
   tuner::ProblemInputs inputs;
+  tuner::EncodedInputs encoded;  // uploaded for every variant
   tuner::Reference reference;
 };
 
@@ -41,6 +42,7 @@ Problem MakeProblem(const v1::KernelKey& key, uint64_t seed,
                     const std::vector<int64_t>& rows = {}) {
   Problem p;
   p.inputs = tuner::MakeProblemInputs(key, seed);
+  p.encoded = tuner::EncodeInputs(p.inputs);
   if (rows.empty()) {
     p.reference =
         tuner::HostReference(p.inputs, static_cast<int>(std::thread::hardware_concurrency()));
@@ -113,10 +115,9 @@ class GemmOnGpu : public ::testing::Test {
     }
     const tuner::ProblemInputs& in = p.inputs;
     const v1::DType out_dtype = in.key.output_dtype();
-    runtime::KernelArguments args = tuner::UploadProblem(ex, in);
-    std::vector<std::byte> out = tuner::EncodeElements(
-        std::vector<float>(static_cast<size_t>(in.output_elements), tuner::PoisonValue()),
-        out_dtype);
+    runtime::KernelArguments args = tuner::UploadProblem(ex, in, p.encoded);
+    std::vector<std::byte> out =
+        tuner::PoisonElements(static_cast<size_t>(in.output_elements), out_dtype);
     ex.CopyIn(args.tensors.at("c"), out.data(), out.size());
     // As the worker launches: a persistent grid sized for the device, the
     // TMA families' tensor maps encoded for these tensors.
@@ -131,8 +132,7 @@ class GemmOnGpu : public ::testing::Test {
     // Every element is scanned for poison; the error is over the
     // reference's rows. Each test holds it to its own tolerance.
     const tuner::OutputCheck check =
-        tuner::CheckOutput(tuner::DecodeElements(out, out_dtype), p.reference,
-                           std::numeric_limits<double>::infinity());
+        tuner::CheckOutput(out, out_dtype, p.reference, std::numeric_limits<double>::infinity());
     return check.unwritten > 0 || check.non_finite > 0 ? NAN : check.rel_error;
   }
 
@@ -429,7 +429,7 @@ TEST_F(GemmOnGpu, ABrokenAlignmentPromiseTraps) {
         {
           runtime::DeviceExecutor& ex = *rig_->executor;
           if (testing::LoadCubin(*rig_, cubin, source.entry)) std::exit(1);
-          runtime::KernelArguments args = tuner::UploadProblem(ex, p.inputs);
+          runtime::KernelArguments args = tuner::UploadProblem(ex, p.inputs, p.encoded);
           for (int i = 0; i < 3; ++i) {
             args.grid[i] = static_cast<uint32_t>(source.launch.grid(i));
             args.block[i] = static_cast<uint32_t>(source.launch.block(i));
