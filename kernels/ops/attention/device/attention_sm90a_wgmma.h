@@ -33,7 +33,8 @@
 // each on a grid of all tiles, or, persistent, a grid of one block per SM
 // whose producer copies the next tile's Q and first key blocks while the
 // consumers still finish this one's (Q's slot goes back once both have
-// issued their last S).
+// issued their last S). Persistent and causal, a block takes pairs of
+// tiles of equal total length instead (tile_of(), below).
 // An additive mask tensor (masked) is added to every key block's scores
 // before those masks; its -inf hides a key as they do.
 //
@@ -161,30 +162,52 @@ TT_DEVICE void tma_ws_attention(const tt_attention_tma_args& args, const Epilogu
     if (!C::causal) return kv_blocks;
     return key_blocks((end < q_len ? end : q_len) + diagonal, P::bk, kv_blocks);
   };
-  // Tile t: its query block (last-first where causal), head and batch entry.
   struct tile_at {
     int q_block, head, batch, kv_head;
     long long q0;
   };
-  auto tile_of = [&](int t) {
+  // Query block q_block of (head, batch entry) number `rest`.
+  auto tile_in = [&](int q_block, int rest) {
     tile_at tile;
-    const int q_order = t % q_blocks;
-    const int rest = t / q_blocks;
-    tile.q_block = C::causal ? q_blocks - 1 - q_order : q_order;
+    tile.q_block = q_block;
     tile.head = rest % heads;
     tile.batch = rest / heads;
     tile.kv_head = static_cast<int>(tile.head / (a.q_heads / a.kv_heads));
-    tile.q0 = static_cast<long long>(tile.q_block) * P::bq;
+    tile.q0 = static_cast<long long>(q_block) * P::bq;
     return tile;
   };
+  // This block's k-th tile, false past its last. Block x takes tiles x,
+  // x + gridDim.x, ... of the numbering above. Causal and persistent,
+  // striding over tiles of unequal length would give some blocks more work
+  // than others, so the tiles go in pairs instead: query blocks j and
+  // q_blocks - 1 - j of one head read the same number of key blocks
+  // together whatever j, and a block runs both tiles of each pair it
+  // takes, the longer first. With an odd count the middle block's partner
+  // is block q_blocks, past the queries: no keys, nothing stored.
+  constexpr bool paired = C::causal && C::persistent;
   const int first = static_cast<int>(blockIdx.x), stride = static_cast<int>(gridDim.x);
+  auto tile_of = [&](int k, tile_at& tile) {
+    if constexpr (paired) {
+      const int pairs = (q_blocks + 1) / 2;
+      const int unit = first + (k >> 1) * stride;
+      if (unit >= pairs * heads * static_cast<int>(a.batch)) return false;
+      const int j = unit % pairs, longer = q_blocks - 1 - j;
+      tile = tile_in((k & 1) == 0 ? longer : (j == longer ? q_blocks : j), unit / pairs);
+    } else {
+      const int t = first + k * stride;
+      if (t >= tiles) return false;
+      const int q_order = t % q_blocks;
+      tile = tile_in(C::causal ? q_blocks - 1 - q_order : q_order, t / q_blocks);
+    }
+    return true;
+  };
 
   if (warpgroup::id() == 0) {
     warpgroup::shrink_registers<P::producer_registers>();
     if (threadIdx.x != 0) return;
     int slot = 0, phase = 0, q_phase = 0;
-    for (int t = first; t < tiles; t += stride) {
-      const tile_at tile = tile_of(t);
+    tile_at tile;
+    for (int k = 0; tile_of(k, tile); ++k) {
       const head_in_map qh = locate_head<C::bshd>(tile.batch, tile.head, a.q_heads, P::d);
       const head_in_map kvh = locate_head<C::bshd>(tile.batch, tile.kv_head, a.kv_heads, P::d);
       // The consumers have issued their last S of the previous tile.
@@ -308,8 +331,8 @@ TT_DEVICE void tma_ws_attention(const tt_attention_tma_args& args, const Epilogu
   };
   if (consumer == 1) pass_turn();
   int slot = 0, phase = 0, q_phase = 0;
-  for (int t = first; t < tiles; t += stride) {
-    const tile_at tile = tile_of(t);
+  tile_at tile;
+  for (int k = 0; tile_of(k, tile); ++k) {
     const long long rows0 = tile.q0 + static_cast<long long>(P::rows) * consumer;
     warp_row0 = rows0 + 16 * warpgroup::warp();
     const int own_blocks = blocks_of(rows0, rows0 + P::rows);

@@ -30,8 +30,8 @@ TEST(AttentionSm90aSpace, PrefillVariantsFitTheH200) {
 }
 
 // Overlap, ping-pong and persistent blocks: ping-pong only on top of
-// overlap with two consumers, persistent only with overlap and no causal
-// mask (uneven tiles); overlap's
+// overlap with two consumers, persistent only with overlap (causal too:
+// its blocks take pairs of tiles of equal length); overlap's
 // 128-key blocks (S and P live beside O) only where the registers hold
 // them (the compile test checks no variant spills).
 TEST(AttentionSm90aSpace, OverlapAndPingpongOnlyWhereTheyFit) {
@@ -40,8 +40,7 @@ TEST(AttentionSm90aSpace, OverlapAndPingpongOnlyWhereTheyFit) {
     for (const Variant& v : TmaWsAttentionSpace(p, kH200).ValidVariants()) {
       EXPECT_TRUE(v.at("pingpong") == 0 || (v.at("overlap") == 1 && v.at("consumers") == 2))
           << VariantString(v);
-      EXPECT_TRUE(v.at("persistent") == 0 || (v.at("overlap") == 1 && !p.causal))
-          << VariantString(v);
+      EXPECT_TRUE(v.at("persistent") == 0 || v.at("overlap") == 1) << VariantString(v);
       seen.insert(VariantString(v));
     }
     return seen;
@@ -52,7 +51,8 @@ TEST(AttentionSm90aSpace, OverlapAndPingpongOnlyWhereTheyFit) {
                         "block_k=128,consumers=2,overlap=1,persistent=0,pingpong=1,stages=3"}) {
     EXPECT_TRUE(d128.contains(v)) << v;
   }
-  EXPECT_FALSE(d128.contains("block_k=128,consumers=2,overlap=1,persistent=1,pingpong=1,stages=3"));
+  EXPECT_TRUE(d128.contains("block_k=128,consumers=2,overlap=1,persistent=1,pingpong=1,stages=3"));
+  EXPECT_FALSE(d128.contains("block_k=128,consumers=2,overlap=0,persistent=1,pingpong=0,stages=2"));
   const auto d128_full = schedules(Problem(2, 32, 8, 4096, 4096, 128));
   EXPECT_TRUE(
       d128_full.contains("block_k=128,consumers=2,overlap=1,persistent=1,pingpong=1,stages=3"));
