@@ -40,6 +40,8 @@ const Case kCases[] = {
     {"prefill_q7_kv1_causal", Family::kTmaWs, Problem(1, 2, 1, 7, 1, 64, true, true, true)},
     {"prefill_q1_kv7", Family::kTmaWs, Problem(1, 2, 2, 1, 7, 64, false, false, false)},
     {"prefill_4097_causal", Family::kTmaWs, Problem(1, 2, 1, 4097, 4097, 128, true, true, true)},
+    // Chunked prefill: the queries see the cache before them too (diagonal 743).
+    {"prefill_chunk_causal", Family::kTmaWs, Problem(2, 4, 2, 257, 1000, 128, true, false, true)},
     {"prefill_4097_d64", Family::kTmaWs, Problem(1, 3, 3, 4097, 4097, 64, false, false, true)},
     {"decode_q1_kv4097", Family::kDecode, Problem(2, 8, 2, 1, 4097, 128, false, true, true)},
     {"decode_q5_kv7_causal", Family::kDecode, Problem(2, 8, 2, 5, 7, 64, true, false, true)},
