@@ -403,6 +403,13 @@ def _row_op_impl(op, x, weight, shift, residual, eps, scale=None, mask=None):
     return rt.run(entry, launch, reference)
 
 
+# torch 2.5 and later read grouped K and V heads in place (enable_gqa);
+# before, each KV head is repeated for its query heads, a copy the size of
+# the whole cache per group member (on an H100, 16 decode sequences over a
+# 2048-token cache with 32/8 heads: 757 us against SDPA's 49 us).
+_SDPA_TAKES_GQA = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 5)
+
+
 def _bottom_right_causal(q_len, kv_len, device):
     """The mask torch's SDPA needs for tiletune's causal: query i sees key j
     when j <= i + kv_len - q_len (torch's is_causal aligns to the top left,
@@ -430,14 +437,18 @@ def _attention_impl(q, k, v, causal, scale):
     scale = head_dim ** -0.5 if scale is None else float(scale)
 
     def reference():
-        kk, vv = k, v
+        kk, vv, gqa = k, v, {}
         if kv_heads != q_heads:
-            kk = k.repeat_interleave(q_heads // kv_heads, dim=1)
-            vv = v.repeat_interleave(q_heads // kv_heads, dim=1)
+            if _SDPA_TAKES_GQA:
+                gqa = {"enable_gqa": True}
+            else:  # copies K and V once per query head of a group
+                kk = k.repeat_interleave(q_heads // kv_heads, dim=1)
+                vv = v.repeat_interleave(q_heads // kv_heads, dim=1)
         if causal and q_len != kv_len:
             return F.scaled_dot_product_attention(
-                q, kk, vv, attn_mask=_bottom_right_causal(q_len, kv_len, q.device), scale=scale)
-        return F.scaled_dot_product_attention(q, kk, vv, is_causal=causal, scale=scale)
+                q, kk, vv, attn_mask=_bottom_right_causal(q_len, kv_len, q.device), scale=scale,
+                **gqa)
+        return F.scaled_dot_product_attention(q, kk, vv, is_causal=causal, scale=scale, **gqa)
 
     if batch * q_heads * q_len == 0 or kv_len == 0:
         return reference()
