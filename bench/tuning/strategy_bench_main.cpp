@@ -50,13 +50,13 @@ struct Table {
   double best_us = 0;
 };
 
-Table MakeTable(const v1::KernelKey& key, const kernels::KernelTemplate& t,
+Table MakeTable(const v1::KernelKey& key, const kernels::TemplateSpace& searched,
                 const std::vector<v1::Trial>& trials) {
-  Table table{t.Space(key)};
+  const kernels::KernelTemplate& t = *searched.kernel;
+  Table table{searched.space};
   table.best_us = std::numeric_limits<double>::infinity();
   for (const auto& trial : trials) {
-    // The table replays one template's space (exhaustive tries the key
-    // space's first template first).
+    // The table replays one template's space (the key's largest searched one).
     if (trial.kernel_name() != t.name()) continue;
     const kernels::Variant v(trial.params().begin(), trial.params().end());
     if (v.contains(std::string(kernels::kPlantedFault))) continue;
@@ -210,22 +210,35 @@ int main(int argc, char** argv) {
   std::cout << "| space | variants | optimum µs | strategy | mean evals | median | worst |\n"
                "| --- | --- | --- | --- | --- | --- | --- |\n";
   for (const auto& key : {gemm_key, Key("softmax", *softmax_dtype, softmax)}) {
+    // The replayed space: the searched template with the most variants (a
+    // large bf16 GEMM's tma_ws_gemm; the tile GEMM leaves such keys to it).
     std::string why;
-    const auto* t = kernels::FindKernelTemplate(key, backend_name, &why);
-    if (!t) {
-      std::cerr << kernels::CanonicalKeyString(key) << ": " << why << "\n";
+    const kernels::KeySpace key_space =
+        kernels::KeySpace::Of(key, tuner::DeviceDescriptionOf(table_bench.device()), &why);
+    const kernels::TemplateSpace* searched = nullptr;
+    size_t valid_variants = 0;
+    for (const kernels::TemplateSpace& candidate : key_space.templates()) {
+      const size_t n = candidate.space.ValidVariants().size();
+      if (candidate.searched && n > valid_variants) searched = &candidate, valid_variants = n;
+    }
+    if (!searched) {
+      std::cerr << kernels::CanonicalKeyString(key) << ": no searched template: " << why << "\n";
       return 1;
     }
-    const int valid = static_cast<int>(t->Space(key).ValidVariants().size());
-    const bool sampled = table_variants > 0 && table_variants < valid;
+    const kernels::KernelTemplate* t = searched->kernel;
+    const int valid = static_cast<int>(valid_variants);
+    // Every searched variant of the key is measured (exhaustive goes
+    // template by template), then the table keeps the replayed template's.
+    const int key_valid = static_cast<int>(key_space.ValidVariants().size());
+    const bool sampled = table_variants > 0 && table_variants < key_valid;
     const bench::SessionResult all =
         table_bench.Tune(key, sampled ? v1::STRATEGY_RANDOM : v1::STRATEGY_EXHAUSTIVE,
-                         sampled ? table_variants : valid, limits);
+                         sampled ? table_variants : key_valid, limits);
     if (!all.error.empty()) {
       std::cerr << kernels::CanonicalKeyString(key) << ": " << all.error << "\n";
       return 1;
     }
-    const Table table = MakeTable(key, *t, all.trials);
+    const Table table = MakeTable(key, *searched, all.trials);
     const int size = static_cast<int>(table.observed.size());
     nlohmann::json space{{"key", kernels::CanonicalKeyString(key)},
                          {"template", std::string(t->name())},
