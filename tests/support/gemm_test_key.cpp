@@ -41,4 +41,9 @@ v1::KernelKey AllowingTf32(v1::KernelKey key) {
   return key;
 }
 
+v1::KernelKey GatedBySwiglu(v1::KernelKey key) {
+  key.set_gate(v1::GATE_SWIGLU);
+  return key;
+}
+
 }  // namespace tiletune::testing

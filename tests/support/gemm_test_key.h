@@ -29,4 +29,7 @@ v1::KernelKey GemmTestKey(int64_t m, int64_t n, int64_t k, int64_t batch, v1::DT
 // `key` allowing tf32 tensor-core products for its f32 operands.
 v1::KernelKey AllowingTf32(v1::KernelKey key);
 
+// `key` gated by SwiGLU: silu(A*B) * (A*B_up), then its chain.
+v1::KernelKey GatedBySwiglu(v1::KernelKey key);
+
 }  // namespace tiletune::testing

@@ -130,11 +130,6 @@ TEST(HostKernelVariants, GemmRowwiseOverEveryLayout) {
   CompileAndValidate(sources);
 }
 
-v1::KernelKey Gated(v1::KernelKey key) {
-  key.set_gate(v1::GATE_SWIGLU);
-  return key;
-}
-
 // A gated GEMM (silu(A·B) ⊙ (A·B_up), then the chain): host_gemm_rowwise
 // over every layout, batched, odd sizes, and both baselines.
 TEST(HostKernelVariants, GatedGemm) {
@@ -143,7 +138,7 @@ TEST(HostKernelVariants, GatedGemm) {
   without.has_openblas = false;
   for (const bool a_col : {false, true}) {
     for (const bool b_col : {false, true}) {
-      const v1::KernelKey key = Gated(testing::GemmTestKey(
+      const v1::KernelKey key = testing::GatedBySwiglu(testing::GemmTestKey(
           5, 70, 37, 2, v1::DTYPE_F32, v1::DTYPE_F32, a_col, b_col, {"bias", "residual_add"}));
       std::string why;
       const kernels::KeySpace space = kernels::KeySpace::Of(key, kernels::kHostCpu, &why);
@@ -163,7 +158,7 @@ TEST(HostKernelVariants, GatedGemm) {
 TEST(HostKernelVariants, IgnoringTheGateIsAWrongResult) {
   const v1::KernelKey plain =
       testing::GemmTestKey(5, 70, 37, 1, v1::DTYPE_F32, v1::DTYPE_F32, false, true, {});
-  const auto result = RunCompiledFor(plain, Gated(plain));
+  const auto result = RunCompiledFor(plain, testing::GatedBySwiglu(plain));
   EXPECT_EQ(result.outcome, BenchmarkWorker::Outcome::kWrongResult) << result.error;
 }
 

@@ -16,6 +16,7 @@
 namespace tiletune::runtime::cuda {
 namespace {
 
+using tiletune::testing::GatedBySwiglu;
 using tiletune::testing::GemmTestKey;
 
 constexpr auto B = v1::DTYPE_BF16, H = v1::DTYPE_F16, F = v1::DTYPE_F32;
@@ -93,8 +94,7 @@ TEST(TensorMapPlan, TheMapsOfTtGemmTmaArgsEncodeATheBAndCAsStored) {
 // A gated key's b_up is read like b: its map has b's extents, at b_up's
 // field; an ungated key's b_up has no shape to map.
 TEST(TensorMapPlan, AGatedKeysUpProjectionIsMappedLikeB) {
-  v1::KernelKey key = GemmTestKey(100, 136, 72, 3, B, B, false, true);
-  key.set_gate(v1::GATE_SWIGLU);
+  const v1::KernelKey key = GatedBySwiglu(GemmTestKey(100, 136, 72, 3, B, B, false, true));
   const v1::KernelAbi gated = kernels::DescribeLaunchAbi(key, v1::KernelAbi::PASSING_BY_VALUE);
   const int64_t up_map = offsetof(tt_gemm_tma_args, b_up_map);
   const auto plan = PlanTensorMaps(Maps({Map("b", kBMap, 64, 128), Map("b_up", up_map, 64, 128)}),

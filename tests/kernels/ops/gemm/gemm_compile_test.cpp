@@ -23,6 +23,7 @@ namespace tiletune::kernels {
 namespace {
 
 using tiletune::testing::AllowingTf32;
+using tiletune::testing::GatedBySwiglu;
 using tiletune::testing::GemmTestKey;
 
 struct KeyCase {
@@ -30,11 +31,6 @@ struct KeyCase {
   const char* name;
   v1::KernelKey key;
 };
-
-v1::KernelKey Gated(v1::KernelKey key) {
-  key.set_gate(v1::GATE_SWIGLU);
-  return key;
-}
 
 // bf16 and f16, every layout pair, odd and standard shapes, both regimes
 // (split-K small-M tiles and large tiles) and every chain op; f32 allowing
@@ -83,11 +79,11 @@ std::vector<KeyCase> Keys() {
       // decode and odd shapes, the stacked B boxes of tma_decode_gemm on
       // decode and of tma_ws_gemm on prefill (its N-major panels too).
       {"gated_decode_7x1000x1032", "swiglu 7x1000x1032 bf16 row/col bias",
-       Gated(GemmTestKey(7, 1000, 1032, 1, B, B, false, true, {"bias"}))},
+       GatedBySwiglu(GemmTestKey(7, 1000, 1032, 1, B, B, false, true, {"bias"}))},
       {"gated_300x328x136", "swiglu 300x328x136 batch 2 f16 row/col residual, f32 out",
-       Gated(GemmTestKey(300, 328, 136, 2, H, F, false, true, {"residual_add"}))},
+       GatedBySwiglu(GemmTestKey(300, 328, 136, 2, H, F, false, true, {"residual_add"}))},
       {"gated_row_row_300x328x136", "swiglu 300x328x136 bf16 row/row bias gelu",
-       Gated(GemmTestKey(300, 328, 136, 1, B, B, false, false, {"bias", "gelu_tanh"}))}};
+       GatedBySwiglu(GemmTestKey(300, 328, 136, 1, B, B, false, false, {"bias", "gelu_tanh"}))}};
 }
 
 // What NVRTC sees for a source: the CUDA backend's target (sm_90a when the

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "kernels/core/kernel_key.h"
+#include "kernels/ops/gemm/gemm_op.h"
 #include "kernels/ops/gemm/tile_gemm_source.h"
 #include "kernels/ops/gemm/tile_gemm_space.h"
 #include "runtime/cuda/cuda_executor.h"
@@ -28,6 +29,7 @@ namespace tiletune::kernels {
 namespace {
 
 using tiletune::testing::AllowingTf32;
+using tiletune::testing::GatedBySwiglu;
 using tiletune::testing::GemmTestKey;
 
 // A key's inputs, drawn as the worker draws them, and their float64
@@ -70,7 +72,7 @@ double Tolerance(v1::DType out) {
 // products, so their relative errors add (tma_ws_gemm's truncating tf32
 // reads landed at 1.3e-3 on an H100).
 double Tf32Tolerance(const v1::KernelKey& key, int64_t k) {
-  const double products = key.gate() == v1::GATE_NONE ? 1 : 2;
+  const double products = gemm::Gated(key) ? 2 : 1;
   return std::max(
       Tolerance(key.output_dtype()),
       products * (std::ldexp(1.0, -10) + static_cast<double>(k) * std::ldexp(1.0, -24)));
@@ -293,11 +295,6 @@ TEST_F(GemmOnGpu, TmaAndDecodeFamiliesMatchTheReference) {
   for (const FamilyCase& c : cases) CheckFamilies(c, seed += 10, false);
 }
 
-v1::KernelKey Gated(v1::KernelKey key) {
-  key.set_gate(v1::GATE_SWIGLU);
-  return key;
-}
-
 // Gated keys (silu(A·B) ⊙ (A·B_up), then the chain): every variant of every
 // CUDA family that serves them (tile_gemm's second main loop, tma_ws_gemm's
 // stacked B boxes or N-major panels, tma_decode_gemm's stacked boxes gated
@@ -307,17 +304,18 @@ v1::KernelKey Gated(v1::KernelKey key) {
 TEST_F(GemmOnGpu, GatedKeysMatchTheReference) {
   const auto B = v1::DTYPE_BF16, H = v1::DTYPE_F16, F = v1::DTYPE_F32;
   const FamilyCase cases[] = {
-      {Gated(GemmTestKey(7, 1000, 1032, 1, B, B, false, true, {{"bias", B}})), false},
-      {Gated(GemmTestKey(33, 520, 1032, 2, H, F, false, true, {{"relu", H}})), false},
-      {Gated(GemmTestKey(16, 14336, 4096, 1, B, B, false, true, {})), false},
-      {Gated(GemmTestKey(37, 53, 29, 3, H, F, true, false, {})), false},
-      {Gated(GemmTestKey(300, 328, 136, 2, B, B, false, true, {{"residual_add", B}})), false},
-      {Gated(GemmTestKey(520, 1000, 264, 1, H, F, false, true, {})), false},
-      {Gated(AllowingTf32(GemmTestKey(300, 260, 136, 1, F, F, false, true, {}))), false},
-      {Gated(GemmTestKey(77, 129, 65, 2, F, F, true, false, {{"bias", F}})), false},
-      {Gated(GemmTestKey(300, 328, 136, 2, B, B, false, false, {{"bias", B}})), false},
-      {Gated(GemmTestKey(2048, 1408, 4096, 1, B, B, false, true, {})), true},
-      {Gated(GemmTestKey(2048, 1408, 4096, 1, B, B, false, false, {})), true}};
+      {GatedBySwiglu(GemmTestKey(7, 1000, 1032, 1, B, B, false, true, {{"bias", B}})), false},
+      {GatedBySwiglu(GemmTestKey(33, 520, 1032, 2, H, F, false, true, {{"relu", H}})), false},
+      {GatedBySwiglu(GemmTestKey(16, 14336, 4096, 1, B, B, false, true, {})), false},
+      {GatedBySwiglu(GemmTestKey(37, 53, 29, 3, H, F, true, false, {})), false},
+      {GatedBySwiglu(GemmTestKey(300, 328, 136, 2, B, B, false, true, {{"residual_add", B}})),
+       false},
+      {GatedBySwiglu(GemmTestKey(520, 1000, 264, 1, H, F, false, true, {})), false},
+      {GatedBySwiglu(AllowingTf32(GemmTestKey(300, 260, 136, 1, F, F, false, true, {}))), false},
+      {GatedBySwiglu(GemmTestKey(77, 129, 65, 2, F, F, true, false, {{"bias", F}})), false},
+      {GatedBySwiglu(GemmTestKey(300, 328, 136, 2, B, B, false, false, {{"bias", B}})), false},
+      {GatedBySwiglu(GemmTestKey(2048, 1408, 4096, 1, B, B, false, true, {})), true},
+      {GatedBySwiglu(GemmTestKey(2048, 1408, 4096, 1, B, B, false, false, {})), true}};
   uint64_t seed = 1700;
   for (const FamilyCase& c : cases) CheckFamilies(c, seed += 10, true);
 }
