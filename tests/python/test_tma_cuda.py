@@ -61,7 +61,7 @@ def compile_cubin(source, arch):
 
 
 @pytest.fixture(scope="module")
-def kernel():
+def served():
     artifact = text_format.Parse(
         (ROOT / "tests/client/data/tma_artifact.textproto").read_text(),
         artifacts_pb2.KernelArtifact())
@@ -77,7 +77,12 @@ def kernel():
     artifact.code_bytes = len(code)
     torch.cuda.init()
     torch.empty(1, device="cuda")  # makes the device's primary context current
-    return tiletune.Kernel(artifact, code, None).cuda("cuda:0", allow_unsigned=True)
+    return tiletune.Kernel(artifact, code, None)
+
+
+@pytest.fixture(scope="module")
+def kernel(served):
+    return served.cuda("cuda:0", allow_unsigned=True)
 
 
 def problem(seed):
@@ -111,6 +116,23 @@ def test_bound_launches_encode_it_too(kernel):
         a, b, c, buffer = problem(seed)
         launch(torch.cuda.current_stream().cuda_stream, [a.data_ptr(), b.data_ptr(), c.data_ptr()])
         check(a, buffer)
+
+
+@pytest.mark.parametrize("prepared_launches", [0, 1, 64])
+def test_a_bound_launch_prepared_before_runs_on_its_own_tensors(served, prepared_launches):
+    # Two problems in turn, their inputs rewritten and c poisoned again each
+    # time: a launch packed for one must never run on the other's tensors
+    # (with one prepared launch kept, each call evicts the other's).
+    kernel = served.cuda("cuda:0", allow_unsigned=True, prepared_launches=prepared_launches)
+    launch = kernel.bind(["a", "b", "c"])
+    problems = [problem(seed) for seed in (6, 7)]
+    for round in range(3):
+        for i, (a, b, c, buffer) in enumerate(problems):
+            a.copy_(problem(10 * round + i + 8)[0])
+            buffer.fill_(POISON)
+            launch(torch.cuda.current_stream().cuda_stream,
+                   [a.data_ptr(), b.data_ptr(), c.data_ptr()])
+            check(a, buffer)
 
 
 def test_a_tensor_the_map_cannot_take_is_refused_and_nothing_runs(kernel):

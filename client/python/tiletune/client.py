@@ -250,15 +250,18 @@ class Kernel:
         from tiletune.host_launcher import HostKernel
         return HostKernel(self, path)
 
-    def cuda(self, device="cuda:0", allow_unsigned=False):
+    def cuda(self, device="cuda:0", allow_unsigned=False, prepared_launches=None):
         """This CUBIN loaded into the current CUDA context (that of
         `device`, where its tensors must live), ready to launch on a stream:
-        a CudaKernel. Only a verified kernel, unless `allow_unsigned`."""
+        a CudaKernel (`prepared_launches`: its bound launches' packed
+        arguments kept, default cuda_launcher.PREPARED_LAUNCHES). Only a
+        verified kernel, unless `allow_unsigned`."""
         if not self.verified and not allow_unsigned:
             raise RefusedKernel("not verified: give the Client trusted_keys (the daemon's "
                                 "signing key), or pass allow_unsigned=True")
-        from tiletune.cuda_launcher import CudaKernel
-        return CudaKernel(self, device)
+        from tiletune.cuda_launcher import PREPARED_LAUNCHES, CudaKernel
+        return CudaKernel(self, device, PREPARED_LAUNCHES if prepared_launches is None
+                          else prepared_launches)
 
 
 def _loopback(address):

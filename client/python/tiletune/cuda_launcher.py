@@ -24,6 +24,11 @@ _CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
 _CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0
 _TENSOR_MAP_ALIGNMENT = 64  # where the driver writes a map
 _TENSOR_ADDRESS_ALIGNMENT = 16
+# Launch arguments kept packed per bound argument list (CudaKernel.bind):
+# a decode step calls a kernel with its layers' weights and the activation
+# buffers torch's caching allocator hands out again, so a few dozen address
+# lists recur; past this many the oldest is dropped.
+PREPARED_LAUNCHES = 64
 
 
 class CudaError(RuntimeError):
@@ -127,7 +132,9 @@ class CudaKernel:
     CUstream handle as an integer; 0 is the legacy default stream). One
     CudaKernel per context: modules belong to one."""
 
-    def __init__(self, kernel, device):
+    def __init__(self, kernel, device, prepared_launches=PREPARED_LAUNCHES):
+        if prepared_launches < 0:
+            raise ValueError(f"prepared_launches: {prepared_launches}; 0 or more")
         artifact = kernel.artifact
         check_loadable(artifact, artifacts_pb2.KernelArtifact.FORMAT_CUBIN,
                        artifacts_pb2.KernelAbi.PASSING_BY_VALUE, "a CUBIN")
@@ -158,6 +165,7 @@ class CudaKernel:
             ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
         self._geometry = (self._function, *self._grid, *self._block, self._shared)
         self._bound = {}
+        self._prepared_launches = prepared_launches
         self._tensor_maps = _TensorMapEncoder(driver, tensor_maps, int(launch.argument_bytes)) \
             if tensor_maps else None
 
@@ -174,19 +182,45 @@ class CudaKernel:
     def bind(self, tensors, floats=()):
         """launch_bound(stream, addresses, floats) for callers that checked
         their tensors themselves (ArgumentPacker.bind): the hot path of
-        tiletune.torch. Cached per argument list."""
+        tiletune.torch. One per argument list; it keeps the packed argument
+        (tensor maps encoded) of the last `prepared_launches` address and
+        float lists, so a recurring call is one driver call."""
         key = (tuple(tensors), tuple(floats))
-        bound = self._bound.get(key)
-        if bound is None:
-            bound = self._bound[key] = self._packer.bind(tensors, floats)
-        return lambda stream, addresses, values=(): self._enqueue(
-            stream, bound.pack(addresses, values))
+        launch_bound = self._bound.get(key)
+        if launch_bound is None:
+            launch_bound = self._bound[key] = self._prepared(self._packer.bind(tensors, floats))
+        return launch_bound
 
-    def _enqueue(self, stream, blob):
+    def _prepared(self, bound):
+        prepared, lock = {}, threading.Lock()
+        capacity = self._prepared_launches
+
+        def launch_bound(stream, addresses, values=()):
+            key = (tuple(addresses), tuple(values))
+            params = prepared.get(key)
+            if params is None:
+                params = self._params(bound.pack(addresses, values))
+                with lock:  # dicts keep insertion order: the first key is the oldest
+                    while prepared and len(prepared) >= capacity:
+                        del prepared[next(iter(prepared))]
+                    if capacity:
+                        prepared[key] = params
+            self._launch_params(stream, params)
+        return launch_bound
+
+    def _params(self, blob):
+        """cuLaunchKernel's kernelParams for the packed `blob` (tensor maps
+        encoded), with the buffer they point at: the driver copies the
+        argument at launch, so one buffer serves any number of launches."""
         if self._tensor_maps:
             blob = self._tensor_maps.encode(blob)
         args = ctypes.create_string_buffer(bytes(blob), len(blob))
-        params = (ctypes.c_void_p * 1)(ctypes.addressof(args))
-        # cuLaunchKernel copies the struct: `args` may go once it returns.
-        self._driver.raise_for(self._launch(*self._geometry, stream, params, None),
-                               f"cuLaunchKernel({self.artifact.entry})")
+        return (ctypes.c_void_p * 1)(ctypes.addressof(args)), args
+
+    def _enqueue(self, stream, blob):
+        self._launch_params(stream, self._params(blob))
+
+    def _launch_params(self, stream, params):
+        result = self._launch(*self._geometry, stream, params[0], None)
+        if result:
+            self._driver.raise_for(result, f"cuLaunchKernel({self.artifact.entry})")

@@ -62,11 +62,14 @@ class Runtime:
     the process. `guard_against_torch`: before a served kernel is first
     used it runs beside torch's op on the caller's tensors; it is used only
     when its output matches and it is faster by `min_speedup` (beyond the
-    noise of such a measurement), so that it never loses to torch."""
+    noise of such a measurement), so that it never loses to torch.
+    `prepared_launches`: the packed arguments each CUDA kernel keeps per
+    argument list (Kernel.cuda; None: the launcher's default)."""
 
     def __init__(self, address, trusted_keys=None, tune_on_miss=True, retry_seconds=5.0,
                  guard_against_torch=True, min_speedup=1.02, allow_host_code=False,
-                 cache_dir=None, timeout=10.0, tls_ca=None, guard_rounds=7):
+                 cache_dir=None, timeout=10.0, tls_ca=None, guard_rounds=7,
+                 prepared_launches=None):
         self.client = tiletune.Client(address, timeout=timeout, cache_dir=cache_dir,
                                       trusted_keys=trusted_keys, tls_ca=tls_ca)
         self.tune_on_miss = tune_on_miss
@@ -75,6 +78,7 @@ class Runtime:
         self.min_speedup = min_speedup
         self.allow_host_code = allow_host_code
         self.guard_rounds = guard_rounds
+        self.prepared_launches = prepared_launches
         self._entries = {}
         self._lock = threading.Lock()
 
@@ -119,7 +123,8 @@ class Runtime:
         try:
             if device.type == "cuda":
                 with torch.cuda.device(device):
-                    loaded = kernel.cuda(f"cuda:{device.index or 0}")
+                    loaded = kernel.cuda(f"cuda:{device.index or 0}",
+                                         prepared_launches=self.prepared_launches)
             else:
                 loaded = kernel.host(self.client.kernel_path(kernel).with_suffix(".so"),
                                      allow_unsigned=False) if self.allow_host_code else None
