@@ -1,7 +1,7 @@
 // tiletune-bench-validation: the host-side work the benchmark worker does
-// around one validated run of a key, stage by stage: drawing the inputs and
-// encoding them (once per problem), filling the outputs with the poison and
-// checking a written output (every run). On a GPU the kernel runs take
+// around one validated run of a key, stage by stage: drawing the inputs,
+// encoding them and making the outputs' poison (once per problem), checking
+// a written output (every run). On a GPU the kernel runs take
 // microseconds to milliseconds, so for large outputs these stages are what
 // a tuning job's trial costs beyond compiling.
 //
@@ -94,8 +94,9 @@ int main(int argc, char** argv) {
 
     std::cout << fmt::format(
         "{} ({} output elements, {} reference rows)\n"
-        "  once per problem: draw inputs {:.3f} s, encode inputs {:.3f} s\n"
-        "  every run:        poison outputs {:.3f} s, check output {:.3f} s\n",
+        "  once per problem: draw inputs {:.3f} s, encode inputs {:.3f} s, poison outputs {:.3f} "
+        "s\n"
+        "  every run:        check output {:.3f} s\n",
         kernels::CanonicalKeyString(key), elements, rows, draw, encode, fill, scan);
     return 0;
   } catch (const std::exception& e) {

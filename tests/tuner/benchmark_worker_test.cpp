@@ -215,6 +215,26 @@ TEST(BenchmarkWorker, SampledValidationCatchesAnUnwrittenElementAnywhere) {
   }
 }
 
+// The worker keeps a problem's poison between runs (ValidationBuffers): a
+// kernel that leaves an element as it found it, after a run that wrote
+// every element, must still be seen to leave it unwritten.
+TEST(BenchmarkWorker, EveryRunOfAProblemStartsFromPoison) {
+  const v1::KernelKey key = OddGemm();
+  kernels::KernelSource source =
+      HostTemplate(key).Source(key, PickVariant(key, {{"tile_m", 32}, {"threads", 2}}));
+  BenchmarkWorker worker(WorkerOptions());
+  const auto whole = worker.Run(Sampled(CompileRequest(key, source)), 30s);
+  ASSERT_EQ(whole.outcome, Outcome::kOk) << whole.error;
+  const std::string element = "tt::floats(args->c)[" + std::to_string(150 * kOddN + 7) + "]";
+  const size_t call = source.code.find("  const int status = ");
+  ASSERT_NE(call, std::string::npos) << source.code;
+  source.code.insert(source.code.find('\n', call) + 1, "  " + element + " = kept;\n");
+  source.code.insert(call, "  const float kept = " + element + ";\n");
+  const auto r = worker.Run(Sampled(CompileRequest(key, source)), 30s);
+  EXPECT_EQ(r.outcome, Outcome::kWrongResult) << r.error;
+  EXPECT_EQ(r.response.unwritten_elements(), 1) << r.error;
+}
+
 TEST(BenchmarkWorker, HangTimesOutAndTheNextRequestWorks) {
   const auto hang = PlantedRequest(1);
   const auto good = PlantedRequest(0);

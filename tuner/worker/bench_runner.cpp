@@ -52,15 +52,18 @@ struct CheckedOutput {
 
 void Validate(runtime::DeviceExecutor& executor, const runtime::KernelArguments& args,
               const std::vector<CheckedOutput>& outputs, double tolerance,
-              BenchResponse* response) {
+              ValidationBuffers& buffers, BenchResponse* response) {
   if (!(tolerance > 0)) {
     throw RunFailure{BenchResponse::STATUS_RUN_ERROR,
                      "tolerance must be > 0 unless "
                      "skip_validation is set"};
   }
   for (const auto& o : outputs) {
-    const std::vector<std::byte> poison = PoisonElements(
-        static_cast<size_t>(o.reference.output_rows * o.reference.row_elements), o.dtype);
+    const auto elements = static_cast<size_t>(o.reference.output_rows * o.reference.row_elements);
+    std::vector<std::byte>& poison = buffers.poison[o.name];
+    if (poison.size() != elements * ElementBytes(o.dtype)) {
+      poison = PoisonElements(elements, o.dtype);
+    }
     executor.CopyIn(o.buffer, poison.data(), poison.size());
   }
   Check(executor.Launch(args), "validation run");
@@ -68,9 +71,12 @@ void Validate(runtime::DeviceExecutor& executor, const runtime::KernelArguments&
   int64_t unwritten = 0, checked = 0, elements = 0;
   for (const auto& o : outputs) {
     const int64_t size = o.reference.output_rows * o.reference.row_elements;
-    std::vector<std::byte> bytes(static_cast<size_t>(size) * ElementBytes(o.dtype));
-    executor.CopyOut(bytes.data(), o.buffer, bytes.size());
-    const OutputCheck check = CheckOutput(bytes, o.dtype, o.reference, tolerance);
+    const size_t bytes = static_cast<size_t>(size) * ElementBytes(o.dtype);
+    // Grown once per problem; every byte checked is copied out first.
+    if (buffers.readback.size() < bytes) buffers.readback.resize(bytes);
+    executor.CopyOut(buffers.readback.data(), o.buffer, bytes);
+    const OutputCheck check =
+        CheckOutput(std::span(buffers.readback).first(bytes), o.dtype, o.reference, tolerance);
     worst = std::max(worst, check.rel_error);
     unwritten += check.unwritten;
     checked += check.checked;
@@ -209,7 +215,7 @@ BenchResponse BenchRunner::Run(const worker::v1::BenchRequest& request,
         outputs.push_back(
             {field, args.tensors.at(field), v1::DTYPE_F32, *problem.row_values_reference});
       }
-      Validate(executor, args, outputs, request.tolerance(), &response);
+      Validate(executor, args, outputs, request.tolerance(), problem.validation, &response);
     }
     *response.mutable_timing() =
         Measure(executor, args, request.protocol(), TelemetryFor(request.backend()));

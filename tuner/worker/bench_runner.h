@@ -16,6 +16,13 @@
 
 namespace tiletune::tuner {
 
+// Output-sized host bytes kept for a problem's validated runs: each
+// output's poison (by output name) and the buffer outputs are read back into.
+struct ValidationBuffers {
+  std::map<std::string, std::vector<std::byte>> poison;
+  std::vector<std::byte> readback;
+};
+
 // What the benchmark worker does with one request, on any backend: load the
 // artifact (or the vendor library call of a baseline), draw the inputs, check
 // one run against the float64 reference (whole, or sampled rows of a large
@@ -41,6 +48,7 @@ class BenchRunner {
     // Of the row op's input after the prologue, for keys that write it.
     std::optional<Reference> prologue_reference;
     std::optional<Reference> row_values_reference;  // attention's lse
+    ValidationBuffers validation;
   };
   Problem& ProblemFor(const worker::v1::BenchRequest& request);
   DeviceTelemetry& TelemetryFor(const std::string& backend);
