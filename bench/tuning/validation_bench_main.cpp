@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   CLI::App app{"The benchmark worker's host work around one validated run"};
   std::string op = "gemm", shape = "m=4096,n=14336,k=4096", dtype_name = "bf16", chain;
   int runs = 5, sampled_rows = 16;
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   app.add_option("--op", op, "the key's op");
   app.add_option("--shape", shape, "the key's dims, e.g. m=4096,n=14336,k=4096");
   app.add_option("--dtype", dtype_name, "input and output dtype (f32, f16, bf16)");
@@ -55,6 +57,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000));
   app.add_option("--sampled-rows", sampled_rows, "reference rows checked")
       ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--threads", threads, "threads drawing the inputs (default: hardware threads)")
+      ->check(CLI::Range(1, 1024));
   CLI11_PARSE(app, argc, argv);
   try {
     const auto dtype = client::ParseDTypeName(dtype_name);
@@ -70,7 +74,8 @@ int main(int argc, char** argv) {
     key = kernels::NormalizeKernelKey(key);
 
     tuner::ProblemInputs inputs;
-    const double draw = LeastSeconds(1, [&] { inputs = tuner::MakeProblemInputs(key, 1); });
+    const double draw =
+        LeastSeconds(1, [&] { inputs = tuner::MakeProblemInputs(key, 1, threads); });
     tuner::EncodedInputs encoded;
     const double encode = LeastSeconds(runs, [&] { encoded = tuner::EncodeInputs(inputs); });
     const auto elements = static_cast<size_t>(inputs.output_elements);
@@ -93,11 +98,11 @@ int main(int argc, char** argv) {
     if (!check.ok) throw std::runtime_error("the written output failed its check: " + check.error);
 
     std::cout << fmt::format(
-        "{} ({} output elements, {} reference rows)\n"
+        "{} ({} output elements, {} reference rows, inputs drawn on {} threads)\n"
         "  once per problem: draw inputs {:.3f} s, encode inputs {:.3f} s, poison outputs {:.3f} "
         "s\n"
         "  every run:        check output {:.3f} s\n",
-        kernels::CanonicalKeyString(key), elements, rows, draw, encode, fill, scan);
+        kernels::CanonicalKeyString(key), elements, rows, threads, draw, encode, fill, scan);
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "tiletune-bench-validation: " << e.what() << "\n";

@@ -52,5 +52,19 @@ TEST(ProblemInputs, TheSeedDecidesTheInputs) {
   EXPECT_NE(MakeProblemInputs(key, 1).tensors, MakeProblemInputs(key, 2).tensors);
 }
 
+// Large tensors are drawn by several threads, each value from its index:
+// the thread count changes nothing, and the operands differ from each other.
+TEST(ProblemInputs, ThreadsDrawTheSameInputs) {
+  const auto key = testing::MakeKey("gemm", {{"m", 1500}, {"n", 1100}, {"k", 700}}, {"bias"});
+  const ProblemInputs one = MakeProblemInputs(key, 3, 1), many = MakeProblemInputs(key, 3, 7);
+  EXPECT_EQ(one.tensors, many.tensors);
+  EXPECT_EQ(one.chain_tensors, many.chain_tensors);
+  ExpectRandomNonZero(many.tensors.at("a"), "a");
+  ExpectRandomNonZero(many.tensors.at("b"), "b");
+  const std::vector<float>& a = many.tensors.at("a");
+  const std::vector<float>& b = many.tensors.at("b");
+  EXPECT_FALSE(std::equal(a.begin(), a.begin() + 1000, b.begin()));
+}
+
 }  // namespace
 }  // namespace tiletune::tuner

@@ -151,7 +151,8 @@ BenchRunner::Problem& BenchRunner::ProblemFor(const worker::v1::BenchRequest& re
   }
   if (!problem_ || problem_->key != key + scalars || problem_->seed != request.seed()) {
     problem_.reset();
-    ProblemInputs inputs = MakeProblemInputs(request.key(), request.seed());
+    ProblemInputs inputs =
+        MakeProblemInputs(request.key(), request.seed(), ReferenceThreads(request.reference()));
     EncodedInputs encoded = EncodeInputs(inputs);
     problem_ = Problem{key + scalars, request.seed(), std::move(inputs), std::move(encoded), "",
                        std::nullopt};

@@ -37,8 +37,10 @@ struct ProblemInputs {
 // near zero (a zero input hides a kernel that ignores it). A `scale` whose
 // key value is 0 gets a drawn value, so validation still sees the op.
 // Tensors are rounded to the element type the kernel reads them in (the
-// input dtype; a chain tensor's own dtype). Throws std::invalid_argument
-// when the key is invalid or uses an element type other than f32/f16/bf16.
-ProblemInputs MakeProblemInputs(const v1::KernelKey& key, uint64_t seed);
+// input dtype; a chain tensor's own dtype). Large tensors are drawn on up
+// to `threads` threads; the inputs depend on the seed alone. Throws
+// std::invalid_argument when the key is invalid or uses an element type
+// other than f32/f16/bf16.
+ProblemInputs MakeProblemInputs(const v1::KernelKey& key, uint64_t seed, int threads = 1);
 
 }  // namespace tiletune::tuner
