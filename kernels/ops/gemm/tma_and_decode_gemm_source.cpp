@@ -57,8 +57,8 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
                              const Variant& variant, int64_t planted_fault) {
   const v1::KernelKey key = NormalizeKernelKey(raw);
   const GemmProblem p = ProblemOf(key);
-  const Variant tuned =
-      Tuned(variant, kTmaWsGemmName, {"block_m", "block_n", "stages", "group_m", "store_tma"});
+  const Variant tuned = Tuned(variant, kTmaWsGemmName,
+                              {"block_m", "block_n", "stages", "group_m", "store_tma", "pingpong"});
   gpu::GpuKernelSpec spec = GemmSpec(key, p, kTmaWsGemmName, "ops/gemm/device/gemm_sm90a_tma_ws.h",
                                      "tt::gemm::tma_ws_gemm");
   const int64_t bm = tuned.at("block_m"), bn = tuned.at("block_n");
@@ -72,6 +72,7 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
   const bool store_tma = tuned.at("store_tma") != 0;
   spec.flags.emplace_back("store_tma", store_tma);
   spec.flags.emplace_back("out_aligned", p.ldc % target.store_run == 0);
+  spec.flags.emplace_back("pingpong", tuned.at("pingpong") != 0);
   // k boxes of 128 bytes; B row-major comes in panels of 64 k rows by 64 columns.
   const int64_t box_k = kSwizzleBytes / p.element_bytes;
   // A gate stacks b's boxes (or panels) above as many of b_up's, each half the tile's N.
@@ -85,8 +86,8 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
   if (p.gated) maps.push_back(b_map("b_up", offsetof(tt_gemm_tma_args, b_up_map)));
   if (store_tma) {
     // The consumers' staging boxes: 128 bytes of C a row, one consumer's rows.
-    maps.push_back(
-        Map("c", offsetof(tt_gemm_tma_args, c_map), 128 / p.out_element_bytes, bm / consumers));
+    maps.push_back(Map("c", offsetof(tt_gemm_tma_args, c_map), 128 / p.out_element_bytes,
+                       TmaWsConsumerRows(tuned)));
   }
   spec.tma_argument = TmaArgument(std::move(maps));
   spec.entry = gpu::GpuEntry(kTmaWsGemmName, variant);

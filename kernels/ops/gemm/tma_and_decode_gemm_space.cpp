@@ -15,8 +15,9 @@ constexpr int64_t kBoxKBytes = 128;
 constexpr int64_t kSwizzleAtomBytes = 1024;
 constexpr int64_t kBarrierBytes = 8;
 // tma_ws_gemm: two consumer warpgroups (gemm_sm90a_tma_ws.h), each holding
-// block_m / 2 x block_n fp32 accumulators; 128 a thread is what the
-// reallocated registers (232) carry without spilling.
+// block_m / 2 x block_n fp32 accumulators, or block_m x block_n with
+// ping-pong; 128 a thread is what the reallocated registers (232) carry
+// without spilling.
 constexpr int64_t kConsumers = 2;
 constexpr int64_t kWarpgroupThreads = 128;
 constexpr int64_t kMaxAccumulators = 128;
@@ -77,10 +78,17 @@ int64_t TmaOutColumns(const GemmProblem& p, int64_t b_rows) {
   return p.gated ? b_rows / 2 : b_rows;
 }
 
+int64_t TmaWsConsumerRows(const Variant& v) {
+  return v.at("pingpong") ? v.at("block_m") : v.at("block_m") / kConsumers;
+}
+
 int64_t TmaWsGemmSharedBytes(const GemmProblem& p, const Variant& v) {
   const int64_t bm = v.at("block_m"), bn = v.at("block_n"), stages = v.at("stages");
   const int64_t pipeline = stages * (bm + bn) * kBoxKBytes;
-  const int64_t staging = v.at("store_tma") ? bm * TmaOutColumns(p, bn) * p.out_element_bytes : 0;
+  // Each consumer stages its own rows of a tile.
+  const int64_t staging = v.at("store_tma") ? kConsumers * TmaWsConsumerRows(v) *
+                                                  TmaOutColumns(p, bn) * p.out_element_bytes
+                                            : 0;
   return pipeline + staging + 2 * stages * kBarrierBytes + kSwizzleAtomBytes;
 }
 
@@ -102,13 +110,14 @@ SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
       .Add("block_n", {kTmaWsMinTile, 256})
       .Add("stages", {2, 3, 4, 5, 6})
       .Add("group_m", {1, 8, 16})
-      .Add("store_tma", {0, 1});
+      .Add("store_tma", {0, 1})
+      .Add("pingpong", {0, 1});
   space.Require("the target has TMA and warpgroup MMA (sm_90a)",
                 [target](const Variant&) { return target.warpgroup_mma; });
   space.Require("a consumer holds at most " + std::to_string(kMaxAccumulators) +
-                    " accumulators a thread (block_m x block_n / 256)",
+                    " accumulators a thread (its rows x block_n / 128)",
                 [](const Variant& v) {
-                  return v.at("block_m") * v.at("block_n") / (kConsumers * kWarpgroupThreads) <=
+                  return TmaWsConsumerRows(v) * v.at("block_n") / kWarpgroupThreads <=
                          kMaxAccumulators;
                 });
   // C's copies need 16-byte rows too; where they may, they always pay (the

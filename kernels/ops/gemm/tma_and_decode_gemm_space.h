@@ -40,6 +40,10 @@ int64_t TmaWsGemmSharedBytes(const GemmProblem& problem, const Variant& v);
 int64_t TmaDecodeGemmSharedBytes(const Variant& v);
 int64_t MmaDecodeGemmSharedBytes(const Variant& v);
 
+// Rows of a tma_ws_gemm tile one consumer computes: half, or with ping-pong
+// all of them.
+int64_t TmaWsConsumerRows(const Variant& v);
+
 // tma_ws_gemm's smallest block_m and block_n.
 inline constexpr int64_t kTmaWsMinTile = 128;
 

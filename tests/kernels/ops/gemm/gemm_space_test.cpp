@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "kernels/ops/gemm/tile_gemm_space.h"
+#include "kernels/ops/gemm/tma_and_decode_gemm_space.h"
 
 namespace tiletune::kernels::gemm {
 namespace {
@@ -202,6 +203,28 @@ TEST(TileGemmSpace, WgmmaVariantsAreWarpgroupsOfDeepPipelines) {
   }
   EXPECT_TRUE(rows64);  // small m keeps enough blocks for the SMs
   EXPECT_TRUE(splits);  // 128 x 14336 x 4096 in 128 x 256 tiles: 56 tiles
+}
+
+// tma_ws_gemm's consumers split each tile's rows, or with ping-pong take
+// whole tiles in turn: each then holds (and stages) a whole tile, so only
+// tiles of 128 x 128 accumulators a warpgroup fit.
+TEST(TmaWsGemmSpace, PingPongConsumersHoldAndStageWholeTiles) {
+  int pingpong = 0, split = 0;
+  for (const GemmProblem& p : {KMajor(4096, 4096, 4096), KMajor(2048, 14336, 4096)}) {
+    for (const Variant& v : TmaWsGemmSpace(p, kSm90Target).ValidVariants()) {
+      const int64_t bm = v.at("block_m"), bn = v.at("block_n");
+      const int64_t rows = v.at("pingpong") ? bm : bm / 2;
+      EXPECT_EQ(TmaWsConsumerRows(v), rows) << VariantString(v);
+      EXPECT_LE(rows * bn / 128, 128) << VariantString(v);
+      EXPECT_EQ(TmaWsGemmSharedBytes(p, v),
+                v.at("stages") * (bm + bn) * 128 + 2 * rows * bn * 2 + 16 * v.at("stages") + 1024)
+          << VariantString(v);
+      EXPECT_LE(TmaWsGemmSharedBytes(p, v), kSm90Target.max_shared_bytes) << VariantString(v);
+      ++(v.at("pingpong") ? pingpong : split);
+    }
+  }
+  EXPECT_GT(pingpong, 0);
+  EXPECT_GT(split, 0);
 }
 
 // f32 read as tf32: 4-byte elements in shared memory, float fragments that
