@@ -38,8 +38,8 @@ TT_DEVICE void load_async(st<T, R, C>& dst, const gl<T>& src, long long row0, lo
 #if defined(TT_LDS_DIRECT)
     // Each wave's load fills 64 consecutive words of LDS, lane l the l-th:
     // the lane reads the word of the matrix that the swizzle puts there
-    // (the swizzle moves whole 16-byte chunks and is an XOR, its own
-    // inverse; a word keeps its place inside its chunk).
+    // (the swizzle moves whole 16-byte chunks, and with a half swap the
+    // 8-byte halves inside them; both are XORs, their own inverses).
     constexpr int word_bytes = arch::lds_direct_bytes, chunk_words = 16 / word_bytes;
     constexpr int words = chunks * chunk_words;
     static_assert(word_bytes % static_cast<int>(sizeof(T)) == 0 && 16 % word_bytes == 0,
@@ -50,8 +50,9 @@ TT_DEVICE void load_async(st<T, R, C>& dst, const gl<T>& src, long long row0, lo
       for (int i = 0; i < words / THREADS; ++i) {
         const int first = (wave + i * (THREADS / arch::lanes)) * arch::lanes;
         const int w = first + lane, chunk = w / chunk_words, r = chunk / S::row_chunks;
-        const int c = ((chunk % S::row_chunks) ^ S::swizzle_of(r)) * per_chunk +
-                      (w % chunk_words) * (word_bytes / static_cast<int>(sizeof(T)));
+        const int c =
+            ((chunk % S::row_chunks) ^ S::swizzle_of(r)) * per_chunk +
+            (((w % chunk_words) * word_bytes) ^ S::half_of(r)) / static_cast<int>(sizeof(T));
         arch::copy_word_to_lds(base + first * word_bytes, tile + (r * ld + c));
       }
       return;
@@ -64,29 +65,44 @@ TT_DEVICE void load_async(st<T, R, C>& dst, const gl<T>& src, long long row0, lo
       if (chunks % THREADS != 0 && idx >= chunks) continue;
       const int r = whole_rows ? tid / S::row_chunks + i * rows_apart : idx / S::row_chunks;
       const int c = (whole_rows ? tid % S::row_chunks : idx % S::row_chunks) * per_chunk;
-      char* to = whole_rows && rows_apart % 8 == 0
-                     ? base + S::byte_offset(tid / S::row_chunks, c) + i * rows_apart * S::row_bytes
-                     : base + S::byte_offset(r, c);
+      // The chunk's place, and where its first half goes in it.
+      const int half = S::half_of(r);
+      char* chunk =
+          (whole_rows && rows_apart % S::pattern_rows == 0
+               ? base + S::byte_offset(tid / S::row_chunks, c) + i * rows_apart * S::row_bytes
+               : base + S::byte_offset(r, c)) -
+          half;
+#if defined(TT_LDS_HALF_SWAP)
+      if constexpr (bytes == 16) {
+        arch::copy_chunk_halves(chunk, tile + (r * ld + c), half);
+        continue;
+      }
+#endif
 #pragma unroll
       for (int p = 0; p < per_chunk; p += VEC) {
-        arch::copy_async<bytes>(to + p * static_cast<int>(sizeof(T)), tile + (r * ld + c + p));
+        // Pieces of at most 8 bytes (or no swap) stay inside one half.
+        arch::copy_async<bytes>(chunk + ((p * static_cast<int>(sizeof(T))) ^ half),
+                                tile + (r * ld + c + p));
       }
     }
     return;
   }
+  // Edge tiles copy pieces that never straddle a swapped half.
+  constexpr int edge_vec = S::half_swap && bytes > 8 ? 8 / static_cast<int>(sizeof(T)) : VEC;
+  constexpr int edge_bytes = edge_vec * static_cast<int>(sizeof(T));
 #pragma unroll
   for (int i = 0; i < ceil_div(chunks, THREADS); ++i) {
     const int idx = tid + i * THREADS;
     if (chunks % THREADS != 0 && idx >= chunks) continue;
     const int r = idx / S::row_chunks, c = (idx % S::row_chunks) * per_chunk;
 #pragma unroll
-    for (int p = 0; p < per_chunk; p += VEC) {
+    for (int p = 0; p < per_chunk; p += edge_vec) {
       const int left = r < rows_left ? cols_left - (c + p) : 0;
-      const int valid = left <= 0 ? 0 : (left >= VEC ? VEC : left);
+      const int valid = left <= 0 ? 0 : (left >= edge_vec ? edge_vec : left);
       // A copy with nothing to read still needs an address: the tensor's start.
-      arch::copy_async<bytes>(base + S::byte_offset(r, c + p),
-                              valid > 0 ? tile + (r * ld + c + p) : src.ptr,
-                              valid * static_cast<int>(sizeof(T)));
+      arch::copy_async<edge_bytes>(base + S::byte_offset(r, c + p),
+                                   valid > 0 ? tile + (r * ld + c + p) : src.ptr,
+                                   valid * static_cast<int>(sizeof(T)));
     }
   }
 }

@@ -113,7 +113,11 @@ TT_DEVICE void set_pair(rt_base<T>& t, int e, float lo, float hi) {
 // A shared tile of R x C elements, rows stored one after another with the
 // 16-byte chunks of each row permuted (XOR swizzle) so that the 8 rows one
 // ldmatrix (or a wavefront's LDS read) touches at the same column fall in
-// 8 different bank groups: 8 rows x 16 bytes = all 32 banks once.
+// 8 different bank groups: 8 rows x 16 bytes = all 32 banks once. Where the
+// leaf defines TT_LDS_HALF_SWAP (CDNA before gfx950), rows 8 to 15 of every
+// 16 also swap the two 8-byte halves of each chunk: a ds_read_b64 serves 16
+// lanes a pass, rows r to r + 15 of one column run, and without the swap
+// rows r and r + 8 would share their banks.
 template <class T, int R, int C>
 struct st {
   using dtype = T;
@@ -131,13 +135,26 @@ struct st {
 
   alignas(128) T data[R * C];
 
-  // The XOR pattern of a row. It repeats every 8 rows (line_rows * swizzle
-  // is 8 or row_chunks >= 8), so rows 8 apart share it: a caller whose rows
-  // start at a multiple of 8 can hoist it out of its loops.
-  TT_DEVICE static int swizzle_of(int row) { return ((row & 7) / line_rows) % swizzle; }
-  TT_DEVICE static int byte_offset(int row, int col) {
+#if defined(TT_LDS_HALF_SWAP)
+  static constexpr int half_swap = 8;
+#else
+  static constexpr int half_swap = 0;
+#endif
+  // Rows after which the layout repeats: a caller whose rows start at a
+  // multiple of it can hoist a row's pattern out of its loops.
+  static constexpr int pattern_rows = half_swap ? 16 : 8;
+
+  // The XOR pattern of a row's chunks (it repeats every 8 rows: line_rows *
+  // swizzle is 8 or row_chunks >= 8) and of the bytes inside each chunk.
+  TT_DEVICE static constexpr int swizzle_of(int row) {
+    return ((row & 7) / line_rows) % swizzle;
+  }
+  TT_DEVICE static constexpr int half_of(int row) {
+    return (row & 8) ? half_swap : 0;
+  }
+  TT_DEVICE static constexpr int byte_offset(int row, int col) {
     return row * row_bytes + (((col / chunk_elems) ^ swizzle_of(row)) << 4) +
-           (col % chunk_elems) * static_cast<int>(sizeof(T));
+           (((col % chunk_elems) * static_cast<int>(sizeof(T))) ^ half_of(row));
   }
   TT_DEVICE T& at(int row, int col) {
     return *reinterpret_cast<T*>(reinterpret_cast<char*>(data) + byte_offset(row, col));

@@ -120,12 +120,58 @@ struct frag {
 };
 
 // ---- LDS -> registers --------------------------------------------------------
+// A row-layout read is a ds_read_b64 whose 16-lane passes take rows r to
+// r + 15 of one column run: shared tiles swap the 8-byte halves of rows
+// 8-15 (st). gfx950 loads 16-byte words straight into LDS, which cannot
+// write a swapped chunk, so its tiles keep the 2-way conflict.
+#if !defined(__gfx950__)
+#define TT_LDS_HALF_SWAP 1
+#endif
+
+// The LDS model the row reads are checked against at compile time (no AMD
+// GPU runs them here): 32 banks of 4 bytes; a ds_read_b64 pass serves 16
+// lanes, each two banks. Whether ST's layout places every element once, and
+// the 16 rows of each row-read pass in 32 different banks.
+template <class ST>
+constexpr bool lds_layout_places_each_element_once() {
+  bool seen[ST::rows * ST::cols] = {};
+  for (int r = 0; r < ST::rows; ++r) {
+    for (int c = 0; c < ST::cols; ++c) {
+      const int at = ST::byte_offset(r, c);
+      if (at < 0 || at >= ST::bytes || at % static_cast<int>(sizeof(typename ST::dtype))) {
+        return false;
+      }
+      bool& slot = seen[at / static_cast<int>(sizeof(typename ST::dtype))];
+      if (slot) return false;
+      slot = true;
+    }
+  }
+  return true;
+}
+template <class ST>
+constexpr bool lds_row_reads_conflict_free() {
+  for (int r0 = 0; r0 + 16 <= ST::rows; r0 += 16) {
+    for (int c = 0; c < ST::cols; c += 4) {
+      unsigned banks = 0;
+      for (int l = 0; l < 16; ++l) {
+        const unsigned pair = 3u << (ST::byte_offset(r0 + l, c) / 4 % 32);
+        if (banks & pair) return false;
+        banks |= pair;
+      }
+    }
+  }
+  return true;
+}
 // Row layout: each lane's 4 elements are contiguous in a shared row (one
 // 8-byte read). Column layout: they run down a column (4 reads). MFMA takes
 // A and B operands alike, so the operand a tile feeds (B_OPERAND) changes
 // nothing here.
 template <bool B_OPERAND, class ST>
 TT_DEVICE void load_base(unsigned (&dst)[2], const ST& src, int row, int col, row_l) {
+  static_assert(lds_layout_places_each_element_once<ST>(), "a shared tile layout is a permutation");
+#if defined(TT_LDS_HALF_SWAP)
+  static_assert(lds_row_reads_conflict_free<ST>(), "row reads of this tile conflict in LDS banks");
+#endif
   const int l = lane_id();
   const char* base = reinterpret_cast<const char*>(src.data);
   const uint2_t v = *reinterpret_cast<const uint2_t*>(
@@ -246,6 +292,13 @@ TT_DEVICE void copy_async(void* dst, const void* src, int src_bytes) {
 template <int BYTES>
 TT_DEVICE void copy_async(void* dst, const void* src) {
   copy_async<BYTES>(dst, src, BYTES);
+}
+// A whole 16-byte chunk into a chunk of LDS with its 8-byte halves at
+// `half` and `half ^ 8` (st's half swap): one 16-byte load, two stores.
+TT_DEVICE void copy_chunk_halves(char* dst_chunk, const void* src, int half) {
+  const uint4_t v = *static_cast<const uint4_t*>(src);
+  *reinterpret_cast<uint2_t*>(dst_chunk + half) = uint2_t{v.x, v.y};
+  *reinterpret_cast<uint2_t*>(dst_chunk + (half ^ 8)) = uint2_t{v.z, v.w};
 }
 #if defined(__gfx950__) || defined(__gfx942__)
 // CDNA3 and later load straight into LDS: gfx950 16 bytes a lane
