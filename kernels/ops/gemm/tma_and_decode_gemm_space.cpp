@@ -137,6 +137,11 @@ SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
   space.Require("raster groups no taller than the row tiles", [p](const Variant& v) {
     return v.at("group_m") == 1 || v.at("group_m") <= CeilDiv(p.m, v.at("block_m"));
   });
+  // A ping-pong consumer holds a whole tile; at group_m 1 ptxas (capped at
+  // 168 registers for 384 threads) spilled 8 bytes of its bias + gelu_tanh
+  // epilogue, in raster groups it did not (sm_90a, CUDA 13).
+  space.Require("ping-pong in raster groups (group_m > 1)",
+                [](const Variant& v) { return v.at("pingpong") == 0 || v.at("group_m") > 1; });
   return space;
 }
 

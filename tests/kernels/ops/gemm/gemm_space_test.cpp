@@ -220,6 +220,9 @@ TEST(TmaWsGemmSpace, PingPongConsumersHoldAndStageWholeTiles) {
                 v.at("stages") * (bm + bn) * 128 + 2 * rows * bn * 2 + 16 * v.at("stages") + 1024)
           << VariantString(v);
       EXPECT_LE(TmaWsGemmSharedBytes(p, v), kSm90Target.max_shared_bytes) << VariantString(v);
+      if (v.at("pingpong")) {
+        EXPECT_GT(v.at("group_m"), 1) << VariantString(v);
+      }
       ++(v.at("pingpong") ? pingpong : split);
     }
   }
