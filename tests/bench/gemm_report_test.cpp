@@ -1,5 +1,5 @@
 // tiletune-bench-gemm's report of a row, without a GPU: the table's lines
-// and the JSON name each family's fastest variant.
+// and the JSON name each family's fastest variant; the JSON lists every trial.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -16,6 +16,8 @@ TEST(GemmReport, NamesTheFastestVariantOfEachFamily) {
   c.per_template["tile_gemm"] = {30, 712.5, "block_m=128,block_n=128"};
   c.per_template["tma_ws_gemm"] = {12, 185.8, "block_m=128,block_n=256"};
   c.per_template["gpu_gemm_tiled"] = {4, 0, ""};
+  c.trials = {{"tma_ws_gemm", "block_m=128,cluster_m=2", "TRIAL_OK", 185.8},
+              {"gpu_gemm_tiled", "block=16", "TRIAL_WRONG_RESULT", 0}};
   std::ostringstream table;
   PrintTable({row}, table);
   EXPECT_NE(table.str().find("2048x4096x4096 plain: fastest of each family: gpu_gemm_tiled none "
@@ -30,6 +32,12 @@ TEST(GemmReport, NamesTheFastestVariantOfEachFamily) {
   EXPECT_DOUBLE_EQ(families["tma_ws_gemm"]["best_us"].get<double>(), 185.8);
   EXPECT_EQ(families["tma_ws_gemm"]["best_variant"], "block_m=128,block_n=256");
   EXPECT_EQ(families["gpu_gemm_tiled"]["best_us"], 0);
+  // Every trial, passed or not, with its variant.
+  const nlohmann::json& trials = json["rows"][0]["tiletune"]["trials"];
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[0]["variant"], "block_m=128,cluster_m=2");
+  EXPECT_DOUBLE_EQ(trials[0]["median_us"].get<double>(), 185.8);
+  EXPECT_EQ(trials[1]["status"], "TRIAL_WRONG_RESULT");
 }
 
 // A gated row does twice the FLOPs of its shape: TFLOP/s count both

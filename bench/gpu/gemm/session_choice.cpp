@@ -10,7 +10,7 @@ namespace {
 constexpr size_t kFailureChars = 400;
 
 // Counts a failed trial; false when the trial passed.
-bool CountFailure(const v1::Trial& trial, SessionChoice& choice) {
+bool CountFailure(const v1::Trial& trial, const std::string& variant, SessionChoice& choice) {
   switch (trial.status()) {
     case v1::TRIAL_OK:
     case v1::TRIAL_SLOWER: return false;
@@ -20,9 +20,7 @@ bool CountFailure(const v1::Trial& trial, SessionChoice& choice) {
     default: ++choice.run_failed; break;
   }
   if (choice.first_failure.empty()) {
-    const kernels::Variant variant(trial.params().begin(), trial.params().end());
-    choice.first_failure = kernels::VariantString(variant) + ": " +
-                           v1::TrialStatus_Name(trial.status()) + ": " +
+    choice.first_failure = variant + ": " + v1::TrialStatus_Name(trial.status()) + ": " +
                            trial.error().substr(0, kFailureChars);
   }
   return true;
@@ -47,16 +45,22 @@ SessionChoice TuneWholeSpace(TuningSessionRunner& runner, const v1::KernelKey& k
   const v1::Trial* fastest = nullptr;
   for (const v1::Trial& trial : session.trials) {
     // Trials stored without a name belong to the first template.
-    SessionChoice::TemplateBest& family =
-        choice.per_template[trial.kernel_name().empty() ? std::string(space.first().name())
-                                                        : trial.kernel_name()];
+    const std::string kernel =
+        trial.kernel_name().empty() ? std::string(space.first().name()) : trial.kernel_name();
+    SessionChoice::TemplateBest& family = choice.per_template[kernel];
     ++family.trials;
-    if (CountFailure(trial, choice)) continue;
-    const double us = trial.timing().median_us();
+    const std::string variant =
+        kernels::VariantString(kernels::Variant(trial.params().begin(), trial.params().end()));
+    const bool failed = CountFailure(trial, variant, choice);
+    const double us = failed ? 0 : trial.timing().median_us();
+    choice.trials.push_back({.kernel = kernel,
+                             .variant = variant,
+                             .status = v1::TrialStatus_Name(trial.status()),
+                             .median_us = us});
+    if (failed) continue;
     if (family.best_us == 0 || us < family.best_us) {
       family.best_us = us;
-      family.best_variant =
-          kernels::VariantString(kernels::Variant(trial.params().begin(), trial.params().end()));
+      family.best_variant = variant;
     }
     if (!fastest || us < fastest->timing().median_us()) fastest = &trial;
   }
@@ -94,8 +98,16 @@ nlohmann::json SessionChoiceJson(const SessionChoice& c) {
                           {"best_us", family.best_us},
                           {"best_variant", family.best_variant}};
   }
+  nlohmann::json trials = nlohmann::json::array();
+  for (const SessionChoice::TrialTiming& t : c.trials) {
+    trials.push_back({{"kernel", t.kernel},
+                      {"variant", t.variant},
+                      {"status", t.status},
+                      {"median_us", t.median_us}});
+  }
   return {{"served", c.served},
           {"per_template", per_template},
+          {"trials", trials},
           {"baseline_name", c.baseline_name},
           {"decision", c.decision},
           {"variant", c.variant ? kernels::VariantString(*c.variant) : std::string()},

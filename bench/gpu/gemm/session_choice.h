@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -45,6 +46,13 @@ struct SessionChoice {
     std::string best_variant;
   };
   std::map<std::string, TemplateBest> per_template;
+  // Every trial, in the order the session ran them: what one tunable is
+  // worth is read off these (the best with it against the best without).
+  struct TrialTiming {
+    std::string kernel, variant, status;
+    double median_us = 0;  // 0: it did not pass
+  };
+  std::vector<TrialTiming> trials;
 };
 
 // Tunes `key` (normalized) with the daemon's tuner: an exhaustive search of
