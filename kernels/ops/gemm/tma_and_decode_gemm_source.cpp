@@ -57,8 +57,9 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
                              const Variant& variant, int64_t planted_fault) {
   const v1::KernelKey key = NormalizeKernelKey(raw);
   const GemmProblem p = ProblemOf(key);
-  const Variant tuned = Tuned(variant, kTmaWsGemmName,
-                              {"block_m", "block_n", "stages", "group_m", "store_tma", "pingpong"});
+  const Variant tuned =
+      Tuned(variant, kTmaWsGemmName,
+            {"block_m", "block_n", "stages", "group_m", "store_tma", "store_ring", "pingpong"});
   gpu::GpuKernelSpec spec = GemmSpec(key, p, kTmaWsGemmName, "ops/gemm/device/gemm_sm90a_tma_ws.h",
                                      "tt::gemm::tma_ws_gemm");
   const int64_t bm = tuned.at("block_m"), bn = tuned.at("block_n");
@@ -71,6 +72,7 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
                  {"shared_bytes", TmaWsGemmSharedBytes(p, tuned)}};
   const bool store_tma = tuned.at("store_tma") != 0;
   spec.flags.emplace_back("store_tma", store_tma);
+  spec.flags.emplace_back("store_ring", tuned.at("store_ring") != 0);
   spec.flags.emplace_back("out_aligned", p.ldc % target.store_run == 0);
   spec.flags.emplace_back("pingpong", tuned.at("pingpong") != 0);
   // k boxes of 128 bytes; B row-major comes in panels of 64 k rows by 64 columns.

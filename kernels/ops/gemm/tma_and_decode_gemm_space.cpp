@@ -82,13 +82,17 @@ int64_t TmaWsConsumerRows(const Variant& v) {
   return v.at("pingpong") ? v.at("block_m") : v.at("block_m") / kConsumers;
 }
 
+int64_t TmaWsStagingBoxes(const GemmProblem& p, const Variant& v) {
+  if (!v.at("store_tma")) return 0;
+  return v.at("store_ring") ? kStoreRingBoxes
+                            : TmaOutColumns(p, v.at("block_n")) * p.out_element_bytes / kBoxKBytes;
+}
+
 int64_t TmaWsGemmSharedBytes(const GemmProblem& p, const Variant& v) {
   const int64_t bm = v.at("block_m"), bn = v.at("block_n"), stages = v.at("stages");
   const int64_t pipeline = stages * (bm + bn) * kBoxKBytes;
-  // Each consumer stages its own rows of a tile.
-  const int64_t staging = v.at("store_tma") ? kConsumers * TmaWsConsumerRows(v) *
-                                                  TmaOutColumns(p, bn) * p.out_element_bytes
-                                            : 0;
+  // Each consumer stages its own rows of a tile, in boxes 128 bytes wide.
+  const int64_t staging = kConsumers * TmaWsConsumerRows(v) * TmaWsStagingBoxes(p, v) * kBoxKBytes;
   return pipeline + staging + 2 * stages * kBarrierBytes + kSwizzleAtomBytes;
 }
 
@@ -111,6 +115,7 @@ SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
       .Add("stages", {2, 3, 4, 5, 6})
       .Add("group_m", {1, 8, 16})
       .Add("store_tma", {0, 1})
+      .Add("store_ring", {0, 1})
       .Add("pingpong", {0, 1});
   space.Require("the target has TMA and warpgroup MMA (sm_90a)",
                 [target](const Variant&) { return target.warpgroup_mma; });
@@ -128,6 +133,16 @@ SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
   space.Require("shared memory per block <= " + std::to_string(target.max_shared_bytes),
                 [p, target](const Variant& v) {
                   return TmaWsGemmSharedBytes(p, v) <= target.max_shared_bytes;
+                });
+  // A ring costs two barriers a box instead of two a tile: worth it only
+  // for the pipeline stage its smaller staging makes room for.
+  space.Require("store_ring only where staging the whole tile leaves no room for the stages",
+                [p, target](const Variant& v) {
+                  if (!v.at("store_ring")) return true;
+                  Variant whole = v;
+                  whole["store_ring"] = 0;
+                  return v.at("store_tma") && TmaWsStagingBoxes(p, whole) > kStoreRingBoxes &&
+                         TmaWsGemmSharedBytes(p, whole) > target.max_shared_bytes;
                 });
   space.Require("the deepest pipeline that fits, or one stage less", [p, target](const Variant& v) {
     Variant deeper = v;

@@ -47,6 +47,11 @@ int64_t TmaWsConsumerRows(const Variant& v);
 // tma_ws_gemm's smallest block_m and block_n.
 inline constexpr int64_t kTmaWsMinTile = 128;
 
+// Boxes (128 bytes of C a row) a tma_ws_gemm consumer stages at once: the
+// whole tile's, or with store_ring the device plan's ring of two.
+inline constexpr int64_t kStoreRingBoxes = 2;
+int64_t TmaWsStagingBoxes(const GemmProblem& problem, const Variant& v);
+
 // Columns of C a TMA family's tile of `b_rows` rows of B writes (tma_ws_gemm's
 // block_n, tma_decode_gemm's block_w): a gate stacks b's rows above as many
 // of b_up's, so its C tiles are half as wide.

@@ -64,6 +64,22 @@ TT_DEVICE void wait(barrier& b, int phase) {
       : "memory");
 }
 
+// Where a thread stands in a ring of `Stages` slots, each with its own
+// barrier: the slot of its next copy and the parity of the phase it waits
+// for there (the parity flips each time the ring wraps).
+template <int Stages>
+struct ring_cursor {
+  int slot = 0, phase = 0;
+  TT_DEVICE void next() {
+    if (++slot == Stages) slot = 0, phase ^= 1;
+  }
+  TT_DEVICE void skip(int count) {
+    slot += count;
+    phase ^= (slot / Stages) & 1;
+    slot %= Stages;
+  }
+};
+
 // Pulls a tensor map into the constant cache before its first copy.
 TT_DEVICE void prefetch(const tt_tensor_map& map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(&map) : "memory");

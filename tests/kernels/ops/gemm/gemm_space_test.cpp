@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "kernels/ops/gemm/tile_gemm_space.h"
 #include "kernels/ops/gemm/tma_and_decode_gemm_space.h"
@@ -216,8 +217,10 @@ TEST(TmaWsGemmSpace, PingPongConsumersHoldAndStageWholeTiles) {
       const int64_t rows = v.at("pingpong") ? bm : bm / 2;
       EXPECT_EQ(TmaWsConsumerRows(v), rows) << VariantString(v);
       EXPECT_LE(rows * bn / 128, 128) << VariantString(v);
-      EXPECT_EQ(TmaWsGemmSharedBytes(p, v),
-                v.at("stages") * (bm + bn) * 128 + 2 * rows * bn * 2 + 16 * v.at("stages") + 1024)
+      const int64_t staged_bytes = v.at("store_ring") ? 2 * 128 : bn * 2;
+      EXPECT_EQ(
+          TmaWsGemmSharedBytes(p, v),
+          v.at("stages") * (bm + bn) * 128 + 2 * rows * staged_bytes + 16 * v.at("stages") + 1024)
           << VariantString(v);
       EXPECT_LE(TmaWsGemmSharedBytes(p, v), kSm90Target.max_shared_bytes) << VariantString(v);
       if (v.at("pingpong")) {
@@ -228,6 +231,36 @@ TEST(TmaWsGemmSpace, PingPongConsumersHoldAndStageWholeTiles) {
   }
   EXPECT_GT(pingpong, 0);
   EXPECT_GT(split, 0);
+}
+
+// A ring of two staging boxes a consumer only where staging the whole tile
+// costs a pipeline stage: 128 x 256 bf16 tiles stage 64 KiB whole (3
+// stages fit) or 32 KiB as a ring (4 fit); f32 C doubles the whole tile
+// (2 stages) but not the ring; 128 x 128 tiles stage just two boxes.
+TEST(TmaWsGemmSpace, StoreRingOnlyWhereItBuysAStage) {
+  auto stages_of = [](const GemmProblem& p, int64_t bm, int64_t bn, int64_t ring) {
+    std::set<int64_t> stages;
+    for (const Variant& v : TmaWsGemmSpace(p, kSm90Target).ValidVariants()) {
+      if (v.at("block_m") == bm && v.at("block_n") == bn && v.at("store_ring") == ring &&
+          v.at("pingpong") == 0) {
+        stages.insert(v.at("stages"));
+      }
+    }
+    return stages;
+  };
+  const GemmProblem bf16 = KMajor(4096, 4096, 4096);
+  EXPECT_EQ(stages_of(bf16, 128, 256, 0), (std::set<int64_t>{2, 3}));
+  EXPECT_EQ(stages_of(bf16, 128, 256, 1), (std::set<int64_t>{4}));
+  EXPECT_EQ(stages_of(bf16, 128, 128, 1), (std::set<int64_t>{}));
+  GemmProblem f32_out = bf16;
+  f32_out.out_element_bytes = 4;
+  EXPECT_EQ(stages_of(f32_out, 128, 256, 0), (std::set<int64_t>{2}));
+  EXPECT_EQ(stages_of(f32_out, 128, 256, 1), (std::set<int64_t>{3, 4}));
+  // Without TMA stores (C rows of 500 bytes) nothing is staged.
+  GemmProblem odd = KMajor(300, 250, 136);
+  for (const Variant& v : TmaWsGemmSpace(odd, kSm90Target).ValidVariants()) {
+    EXPECT_EQ(v.at("store_ring"), 0) << VariantString(v);
+  }
 }
 
 // f32 read as tf32: 4-byte elements in shared memory, float fragments that
