@@ -116,7 +116,8 @@ SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
       .Add("group_m", {1, 8, 16})
       .Add("store_tma", {0, 1})
       .Add("store_ring", {0, 1})
-      .Add("pingpong", {0, 1});
+      .Add("pingpong", {0, 1})
+      .Add("cluster_m", {1, 2});
   space.Require("the target has TMA and warpgroup MMA (sm_90a)",
                 [target](const Variant&) { return target.warpgroup_mma; });
   space.Require("a consumer holds at most " + std::to_string(kMaxAccumulators) +
@@ -155,6 +156,21 @@ SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
   // A ping-pong consumer holds a whole tile; at group_m 1 ptxas (capped at
   // 168 registers for 384 threads) spilled 8 bytes of its bias + gelu_tanh
   // epilogue, in raster groups it did not (sm_90a, CUDA 13).
+  // Two blocks multicast their halves of one B tile (gemm_sm90a_tma_ws.h).
+  // On an H100 clusters ran 0.94-1.03x the same tiles alone (the shapes of
+  // bench/results/2026-12-07-h100-cluster-multicast-cta-scope.md): only
+  // at the deepest pipeline, which every cluster winner had, so the space
+  // (and cold tuning) grows by a third, not by four fifths.
+  space.Require(
+      "cluster_m 2 only with B K-major, cooperative consumers, two row tiles or more and the "
+      "deepest pipeline that fits",
+      [p, target](const Variant& v) {
+        if (v.at("cluster_m") == 1) return true;
+        Variant deeper = v;
+        deeper["stages"] = v.at("stages") + 1;
+        return p.b_col_major && !v.at("pingpong") && p.m > v.at("block_m") &&
+               TmaWsGemmSharedBytes(p, deeper) > target.max_shared_bytes;
+      });
   space.Require("ping-pong in raster groups (group_m > 1)",
                 [](const Variant& v) { return v.at("pingpong") == 0 || v.at("group_m") > 1; });
   return space;

@@ -14,8 +14,9 @@ namespace tiletune::kernels::gemm {
 //
 //   tma_ws_gemm     (gemm_sm90a_tma_ws.h) sm_90a: TMA copies, a producer
 //                   warpgroup and two consumer warpgroups, a persistent grid,
-//                   TMA stores of C; for m > 64 (prefill); 16-bit inputs with
-//                   B either way, or f32 read as tf32 with B column-major.
+//                   TMA stores of C, clusters of two sharing B by multicast;
+//                   for m > 64 (prefill); 16-bit inputs with B either way, or
+//                   f32 read as tf32 with B column-major.
 //   tma_decode_gemm (gemm_sm90a_tma_decode.h) sm_90a: C^T = W A^T with the
 //                   weights as the wgmma M side, TMA streaming, split-K over
 //                   a cluster; for m <= 64 (decode).

@@ -50,6 +50,15 @@ TT_DEVICE void arrive(barrier& b) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(address(b)) : "memory");
 }
 
+// An arrival on cluster block `block`'s copy of `b` (b's offset in its
+// shared memory), at the default scope as the cluster's pipelines need:
+// a cluster-scope release on every k tile stalls the arriving warp.
+TT_DEVICE void arrive_in(barrier& b, int block) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(address(b)), "r"(block));
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+
 // Waits until the phase of parity `phase` completed. A new barrier is in
 // phase 0; waiting on parity 1 returns at once (the phase "before" it).
 TT_DEVICE void wait(barrier& b, int phase) {
@@ -96,6 +105,19 @@ TT_DEVICE void load(st<T, R, C>& dst, const tt_tensor_map& map, barrier& done, i
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(arch::shared_address(dst.data)),
       "l"(&map), "r"(col0), "r"(row0), "r"(batch), "r"(address(done))
+      : "memory");
+}
+
+// load() into `dst` and `done` of every cluster block in the mask `blocks`
+// (bit i: block i), at dst's and done's offsets in each one's shared memory.
+template <class T, int R, int C>
+TT_DEVICE void load_multicast(st<T, R, C>& dst, const tt_tensor_map& map, barrier& done, int col0,
+                              int row0, int batch, unsigned short blocks) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;" ::"r"(
+          arch::shared_address(dst.data)),
+      "l"(&map), "r"(col0), "r"(row0), "r"(batch), "r"(address(done)), "h"(blocks)
       : "memory");
 }
 

@@ -346,6 +346,12 @@ TT_DEVICE void sync() {
                    : "memory");
 }
 
+// sync() for threads that may have diverged (one producer lane still in its
+// loop while the rest of its warp is done): not .aligned.
+TT_DEVICE void sync_diverged() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
 // Four floats at `p` (16-byte aligned, in this block's shared memory) as
 // they are in the shared memory of cluster block `block`.
 TT_DEVICE void load_remote(float (&dst)[4], const float* p, int block) {

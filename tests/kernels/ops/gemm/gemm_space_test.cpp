@@ -263,6 +263,30 @@ TEST(TmaWsGemmSpace, StoreRingOnlyWhereItBuysAStage) {
   }
 }
 
+// Clusters of two blocks (B multicast) only where their blocks can split a
+// K-major B tile and run in lockstep, with two row tiles to share it, and
+// only at the deepest pipeline that fits.
+TEST(TmaWsGemmSpace, ClustersOfTwoShareAKMajorBAtTheDeepestPipeline) {
+  int clusters = 0;
+  for (const GemmProblem& p : {KMajor(4096, 4096, 4096), KMajor(2048, 14336, 4096)}) {
+    for (const Variant& v : TmaWsGemmSpace(p, kSm90Target).ValidVariants()) {
+      if (v.at("cluster_m") == 1) continue;
+      ++clusters;
+      EXPECT_EQ(v.at("pingpong"), 0) << VariantString(v);
+      Variant deeper = v;
+      deeper["stages"] = v.at("stages") + 1;
+      EXPECT_GT(TmaWsGemmSharedBytes(p, deeper), kSm90Target.max_shared_bytes) << VariantString(v);
+    }
+  }
+  EXPECT_GT(clusters, 0);
+  // B row-major (N-major panels), or one row tile: blocks alone.
+  for (const GemmProblem& p : {Problem(4096, 4096, 4096), KMajor(128, 4096, 4096)}) {
+    for (const Variant& v : TmaWsGemmSpace(p, kSm90Target).ValidVariants()) {
+      EXPECT_EQ(v.at("cluster_m"), 1) << VariantString(v);
+    }
+  }
+}
+
 // f32 read as tf32: 4-byte elements in shared memory, float fragments that
 // allow warp tiles of at most 1024 elements, mma.sync only.
 TEST(TileGemmSpace, Tf32VariantsFitFloatTilesAndRunMmaSync) {
