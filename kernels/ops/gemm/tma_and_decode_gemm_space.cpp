@@ -159,8 +159,8 @@ SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
   // Two blocks multicast their halves of one B tile (gemm_sm90a_tma_ws.h).
   // On an H100 clusters ran 0.94-1.03x the same tiles alone (the shapes of
   // bench/results/2026-12-07-h100-cluster-multicast-cta-scope.md): only
-  // at the deepest pipeline, which every cluster winner had, so the space
-  // (and cold tuning) grows by a third, not by four fifths.
+  // at the deepest pipeline, which every cluster winner had: 11-12 more
+  // variants a bf16 prefill key (on 23-25), not 19-21.
   space.Require(
       "cluster_m 2 only with B K-major, cooperative consumers, two row tiles or more and the "
       "deepest pipeline that fits",
