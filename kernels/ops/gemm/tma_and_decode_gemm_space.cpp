@@ -153,9 +153,6 @@ SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
   space.Require("raster groups no taller than the row tiles", [p](const Variant& v) {
     return v.at("group_m") == 1 || v.at("group_m") <= CeilDiv(p.m, v.at("block_m"));
   });
-  // A ping-pong consumer holds a whole tile; at group_m 1 ptxas (capped at
-  // 168 registers for 384 threads) spilled 8 bytes of its bias + gelu_tanh
-  // epilogue, in raster groups it did not (sm_90a, CUDA 13).
   // Two blocks multicast their halves of one B tile (gemm_sm90a_tma_ws.h).
   // On an H100 clusters ran 0.94-1.03x the same tiles alone (the shapes of
   // bench/results/2026-12-07-h100-cluster-multicast-cta-scope.md): only
@@ -171,6 +168,9 @@ SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
         return p.b_col_major && !v.at("pingpong") && p.m > v.at("block_m") &&
                TmaWsGemmSharedBytes(p, deeper) > target.max_shared_bytes;
       });
+  // A ping-pong consumer holds a whole tile; at group_m 1 ptxas (capped at
+  // 168 registers for 384 threads) spilled 8 bytes of its bias + gelu_tanh
+  // epilogue, in raster groups it did not (sm_90a, CUDA 13).
   space.Require("ping-pong in raster groups (group_m > 1)",
                 [](const Variant& v) { return v.at("pingpong") == 0 || v.at("group_m") > 1; });
   return space;
