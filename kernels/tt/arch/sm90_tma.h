@@ -13,6 +13,7 @@
 #define TILETUNE_TT_LEAF_SM90_TMA_H
 
 #include "tt/arch/sm80_mma_sync.h"
+#include "tt/arch/sm90_cluster.h"
 #include "tt/kernel_args.h"
 #include "tt/tile_types.h"
 
@@ -54,9 +55,9 @@ TT_DEVICE void arrive(barrier& b) {
 // shared memory), at the default scope as the cluster's pipelines need:
 // a cluster-scope release on every k tile stalls the arriving warp.
 TT_DEVICE void arrive_in(barrier& b, int block) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(address(b)), "r"(block));
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+  asm volatile(
+      "mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(cluster::map_shared(address(b), block))
+      : "memory");
 }
 
 // Waits until the phase of parity `phase` completed. A new barrier is in

@@ -9,12 +9,12 @@
 // A warpgroup is 4 consecutive warps starting at a warp index divisible by
 // 4. One wgmma m64nNk16 multiplies a 64 x 16 slice of A by a 16 x N slice
 // of B; warp w of the warpgroup holds rows 16w..16w+15 of the 64 x N result.
-// Also here: thread-block clusters (tt::cluster), whose blocks read each
-// other's shared memory (distributed shared memory, sm_90).
+// Thread-block clusters (tt::cluster) come with it (tt/arch/sm90_cluster.h).
 #ifndef TILETUNE_TT_LEAF_SM90A_H
 #define TILETUNE_TT_LEAF_SM90A_H
 
 #include "tt/arch/sm80_mma_sync.h"
+#include "tt/arch/sm90_cluster.h"
 #include "tt/tile_types.h"
 
 #define TT_LEAF_SM90A 1
@@ -326,57 +326,5 @@ TT_DEVICE void mma_AB(rt<float, 16, N, row_l>& d, const rt<T, 16, K, row_l>& a,
 }
 
 }  // namespace tt::warpgroup
-
-// ---- Thread-block clusters -------------------------------------------------------
-// Blocks of one cluster (a kernel declared with __cluster_dims__) run at
-// the same time on one GPC and read each other's shared memory.
-namespace tt::cluster {
-
-// This block's index in its cluster.
-TT_DEVICE int rank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return static_cast<int>(r);
-}
-
-// Every thread of every block of the cluster arrives and waits; shared
-// memory written before it is visible to the others' remote loads after it.
-TT_DEVICE void sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::
-                   : "memory");
-}
-
-// sync() for threads that may have diverged (one producer lane still in its
-// loop while the rest of its warp is done): not .aligned.
-TT_DEVICE void sync_diverged() {
-  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
-}
-
-// Four floats at `p` (16-byte aligned, in this block's shared memory) as
-// they are in the shared memory of cluster block `block`.
-TT_DEVICE void load_remote(float (&dst)[4], const float* p, int block) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
-               : "=r"(remote)
-               : "r"(arch::shared_address(p)), "r"(block));
-  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
-               : "=f"(dst[0]), "=f"(dst[1]), "=f"(dst[2]), "=f"(dst[3])
-               : "r"(remote)
-               : "memory");
-}
-
-// One float at `p` (in this block's shared memory) as it is in the shared
-// memory of cluster block `block`.
-TT_DEVICE float load_remote(const float* p, int block) {
-  unsigned remote;
-  float v;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
-               : "=r"(remote)
-               : "r"(arch::shared_address(p)), "r"(block));
-  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
-  return v;
-}
-
-}  // namespace tt::cluster
 
 #endif

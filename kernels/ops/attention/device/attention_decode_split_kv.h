@@ -172,9 +172,10 @@ TT_DEVICE void decode_attention(const tt_attention_tma_args& args, const Epilogu
 #pragma unroll
   for (int r = 0; r < G::row_slots; ++r) m[r] = neg_inf, l[r] = 0.0f;
 
-  int slot = 0, phase = 0;
+  tma::ring_cursor<C::stages> ring;
   for (int i = 0; i < blocks; ++i) {
-    tma::wait(full[slot], phase);
+    const int slot = ring.slot;
+    tma::wait(full[slot], ring.phase);
     const int key_row = kw * P::slice;  // this warp's keys in the block
     rt<float, 16, P::slice, row_l> s;
     zero(s);
@@ -219,11 +220,11 @@ TT_DEVICE void decode_attention(const tt_attention_tma_args& args, const Epilogu
     __syncwarp();
     if (lane == 0) tma::arrive(empty[slot]);
     if (threadIdx.x == 0 && i + C::stages < blocks) {
-      tma::wait(empty[slot], phase);
+      tma::wait(empty[slot], ring.phase);
       issue(i + C::stages);
     }
     __syncwarp();
-    if (++slot == C::stages) slot = 0, phase ^= 1;
+    ring.next();
   }
 
   // Park the partial: the ring is free once every warp is past it.
