@@ -46,9 +46,13 @@ TT_DEVICE float gelu_tanh_of(float x) {
 #endif
 }
 
+// 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))), factored to five
+// multiply-adds and the tanh (a GEMM's epilogue runs it on every output).
 struct gelu_tanh {
   TT_DEVICE float operator()(float v, long long, long long) const {
-    return 0.5f * v * (1.0f + gelu_tanh_of(0.7978845608f * (v + 0.044715f * v * v * v)));
+    const float u = v * fmaf(0.0356774081f * v, v, 0.7978845608f);
+    const float h = 0.5f * v;
+    return fmaf(h, gelu_tanh_of(u), h);
   }
 };
 
