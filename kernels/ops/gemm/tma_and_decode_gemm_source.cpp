@@ -59,11 +59,11 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
   const GemmProblem p = ProblemOf(key);
   const Variant tuned = Tuned(variant, kTmaWsGemmName,
                               {"block_m", "block_n", "stages", "group_m", "store_tma", "store_ring",
-                               "pingpong", "cluster_m", "cluster_n"});
+                               "pingpong", "cluster_m"});
   gpu::GpuKernelSpec spec = GemmSpec(key, p, kTmaWsGemmName, "ops/gemm/device/gemm_sm90a_tma_ws.h",
                                      "tt::gemm::tma_ws_gemm");
   const int64_t bm = tuned.at("block_m"), bn = tuned.at("block_n");
-  const int64_t cluster_m = tuned.at("cluster_m"), cluster_n = tuned.at("cluster_n");
+  const int64_t cluster_m = tuned.at("cluster_m");
   constexpr int64_t consumers = 2;
   spec.config = {{"block_m", bm},
                  {"block_n", bn},
@@ -71,7 +71,6 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
                  {"stages", tuned.at("stages")},
                  {"group_m", tuned.at("group_m")},
                  {"cluster_m", cluster_m},
-                 {"cluster_n", cluster_n},
                  {"shared_bytes", TmaWsGemmSharedBytes(p, tuned)}};
   const bool store_tma = tuned.at("store_tma") != 0;
   spec.flags.emplace_back("store_tma", store_tma);
@@ -81,16 +80,15 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
   // k boxes of 128 bytes; B row-major comes in panels of 64 k rows by 64 columns.
   const int64_t box_k = kSwizzleBytes / p.element_bytes;
   // A gate stacks b's boxes (or panels) above as many of b_up's, each half
-  // the tile's N; a cluster's two blocks fetch half of the tile they share each.
+  // the tile's N; a cluster's two blocks fetch half of a K-major B tile each.
   const int64_t out_n = TmaOutColumns(p, bn);
   const int64_t b_box_rows = p.gated || cluster_m > 1 ? bn / 2 : bn;
   auto b_map = [&](const char* tensor, size_t offset) {
     return p.b_col_major ? Map(tensor, offset, box_k, b_box_rows)
                          : Map(tensor, offset, kPanelColumns, box_k);
   };
-  std::vector<v1::TensorMapArgument> maps = {
-      Map("a", offsetof(tt_gemm_tma_args, a_map), box_k, cluster_n > 1 ? bm / 2 : bm),
-      b_map("b", offsetof(tt_gemm_tma_args, b_map))};
+  std::vector<v1::TensorMapArgument> maps = {Map("a", offsetof(tt_gemm_tma_args, a_map), box_k, bm),
+                                             b_map("b", offsetof(tt_gemm_tma_args, b_map))};
   if (p.gated) maps.push_back(b_map("b_up", offsetof(tt_gemm_tma_args, b_up_map)));
   if (store_tma) {
     // The consumers' staging boxes: 128 bytes of C a row, one consumer's rows.
@@ -101,13 +99,11 @@ KernelSource TmaWsGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
   spec.entry = gpu::GpuEntry(kTmaWsGemmName, variant);
   spec.variant_text = VariantString(variant);
   // Persistent: at most one block an SM, striding over the tiles; clusters
-  // take cluster_m row tiles or cluster_n column tiles at once.
-  const int64_t cluster = cluster_m * cluster_n;
-  if (cluster > 1) {
-    spec.entry_attributes = "__cluster_dims__(" + std::to_string(cluster) + ", 1, 1) ";
+  // take cluster_m row tiles at once.
+  if (cluster_m > 1) {
+    spec.entry_attributes = "__cluster_dims__(" + std::to_string(cluster_m) + ", 1, 1) ";
   }
-  spec.grid = {CeilDiv(p.m, bm * cluster_m) * CeilDiv(p.n, out_n * cluster_n) * cluster * p.batch,
-               1, 1};
+  spec.grid = {CeilDiv(p.m, bm * cluster_m) * cluster_m * CeilDiv(p.n, out_n) * p.batch, 1, 1};
   spec.blocks_per_compute_unit = 1;
   spec.block = {(1 + consumers) * kWarpgroupThreads, 1, 1};
   spec.shared_memory_bytes = TmaWsGemmSharedBytes(p, tuned);

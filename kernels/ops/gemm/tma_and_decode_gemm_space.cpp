@@ -117,8 +117,7 @@ SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
       .Add("store_tma", {0, 1})
       .Add("store_ring", {0, 1})
       .Add("pingpong", {0, 1})
-      .Add("cluster_m", {1, 2})
-      .Add("cluster_n", {1, 2});
+      .Add("cluster_m", {1, 2});
   space.Require("the target has TMA and warpgroup MMA (sm_90a)",
                 [target](const Variant&) { return target.warpgroup_mma; });
   space.Require("a consumer holds at most " + std::to_string(kMaxAccumulators) +
@@ -159,19 +158,14 @@ SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
   // bench/results/2026-12-07-h100-cluster-multicast-cta-scope.md): only
   // at the deepest pipeline, which every cluster winner had: 11-12 more
   // variants a bf16 prefill key (on 23-25), not 19-21.
-  // cluster_n 2 shares the A tile the same way, for any B layout.
   space.Require(
-      "clusters of two (cluster_m or cluster_n 2, not both) only with cooperative consumers, the "
-      "deepest pipeline that fits and two tiles or more along the cluster; cluster_m with B "
-      "K-major",
+      "cluster_m 2 only with B K-major, cooperative consumers, two row tiles or more and the "
+      "deepest pipeline that fits",
       [p, target](const Variant& v) {
-        const int64_t cm = v.at("cluster_m"), cn = v.at("cluster_n");
-        if (cm == 1 && cn == 1) return true;
+        if (v.at("cluster_m") == 1) return true;
         Variant deeper = v;
         deeper["stages"] = v.at("stages") + 1;
-        const bool along = cm == 1 ? p.n > TmaOutColumns(p, v.at("block_n"))
-                                   : p.b_col_major && p.m > v.at("block_m");
-        return cm * cn == 2 && along && !v.at("pingpong") &&
+        return p.b_col_major && !v.at("pingpong") && p.m > v.at("block_m") &&
                TmaWsGemmSharedBytes(p, deeper) > target.max_shared_bytes;
       });
   // A ping-pong consumer holds a whole tile; at group_m 1 ptxas (capped at

@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <map>
 #include <set>
 
 #include "kernels/ops/gemm/tile_gemm_space.h"
@@ -264,39 +263,27 @@ TEST(TmaWsGemmSpace, StoreRingOnlyWhereItBuysAStage) {
   }
 }
 
-// Clusters of two blocks (one operand multicast) only where their blocks
-// run in lockstep with two tiles along the cluster to share it, cluster_m
-// only where they can split a K-major B tile, and only at the deepest
-// pipeline that fits.
-TEST(TmaWsGemmSpace, ClustersOfTwoShareATileAtTheDeepestPipeline) {
-  std::map<std::string, int> clusters;
+// Clusters of two blocks (B multicast) only where their blocks can split a
+// K-major B tile and run in lockstep, with two row tiles to share it, and
+// only at the deepest pipeline that fits.
+TEST(TmaWsGemmSpace, ClustersOfTwoShareAKMajorBAtTheDeepestPipeline) {
+  int clusters = 0;
   for (const GemmProblem& p : {KMajor(4096, 4096, 4096), KMajor(2048, 14336, 4096)}) {
     for (const Variant& v : TmaWsGemmSpace(p, kSm90Target).ValidVariants()) {
-      const int64_t cm = v.at("cluster_m"), cn = v.at("cluster_n");
-      if (cm == 1 && cn == 1) continue;
-      ++clusters[cm == 2 ? "cluster_m" : "cluster_n"];
-      EXPECT_EQ(cm * cn, 2) << VariantString(v);
+      if (v.at("cluster_m") == 1) continue;
+      ++clusters;
       EXPECT_EQ(v.at("pingpong"), 0) << VariantString(v);
       Variant deeper = v;
       deeper["stages"] = v.at("stages") + 1;
       EXPECT_GT(TmaWsGemmSharedBytes(p, deeper), kSm90Target.max_shared_bytes) << VariantString(v);
     }
   }
-  EXPECT_GT(clusters["cluster_m"], 0);
-  EXPECT_GT(clusters["cluster_n"], 0);
-  // B row-major (N-major panels), or one row tile: no cluster_m, but A is
-  // still shared along a row.
+  EXPECT_GT(clusters, 0);
+  // B row-major (N-major panels), or one row tile: blocks alone.
   for (const GemmProblem& p : {Problem(4096, 4096, 4096), KMajor(128, 4096, 4096)}) {
-    int row_clusters = 0;
     for (const Variant& v : TmaWsGemmSpace(p, kSm90Target).ValidVariants()) {
       EXPECT_EQ(v.at("cluster_m"), 1) << VariantString(v);
-      row_clusters += v.at("cluster_n") == 2;
     }
-    EXPECT_GT(row_clusters, 0);
-  }
-  // One column tile: nothing to share A with.
-  for (const Variant& v : TmaWsGemmSpace(KMajor(4096, 128, 4096), kSm90Target).ValidVariants()) {
-    EXPECT_EQ(v.at("cluster_n"), 1) << VariantString(v);
   }
 }
 
