@@ -172,10 +172,9 @@ TT_DEVICE void decode_attention(const tt_attention_tma_args& args, const Epilogu
 #pragma unroll
   for (int r = 0; r < G::row_slots; ++r) m[r] = neg_inf, l[r] = 0.0f;
 
-  tma::ring_cursor<C::stages> ring;
+  int slot = 0, phase = 0;
   for (int i = 0; i < blocks; ++i) {
-    const int slot = ring.slot;
-    tma::wait(full[slot], ring.phase);
+    tma::wait(full[slot], phase);
     const int key_row = kw * P::slice;  // this warp's keys in the block
     rt<float, 16, P::slice, row_l> s;
     zero(s);
@@ -220,11 +219,11 @@ TT_DEVICE void decode_attention(const tt_attention_tma_args& args, const Epilogu
     __syncwarp();
     if (lane == 0) tma::arrive(empty[slot]);
     if (threadIdx.x == 0 && i + C::stages < blocks) {
-      tma::wait(empty[slot], ring.phase);
+      tma::wait(empty[slot], phase);
       issue(i + C::stages);
     }
     __syncwarp();
-    ring.next();
+    if (++slot == C::stages) slot = 0, phase ^= 1;
   }
 
   // Park the partial: the ring is free once every warp is past it.

@@ -205,8 +205,7 @@ TT_DEVICE void tma_ws_attention(const tt_attention_tma_args& args, const Epilogu
   if (warpgroup::id() == 0) {
     warpgroup::shrink_registers<P::producer_registers>();
     if (threadIdx.x != 0) return;
-    tma::ring_cursor<C::stages> ring;
-    int q_phase = 0;
+    int slot = 0, phase = 0, q_phase = 0;
     tile_at tile;
     for (int k = 0; tile_of(k, tile); ++k) {
       const head_in_map qh = locate_head<C::bshd>(tile.batch, tile.head, a.q_heads, P::d);
@@ -223,8 +222,7 @@ TT_DEVICE void tma_ws_attention(const tt_attention_tma_args& args, const Epilogu
       q_phase ^= 1;
       const int block_blocks = blocks_of(tile.q0, tile.q0 + P::bq);
       for (int b = 0; b < block_blocks; ++b) {
-        const int slot = ring.slot;
-        tma::wait(empty[slot], ring.phase ^ 1);
+        tma::wait(empty[slot], phase ^ 1);
         tma::arrive_expecting(k_full[slot], P::kv_bytes);
         for (int p = 0; p < P::panels; ++p) {
           tma::load(sk[slot * P::panels + p], args.k_map, k_full[slot], kvh.col0 + 64 * p,
@@ -235,7 +233,7 @@ TT_DEVICE void tma_ws_attention(const tt_attention_tma_args& args, const Epilogu
           tma::load(sv[slot * P::panels + p], args.v_map, v_full[slot], kvh.col0 + 64 * p,
                     b * P::bk, kvh.entry);
         }
-        ring.next();
+        if (++slot == C::stages) slot = 0, phase ^= 1;
       }
     }
     return;
@@ -332,8 +330,7 @@ TT_DEVICE void tma_ws_attention(const tt_attention_tma_args& args, const Epilogu
     if constexpr (C::pingpong) tma::named_arrive(2 - consumer, pair);
   };
   if (consumer == 1) pass_turn();
-  tma::ring_cursor<C::stages> ring;
-  int q_phase = 0;
+  int slot = 0, phase = 0, q_phase = 0;
   tile_at tile;
   for (int k = 0; tile_of(k, tile); ++k) {
     const long long rows0 = tile.q0 + static_cast<long long>(P::rows) * consumer;
@@ -354,11 +351,10 @@ TT_DEVICE void tma_ws_attention(const tt_attention_tma_args& args, const Epilogu
 
     tma::wait(*q_full, q_phase);
     q_phase ^= 1;
-    int b = 0;
-    tma::ring_cursor<C::stages> last;  // the block before ring's
+    int b = 0, last_slot = 0, last_phase = 0;
     auto next_block = [&]() {
-      last = ring;
-      ring.next();
+      last_slot = slot, last_phase = phase;
+      if (++slot == C::stages) slot = 0, phase ^= 1;
     };
     // The loops keep every wgmma off data-dependent branches inside them
     // (ptxas serialises wgmma it cannot prove warpgroup-uniform).
@@ -367,52 +363,52 @@ TT_DEVICE void tma_ws_attention(const tt_attention_tma_args& args, const Epilogu
       // S of block b is multiplied while P V of block b - 1 runs, and block
       // b's softmax overlaps that P V. Block 0 only starts the pipeline.
       if (own_blocks > 0) {
-        tma::wait(k_full[ring.slot], ring.phase);
+        tma::wait(k_full[slot], phase);
         take_turn();
-        issue_scores(ring.slot);
+        issue_scores(slot);
         pass_turn();
         warpgroup::wait<0>();
         softmax(0, rescale);  // O is still zero: nothing to rescale
         copy(p, s);
         next_block();
         for (b = 1; b < own_blocks; ++b) {
-          tma::wait(k_full[ring.slot], ring.phase);
+          tma::wait(k_full[slot], phase);
           take_turn();
-          issue_scores(ring.slot);
-          issue_pv(last.slot, last.phase);
+          issue_scores(slot);
+          issue_pv(last_slot, last_phase);
           pass_turn();
           warpgroup::wait<1>();
           softmax(b, rescale);
           settle_pv();
-          release(last.slot);
+          release(last_slot);
           scale_rows(o, rescale);
           copy(p, s);
           next_block();
         }
-        issue_pv(last.slot, last.phase);
+        issue_pv(last_slot, last_phase);
         settle_pv();
-        release(last.slot);
+        release(last_slot);
       }
     } else {
       for (; b < own_blocks; ++b) {
-        tma::wait(k_full[ring.slot], ring.phase);
-        issue_scores(ring.slot);
+        tma::wait(k_full[slot], phase);
+        issue_scores(slot);
         warpgroup::wait<0>();
         softmax(b, rescale);
         scale_rows(o, rescale);
         copy(p, s);
-        issue_pv(ring.slot, ring.phase);
+        issue_pv(slot, phase);
         settle_pv();
-        release(ring.slot);
+        release(slot);
         next_block();
       }
     }
     // Blocks past this consumer's rows (causal): waited for and handed back.
     for (; b < block_blocks; ++b) {
-      tma::wait(k_full[ring.slot], ring.phase);
+      tma::wait(k_full[slot], phase);
       take_turn();
       pass_turn();
-      release(ring.slot);
+      release(slot);
       next_block();
     }
     // Every S of this tile has been read: Q's slot goes to the next tile.
