@@ -56,7 +56,8 @@ std::optional<kernels::Variant> ExhaustiveStrategy::Next() {
   return variants_[next_++];
 }
 
-RandomStrategy::RandomStrategy(std::vector<kernels::Variant> variants, uint64_t seed)
+RandomStrategy::RandomStrategy(std::vector<kernels::Variant> variants, uint64_t seed,
+                               const std::vector<kernels::Variant>& first)
     : variants_(std::move(variants)) {
   // mt19937_64 is specified exactly by the standard, so the order is the same
   // on every platform; std::shuffle's use of it is not, hence Fisher-Yates here.
@@ -64,6 +65,12 @@ RandomStrategy::RandomStrategy(std::vector<kernels::Variant> variants, uint64_t 
   for (size_t i = variants_.size(); i > 1; --i) {
     std::swap(variants_[i - 1], variants_[rng() % i]);
   }
+  std::map<std::string, size_t> rank;
+  for (const auto& v : first) rank.emplace(kernels::VariantString(v), rank.size());
+  std::stable_sort(variants_.begin(), variants_.end(), [&](const auto& a, const auto& b) {
+    const auto ra = rank.find(kernels::VariantString(a)), rb = rank.find(kernels::VariantString(b));
+    return ra != rank.end() && (rb == rank.end() || ra->second < rb->second);
+  });
 }
 
 std::optional<kernels::Variant> RandomStrategy::Next() {
@@ -91,13 +98,17 @@ std::optional<double> EstimateOccupancy(const runtime::ResourceReport& resources
 AnnealingStrategy::AnnealingStrategy(const kernels::KeySpace& space,
                                      std::vector<kernels::Variant> valid, uint64_t seed,
                                      OccupancyLimits limits)
-    : AnnealingStrategy(ParametersOf(space), std::move(valid), seed, limits) {}
+    : AnnealingStrategy(ParametersOf(space), std::move(valid), seed, limits) {
+  first_ = space.PreferredVariants(variants_);
+}
 
 AnnealingStrategy::AnnealingStrategy(const kernels::SearchSpace& space,
                                      std::vector<kernels::Variant> valid, uint64_t seed,
                                      OccupancyLimits limits)
     : AnnealingStrategy(std::vector<std::vector<kernels::Parameter>>{space.parameters()},
-                        std::move(valid), seed, limits) {}
+                        std::move(valid), seed, limits) {
+  first_ = kernels::KeySpace({{nullptr, space}}).PreferredVariants(variants_);
+}
 
 AnnealingStrategy::AnnealingStrategy(std::vector<std::vector<kernels::Parameter>> parameters,
                                      std::vector<kernels::Variant> valid, uint64_t seed,
@@ -155,7 +166,13 @@ std::optional<kernels::Variant> AnnealingStrategy::Next() {
   }
   if (untried.empty()) return std::nullopt;
   const kernels::Variant* pick = nullptr;
-  if (proposed_.size() < initial_samples_ || !state_) {
+  // The space's preferred variants come first.
+  const auto preferred = std::find_if(first_.begin(), first_.end(), [&](const auto& v) {
+    return !proposed_.contains(kernels::VariantString(v));
+  });
+  if (preferred != first_.end()) {
+    pick = &*preferred;
+  } else if (proposed_.size() < first_.size() + initial_samples_ || !state_) {
     pick = untried[rng_() % untried.size()];
   } else {
     // The untried variants nearest the state (index order among equals),
@@ -203,7 +220,10 @@ std::unique_ptr<SearchStrategy> MakeSearchStrategy(v1::Strategy strategy,
     case v1::STRATEGY_EXHAUSTIVE: return std::make_unique<ExhaustiveStrategy>(std::move(valid));
     case v1::STRATEGY_ANNEALING:
       return std::make_unique<AnnealingStrategy>(space, std::move(valid), seed);
-    default: return std::make_unique<RandomStrategy>(std::move(valid), seed);
+    default: {
+      std::vector<kernels::Variant> first = space.PreferredVariants(valid);
+      return std::make_unique<RandomStrategy>(std::move(valid), seed, first);
+    }
   }
 }
 

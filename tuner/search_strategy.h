@@ -49,11 +49,13 @@ class ExhaustiveStrategy final : public SearchStrategy {
   size_t next_ = 0;
 };
 
-// Valid variants in a seeded random order, without repeats: the same seed
-// gives the same order, so a resumed job keeps its plan.
+// Valid variants in a seeded random order, without repeats, after the
+// space's preferred ones (`first`, KeySpace::PreferredVariants) in their
+// order: the same seed gives the same order, so a resumed job keeps its plan.
 class RandomStrategy final : public SearchStrategy {
  public:
-  RandomStrategy(std::vector<kernels::Variant> variants, uint64_t seed);
+  RandomStrategy(std::vector<kernels::Variant> variants, uint64_t seed,
+                 const std::vector<kernels::Variant>& first = {});
   std::optional<kernels::Variant> Next() override;
   void Observe(const kernels::Variant&, const Observation&) override {}
 
@@ -86,7 +88,8 @@ std::optional<double> EstimateOccupancy(const runtime::ResourceReport& resources
 //    squared distance (failed variants count as twice the slowest), and
 //  - the occupancy the compile reports of the nearest measured variants
 //    imply, as a small penalty for low occupancy (GPU backends only).
-// A few seeded random samples seed the model; then each step proposes the
+// The space's preferred variants (SearchSpace::Prefer) and a few seeded
+// random samples seed the model; then each step proposes the
 // best-ranked of the untried variants nearest the current state, and the
 // state moves to a measured variant when it is faster, or with probability
 // exp(-Δlog t / T) when slower, T cooling each step. The random samples are
@@ -127,6 +130,7 @@ class AnnealingStrategy final : public SearchStrategy {
 
   std::vector<std::vector<kernels::Parameter>> parameters_;  // per template
   std::vector<kernels::Variant> variants_;                   // valid, in index order
+  std::vector<kernels::Variant> first_;                      // preferred, in order
   std::set<std::string> proposed_;
   std::map<std::string, Measured> measured_;
   OccupancyLimits limits_;

@@ -1,5 +1,6 @@
 #include "kernels/core/key_space.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace tiletune::kernels {
@@ -31,6 +32,22 @@ std::vector<Variant> KeySpace::ValidVariants() const {
     }
   }
   return all;
+}
+
+std::vector<Variant> KeySpace::PreferredVariants(const std::vector<Variant>& valid) const {
+  std::vector<std::pair<size_t, const Variant*>> ranked;
+  for (const Variant& v : valid) {
+    const int64_t index = TemplateIndexOf(v);
+    if (index < 0 || index >= static_cast<int64_t>(templates_.size())) continue;
+    if (auto rank = templates_[index].space.PreferenceOf(OwnParameters(v))) {
+      ranked.emplace_back(*rank, &v);
+    }
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Variant> preferred;
+  for (const auto& [rank, v] : ranked) preferred.push_back(*v);
+  return preferred;
 }
 
 const KernelTemplate& KeySpace::TemplateOf(const Variant& variant) const {

@@ -46,6 +46,9 @@ class KeySpace {
   // Every valid variant of every searched template, template by template,
   // each with kTemplateParameter set to its template's index.
   std::vector<Variant> ValidVariants() const;
+  // Those of `valid` (ValidVariants()) that their template's space prefers
+  // (SearchSpace::Prefer), by rule, then template, then index.
+  std::vector<Variant> PreferredVariants(const std::vector<Variant>& valid) const;
   // The template a variant of ValidVariants belongs to (index 0 without
   // kTemplateParameter).
   const KernelTemplate& TemplateOf(const Variant& variant) const;

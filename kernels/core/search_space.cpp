@@ -17,6 +17,19 @@ SearchSpace& SearchSpace::Require(std::string description,
   return *this;
 }
 
+SearchSpace& SearchSpace::Prefer(std::string description,
+                                 std::function<bool(const Variant&)> first) {
+  preferences_.push_back({std::move(description), std::move(first)});
+  return *this;
+}
+
+std::optional<size_t> SearchSpace::PreferenceOf(const Variant& variant) const {
+  for (size_t i = 0; i < preferences_.size(); ++i) {
+    if (preferences_[i].holds(variant)) return i;
+  }
+  return std::nullopt;
+}
+
 uint64_t SearchSpace::product_size() const {
   if (parameters_.empty()) return 0;
   uint64_t n = 1;

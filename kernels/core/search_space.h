@@ -47,6 +47,10 @@ class SearchSpace {
  public:
   SearchSpace& Add(std::string name, std::vector<int64_t> values);
   SearchSpace& Require(std::string description, std::function<bool(const Variant&)> holds);
+  // Variants a tuning run times first, rule by rule in the order added (a
+  // rule's variants in index order): where measurements put the winners,
+  // so that a budget smaller than the space still times them.
+  SearchSpace& Prefer(std::string description, std::function<bool(const Variant&)> first);
 
   const std::vector<Parameter>& parameters() const { return parameters_; }
   // Points in the product before constraints.
@@ -64,10 +68,13 @@ class SearchSpace {
   SearchSpace Only(const Variant& variant) const;
   // Every point that satisfies all constraints, in index order.
   std::vector<Variant> ValidVariants() const;
+  // The index of the first Prefer rule `variant` meets, or nullopt.
+  std::optional<size_t> PreferenceOf(const Variant& variant) const;
 
  private:
   std::vector<Parameter> parameters_;
   std::vector<Constraint> constraints_;
+  std::vector<Constraint> preferences_;
 };
 
 // "tile_m=64,tile_n=32" — stable text for logs and hashing.

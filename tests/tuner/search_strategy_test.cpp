@@ -193,6 +193,38 @@ TEST(MakeSearchStrategy, PicksTheJobsStrategy) {
   EXPECT_NE(dynamic_cast<RandomStrategy*>(fallback.get()), nullptr);
 }
 
+// The space's preferred variants are proposed first, rule by rule, by the
+// random and the annealing strategy alike, whatever the seed; every valid
+// variant still comes once.
+TEST(MakeSearchStrategy, RandomAndAnnealingTryThePreferredVariantsFirst) {
+  kernels::SearchSpace grid = Grid();
+  grid.Prefer("a = 6, b = 1",
+              [](const kernels::Variant& v) { return v.at("a") == 6 && v.at("b") == 1; })
+      .Prefer("a = 2, b > 5",
+              [](const kernels::Variant& v) { return v.at("a") == 2 && v.at("b") > 5; });
+  const kernels::KeySpace space({{nullptr, grid}});
+  const std::vector<kernels::Variant> valid = space.ValidVariants();
+  const std::vector<kernels::Variant> preferred = space.PreferredVariants(valid);
+  ASSERT_EQ(preferred.size(), 3u);
+  EXPECT_EQ(kernels::VariantString(kernels::OwnParameters(preferred[0])), "a=6,b=1");
+  EXPECT_EQ(kernels::VariantString(kernels::OwnParameters(preferred[1])), "a=2,b=6");
+  EXPECT_EQ(kernels::VariantString(kernels::OwnParameters(preferred[2])), "a=2,b=7");
+  for (const auto strategy_kind : {v1::STRATEGY_RANDOM, v1::STRATEGY_ANNEALING}) {
+    for (const uint64_t seed : {1u, 2u, 99u}) {
+      auto strategy = MakeSearchStrategy(strategy_kind, space, valid, seed);
+      std::set<std::string> seen;
+      for (size_t i = 0; auto v = strategy->Next(); ++i) {
+        if (i < preferred.size()) {
+          EXPECT_EQ(*v, preferred[i]) << seed;
+        }
+        EXPECT_TRUE(seen.insert(kernels::VariantString(*v)).second);
+        strategy->Observe(*v, {.median_us = Time(*v)});
+      }
+      EXPECT_EQ(seen.size(), valid.size());
+    }
+  }
+}
+
 // What the daemon tests that need a real win rely on: kDecodeGemmSeed (item
 // 0 of a job) tries host_gemm_rowwise first on the decode GEMM, whatever its
 // chain, B's layout or the CPUs the daemon may use. A change of the host

@@ -108,6 +108,17 @@ int64_t MmaDecodeGemmSharedBytes(const Variant& v) {
   return v.at("warps_k") * 16 * v.at("m_tiles") * (block_n + 4) * int64_t{sizeof(float)};
 }
 
+namespace {
+
+// No stage more fits in shared memory.
+bool AtTheDeepestPipeline(const GemmProblem& p, const GemmTarget& target, const Variant& v) {
+  Variant deeper = v;
+  deeper["stages"] = v.at("stages") + 1;
+  return TmaWsGemmSharedBytes(p, deeper) > target.max_shared_bytes;
+}
+
+}  // namespace
+
 SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
   SearchSpace space;
   space.Add("block_m", {kTmaWsMinTile, 256})
@@ -163,16 +174,26 @@ SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
       "deepest pipeline that fits",
       [p, target](const Variant& v) {
         if (v.at("cluster_m") == 1) return true;
-        Variant deeper = v;
-        deeper["stages"] = v.at("stages") + 1;
         return p.b_col_major && !v.at("pingpong") && p.m > v.at("block_m") &&
-               TmaWsGemmSharedBytes(p, deeper) > target.max_shared_bytes;
+               AtTheDeepestPipeline(p, target, v);
       });
   // A ping-pong consumer holds a whole tile; at group_m 1 ptxas (capped at
   // 168 registers for 384 threads) spilled 8 bytes of its bias + gelu_tanh
   // epilogue, in raster groups it did not (sm_90a, CUDA 13).
   space.Require("ping-pong in raster groups (group_m > 1)",
                 [](const Variant& v) { return v.at("pingpong") == 0 || v.at("group_m") > 1; });
+  // Timed first: where the H100 winners of the 8 prefill shapes were, 12 of
+  // 14 within 2% of the fastest in two exhaustive runs
+  // (bench/results/2026-12-07-h100-store-ring.md, ...-cluster-multicast-cta-scope.md).
+  for (const int64_t group : {16, 8}) {
+    space.Prefer("128x256 tiles alone, cooperative, in raster groups of " + std::to_string(group) +
+                     ", at the deepest pipeline",
+                 [p, target, group](const Variant& v) {
+                   return v.at("block_m") == 128 && v.at("block_n") == 256 &&
+                          v.at("group_m") == group && !v.at("pingpong") && v.at("cluster_m") == 1 &&
+                          AtTheDeepestPipeline(p, target, v);
+                 });
+  }
   return space;
 }
 

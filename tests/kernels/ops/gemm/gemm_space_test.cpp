@@ -287,6 +287,29 @@ TEST(TmaWsGemmSpace, ClustersOfTwoShareAKMajorBAtTheDeepestPipeline) {
   }
 }
 
+// A tuning run times first the 128x256 cooperative tiles at the deepest
+// pipeline, in raster groups of 16, then of 8: where the H100 winners were.
+TEST(TmaWsGemmSpace, PrefersDeepestPipeline128x256TilesInRasterGroups) {
+  const GemmProblem p = KMajor(4096, 4096, 4096);
+  const SearchSpace space = TmaWsGemmSpace(p, kSm90Target);
+  std::map<size_t, int> per_rule;
+  std::optional<size_t> last;
+  for (const Variant& v : space.ValidVariants()) {
+    const auto rule = space.PreferenceOf(v);
+    if (!rule) continue;
+    ++per_rule[*rule];
+    EXPECT_EQ(v.at("block_m"), 128) << VariantString(v);
+    EXPECT_EQ(v.at("block_n"), 256) << VariantString(v);
+    EXPECT_EQ(v.at("group_m"), *rule == 0 ? 16 : 8) << VariantString(v);
+    EXPECT_EQ(v.at("cluster_m"), 1) << VariantString(v);
+    Variant deeper = v;
+    deeper["stages"] = v.at("stages") + 1;
+    EXPECT_GT(TmaWsGemmSharedBytes(p, deeper), kSm90Target.max_shared_bytes) << VariantString(v);
+  }
+  // Staged whole (3 stages) and through the ring (4), each group size.
+  EXPECT_EQ(per_rule, (std::map<size_t, int>{{0, 2}, {1, 2}}));
+}
+
 // f32 read as tf32: 4-byte elements in shared memory, float fragments that
 // allow warp tiles of at most 1024 elements, mma.sync only.
 TEST(TileGemmSpace, Tf32VariantsFitFloatTilesAndRunMmaSync) {
