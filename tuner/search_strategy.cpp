@@ -65,12 +65,17 @@ RandomStrategy::RandomStrategy(std::vector<kernels::Variant> variants, uint64_t 
   for (size_t i = variants_.size(); i > 1; --i) {
     std::swap(variants_[i - 1], variants_[rng() % i]);
   }
-  std::map<std::string, size_t> rank;
-  for (const auto& v : first) rank.emplace(kernels::VariantString(v), rank.size());
-  std::stable_sort(variants_.begin(), variants_.end(), [&](const auto& a, const auto& b) {
-    const auto ra = rank.find(kernels::VariantString(a)), rb = rank.find(kernels::VariantString(b));
-    return ra != rank.end() && (rb == rank.end() || ra->second < rb->second);
-  });
+  // Each variant's place in `first` (first.size() for the rest), named once.
+  std::map<std::string, size_t> place;
+  for (const auto& v : first) place.emplace(kernels::VariantString(v), place.size());
+  std::vector<std::pair<size_t, kernels::Variant>> ranked;
+  for (auto& v : variants_) {
+    const auto it = place.find(kernels::VariantString(v));
+    ranked.emplace_back(it == place.end() ? first.size() : it->second, std::move(v));
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < ranked.size(); ++i) variants_[i] = std::move(ranked[i].second);
 }
 
 std::optional<kernels::Variant> RandomStrategy::Next() {

@@ -182,9 +182,9 @@ SearchSpace TmaWsGemmSpace(const GemmProblem& p, const GemmTarget& target) {
   // epilogue, in raster groups it did not (sm_90a, CUDA 13).
   space.Require("ping-pong in raster groups (group_m > 1)",
                 [](const Variant& v) { return v.at("pingpong") == 0 || v.at("group_m") > 1; });
-  // Timed first: where the H100 winners of the 8 prefill shapes were, 12 of
-  // 14 within 2% of the fastest in two exhaustive runs
-  // (bench/results/2026-12-07-h100-store-ring.md, ...-cluster-multicast-cta-scope.md).
+  // Timed first: where the H100 winners of the 8 prefill shapes were; these
+  // 4 variants came within 2% of the fastest in 12 of 14 exhaustive runs
+  // (bench/results/2026-12-07-h100-prefer-replay.md).
   for (const int64_t group : {16, 8}) {
     space.Prefer("128x256 tiles alone, cooperative, in raster groups of " + std::to_string(group) +
                      ", at the deepest pipeline",

@@ -293,7 +293,6 @@ TEST(TmaWsGemmSpace, PrefersDeepestPipeline128x256TilesInRasterGroups) {
   const GemmProblem p = KMajor(4096, 4096, 4096);
   const SearchSpace space = TmaWsGemmSpace(p, kSm90Target);
   std::map<size_t, int> per_rule;
-  std::optional<size_t> last;
   for (const Variant& v : space.ValidVariants()) {
     const auto rule = space.PreferenceOf(v);
     if (!rule) continue;
