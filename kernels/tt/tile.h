@@ -14,7 +14,8 @@
 //   tt/arch/sm80_mma_sync.h  NVIDIA sm_80+ (and the H200's sm_90): mma.sync, ldmatrix, cp.async
 //   tt/arch/sm80_tf32_mma_sync.h  the same for float tiles: mma.sync .tf32 (f32 keys
 //                   that allow tf32)
-//   tt/arch/cdna_mfma.h  AMD CDNA wave64 (gfx90a+): MFMA 16x16x16, LDS, staged copies
+//   tt/arch/cdna_mfma.h  AMD CDNA wave64 (gfx90a+): MFMA 16x16x16 (32x32x8 base
+//                   tiles where a source defines TT_MFMA_32), LDS, staged copies
 //   tt/arch/sm90a_wgmma.h NVIDIA sm_90a (H100 / H200 compiled for the arch-specific
 //                   target): warpgroup MMA (wgmma) over shared-memory
 //                   descriptors and its fences, on top of the sm80 leaf. Only a

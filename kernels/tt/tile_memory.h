@@ -139,10 +139,11 @@ TT_DEVICE void load(rt<T, R, C, L>& dst, const st<T, SR, SC>& src, int row0, int
                 "shared -> register loads move 16-bit tiles or float (tf32) ones");
   constexpr bool b = same_type<Use, b_operand>::value;
 #pragma unroll
-  for (int i = 0; i < R / 16; ++i) {
+  for (int i = 0; i < R / base_side; ++i) {
 #pragma unroll
-    for (int j = 0; j < C / 16; ++j) {
-      arch::load_base<b>(dst.tiles[i][j].data, src, row0 + 16 * i, col0 + 16 * j, L{});
+    for (int j = 0; j < C / base_side; ++j) {
+      arch::load_base<b>(dst.tiles[i][j].data, src, row0 + base_side * i, col0 + base_side * j,
+                         L{});
     }
   }
 }
@@ -153,12 +154,13 @@ template <class TD, class TS, int R, int C, class L, int SR, int SC>
 TT_DEVICE void store(st<TD, SR, SC>& dst, const rt<TS, R, C, L>& src, int row0, int col0) {
   const int lane = arch::lane_id();
 #pragma unroll
-  for (int i = 0; i < R / 16; ++i) {
+  for (int i = 0; i < R / base_side; ++i) {
 #pragma unroll
-    for (int j = 0; j < C / 16; ++j) {
+    for (int j = 0; j < C / base_side; ++j) {
 #pragma unroll
       for (int e = 0; e < arch::frag::elems; ++e) {
-        dst.at(row0 + 16 * i + geom<L>::row(lane, e), col0 + 16 * j + geom<L>::col(lane, e)) =
+        dst.at(row0 + base_side * i + geom<L>::row(lane, e),
+               col0 + base_side * j + geom<L>::col(lane, e)) =
             arch::convert<TD>::from(get(src.tiles[i][j], e));
       }
     }
@@ -180,13 +182,13 @@ TT_DEVICE void store(const gl<T>& dst, const rt<TS, R, C, row_l>& src, long long
   // Tiles wholly inside dst (all but the edges) skip the per-element bounds.
   const bool inside = row0 + R <= dst.rows && col0 + C <= dst.cols;
 #pragma unroll
-  for (int i = 0; i < R / 16; ++i) {
+  for (int i = 0; i < R / base_side; ++i) {
 #pragma unroll
-    for (int j = 0; j < C / 16; ++j) {
+    for (int j = 0; j < C / base_side; ++j) {
 #pragma unroll
       for (int e = 0; e < arch::frag::elems; e += run) {
-        const long long row = row0 + 16 * i + G::row(lane, e);
-        const long long col = col0 + 16 * j + G::col(lane, e);
+        const long long row = row0 + base_side * i + G::row(lane, e);
+        const long long col = col0 + base_side * j + G::col(lane, e);
         if (!inside && row >= dst.rows) continue;
         T out[run];
 #pragma unroll
@@ -220,11 +222,11 @@ template <class T, int N, class D, class L>
 TT_DEVICE void load(rv<N, D, L>& dst, const sv<T, N>& src) {
   const int lane = arch::lane_id();
 #pragma unroll
-  for (int b = 0; b < N / 16; ++b) {
+  for (int b = 0; b < N / base_side; ++b) {
 #pragma unroll
     for (int s = 0; s < rv<N, D, L>::slots; ++s) {
-      const int at = 16 * b + (same_type<D, per_row>::value ? geom<L>::slot_row(lane, s)
-                                                            : geom<L>::slot_col(lane, s));
+      const int at = base_side * b + (same_type<D, per_row>::value ? geom<L>::slot_row(lane, s)
+                                                                   : geom<L>::slot_col(lane, s));
       dst.data[b][s] = arch::to_float(src.data[at]);
     }
   }
@@ -238,11 +240,11 @@ TT_DEVICE void store(sv<T, N>& dst, const rv<N, D, L>& src) {
       same_type<D, per_row>::value ? geom<L>::row_owner(lane) : geom<L>::col_owner(lane);
   if (!owner) return;
 #pragma unroll
-  for (int b = 0; b < N / 16; ++b) {
+  for (int b = 0; b < N / base_side; ++b) {
 #pragma unroll
     for (int s = 0; s < rv<N, D, L>::slots; ++s) {
-      const int at = 16 * b + (same_type<D, per_row>::value ? geom<L>::slot_row(lane, s)
-                                                            : geom<L>::slot_col(lane, s));
+      const int at = base_side * b + (same_type<D, per_row>::value ? geom<L>::slot_row(lane, s)
+                                                                   : geom<L>::slot_col(lane, s));
       dst.data[at] = arch::convert<T>::from(src.data[b][s]);
     }
   }

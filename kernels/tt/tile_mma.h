@@ -2,7 +2,8 @@
 // in every transposition. All four reduce to the leaf's one base step,
 // acc += a * b^T with both operands in row layout, because a col_l base
 // tile is the row_l base tile of its transpose, register for register. A
-// leaf whose MMA step takes k = 32 (arch::mma_k) runs pairs of base tiles.
+// leaf whose MMA step takes twice a base tile's k (arch::mma_k 32 on 16x16
+// base tiles) runs pairs of base tiles.
 #ifndef TILETUNE_TT_TILE_MMA_H
 #define TILETUNE_TT_TILE_MMA_H
 
@@ -10,7 +11,7 @@
 
 namespace tt {
 namespace arch {
-// A leaf with mma_k = 32 specialises it: pair(acc, a0, a1, b0, b1).
+// A leaf with mma_k = 2 * base_side specialises it: pair(acc, a0, a1, b0, b1).
 template <class T>
 struct mma_pair_op;
 }  // namespace arch
@@ -22,13 +23,14 @@ template <class T, int M, int N, int K, class ABase, class BtBase>
 TT_DEVICE void mma(rt<float, M, N, row_l>& d, const rt<float, M, N, row_l>& c, ABase a_base,
                    BtBase bt_base) {
   if (&d != &c) d = c;
-  if constexpr (arch::mma_k == 32 && K % 32 == 0) {
+  constexpr int side = base_side;
+  if constexpr (arch::mma_k == 2 * side && K % (2 * side) == 0) {
 #pragma unroll
-    for (int k = 0; k < K / 16; k += 2) {
+    for (int k = 0; k < K / side; k += 2) {
 #pragma unroll
-      for (int i = 0; i < M / 16; ++i) {
+      for (int i = 0; i < M / side; ++i) {
 #pragma unroll
-        for (int j = 0; j < N / 16; ++j) {
+        for (int j = 0; j < N / side; ++j) {
           arch::mma_pair_op<T>::pair(d.tiles[i][j].data, a_base(i, k).data, a_base(i, k + 1).data,
                                      bt_base(j, k).data, bt_base(j, k + 1).data);
         }
@@ -36,11 +38,11 @@ TT_DEVICE void mma(rt<float, M, N, row_l>& d, const rt<float, M, N, row_l>& c, A
     }
   } else {
 #pragma unroll
-    for (int k = 0; k < K / 16; ++k) {
+    for (int k = 0; k < K / side; ++k) {
 #pragma unroll
-      for (int i = 0; i < M / 16; ++i) {
+      for (int i = 0; i < M / side; ++i) {
 #pragma unroll
-        for (int j = 0; j < N / 16; ++j) {
+        for (int j = 0; j < N / side; ++j) {
           arch::mma_op<T>::base(d.tiles[i][j].data, a_base(i, k).data, bt_base(j, k).data);
         }
       }

@@ -15,9 +15,9 @@ namespace tt {
 template <class TD, class TS, int R, int C, class L, class Fn>
 TT_DEVICE void map(rt<TD, R, C, L>& dst, const rt<TS, R, C, L>& src, Fn fn) {
 #pragma unroll
-  for (int i = 0; i < R / 16; ++i) {
+  for (int i = 0; i < R / base_side; ++i) {
 #pragma unroll
-    for (int j = 0; j < C / 16; ++j) {
+    for (int j = 0; j < C / base_side; ++j) {
 #pragma unroll
       for (int e = 0; e < arch::frag::elems; e += 2) {
         float lo, hi;
@@ -33,9 +33,9 @@ template <class TD, class TA, class TB, int R, int C, class L, class Fn>
 TT_DEVICE void map(rt<TD, R, C, L>& dst, const rt<TA, R, C, L>& a, const rt<TB, R, C, L>& b,
                    Fn fn) {
 #pragma unroll
-  for (int i = 0; i < R / 16; ++i) {
+  for (int i = 0; i < R / base_side; ++i) {
 #pragma unroll
-    for (int j = 0; j < C / 16; ++j) {
+    for (int j = 0; j < C / base_side; ++j) {
 #pragma unroll
       for (int e = 0; e < arch::frag::elems; e += 2) {
         float a0, a1, b0, b1;
@@ -83,9 +83,9 @@ TT_DEVICE void mul(rt<TD, R, C, L>& dst, const rt<TA, R, C, L>& a, const rt<TB, 
 template <class T, int R, int C, class L>
 TT_DEVICE void broadcast_row(rt<T, R, C, L>& dst, const rv<C, per_col, L>& v) {
 #pragma unroll
-  for (int i = 0; i < R / 16; ++i) {
+  for (int i = 0; i < R / base_side; ++i) {
 #pragma unroll
-    for (int j = 0; j < C / 16; ++j) {
+    for (int j = 0; j < C / base_side; ++j) {
 #pragma unroll
       for (int e = 0; e < arch::frag::elems; e += 2) {
         set_pair(dst.tiles[i][j], e, v.data[j][geom<L>::col_slot(e)],
@@ -99,9 +99,9 @@ TT_DEVICE void broadcast_row(rt<T, R, C, L>& dst, const rv<C, per_col, L>& v) {
 template <class T, int R, int C, class L>
 TT_DEVICE void broadcast_col(rt<T, R, C, L>& dst, const rv<R, per_row, L>& v) {
 #pragma unroll
-  for (int i = 0; i < R / 16; ++i) {
+  for (int i = 0; i < R / base_side; ++i) {
 #pragma unroll
-    for (int j = 0; j < C / 16; ++j) {
+    for (int j = 0; j < C / base_side; ++j) {
 #pragma unroll
       for (int e = 0; e < arch::frag::elems; e += 2) {
         set_pair(dst.tiles[i][j], e, v.data[i][geom<L>::row_slot(e)],
@@ -126,12 +126,12 @@ template <class T, int R, int C, class L, class Op>
 TT_DEVICE void reduce_rows(rv<R, per_row, L>& dst, const rt<T, R, C, L>& src, Op op, float init) {
   using G = geom<L>;
 #pragma unroll
-  for (int i = 0; i < R / 16; ++i) {
+  for (int i = 0; i < R / base_side; ++i) {
     float acc[G::row_slots];
 #pragma unroll
     for (int s = 0; s < G::row_slots; ++s) acc[s] = init;
 #pragma unroll
-    for (int j = 0; j < C / 16; ++j) {
+    for (int j = 0; j < C / base_side; ++j) {
 #pragma unroll
       for (int e = 0; e < arch::frag::elems; ++e) {
         acc[G::row_slot(e)] = op(acc[G::row_slot(e)], get(src.tiles[i][j], e));
@@ -146,12 +146,12 @@ template <class T, int R, int C, class L, class Op>
 TT_DEVICE void reduce_cols(rv<C, per_col, L>& dst, const rt<T, R, C, L>& src, Op op, float init) {
   using G = geom<L>;
 #pragma unroll
-  for (int j = 0; j < C / 16; ++j) {
+  for (int j = 0; j < C / base_side; ++j) {
     float acc[G::col_slots];
 #pragma unroll
     for (int s = 0; s < G::col_slots; ++s) acc[s] = init;
 #pragma unroll
-    for (int i = 0; i < R / 16; ++i) {
+    for (int i = 0; i < R / base_side; ++i) {
 #pragma unroll
       for (int e = 0; e < arch::frag::elems; ++e) {
         acc[G::col_slot(e)] = op(acc[G::col_slot(e)], get(src.tiles[i][j], e));

@@ -58,7 +58,11 @@ struct geom<col_l> {
   static constexpr int col_run = 1;
 };
 
-// One 16x16 base tile: this lane's share of it. Its layout is the
+// The side of a base tile: 16, or 32 where the leaf's MMA takes 32x32
+// tiles (the CDNA leaf with TT_MFMA_32).
+constexpr int base_side = arch::frag::side;
+
+// One base tile: this lane's share of it. Its layout is the
 // enclosing rt's: the registers of a col_l base tile are those of the
 // row_l base tile of its transpose.
 template <class T>
@@ -69,14 +73,15 @@ struct rt_base {
   word data[words];
 };
 
-// A register tile of R x C elements held by one warp, as (R/16) x (C/16)
-// base tiles.
+// A register tile of R x C elements held by one warp, as (R / base_side) x
+// (C / base_side) base tiles.
 template <class T, int R, int C, class L = row_l>
 struct rt {
-  static_assert(R % 16 == 0 && C % 16 == 0, "register tiles are made of 16x16 base tiles");
+  static_assert(R % base_side == 0 && C % base_side == 0,
+                "register tiles are made of whole base tiles");
   using dtype = T;
   using layout = L;
-  static constexpr int rows = R, cols = C, height = R / 16, width = C / 16;
+  static constexpr int rows = R, cols = C, height = R / base_side, width = C / base_side;
   rt_base<T> tiles[height][width];
 };
 
@@ -181,10 +186,10 @@ struct vec_slots<per_col, L> {
 // values of the rows/columns its tile elements sit in.
 template <int N, class D, class L = row_l>
 struct rv {
-  static_assert(N % 16 == 0, "register vectors cover whole base tiles");
+  static_assert(N % base_side == 0, "register vectors cover whole base tiles");
   using distribution = D;
   using layout = L;
-  static constexpr int length = N, blocks = N / 16, slots = vec_slots<D, L>::value;
+  static constexpr int length = N, blocks = N / base_side, slots = vec_slots<D, L>::value;
   float data[blocks][slots];
 };
 

@@ -297,18 +297,23 @@ std::string RunLlvmTool(const std::vector<std::string>& argv, const std::string&
 }
 
 // The MFMA a matrix kernel's 16-bit operands run on an arch: gfx950's
-// double-rate 16x16x32 (its 16x16x16 runs at CDNA3's rate), else 16x16x16.
-std::string MfmaOf(const std::string& arch) {
+// double-rate 16x16x32 (its 16x16x16 runs at CDNA3's rate), else 16x16x16;
+// with 32x32 base tiles (a source defining TT_MFMA_32) 32x32x16 on gfx950,
+// else 32x32x8.
+std::string MfmaOf(const std::string& arch, const kernels::KernelSource& source) {
+  const bool tile32 = source.code.find("#define TT_MFMA_32 1") != std::string::npos;
+  if (tile32) return arch == "gfx950" ? "v_mfma_f32_32x32x16_" : "v_mfma_f32_32x32x8";
   return arch == "gfx950" ? "v_mfma_f32_16x16x32_" : "v_mfma_f32_16x16x16";
 }
 
 // The checks a code object passes without a GPU (no AMD GPU exists in CI):
 // built for the arch (ELF flags), nothing left to resolve at load, every
 // word of its text an instruction of the arch, and in matrix kernels the
-// arch's MFMA (MfmaOf) and no other, and on gfx942 / gfx950 loads into LDS.
-// The tools come with llvm-22 (deploy/install-deps.sh).
+// arch's MFMA (`mfma`, MfmaOf; empty: none expected) and no other, and on
+// gfx942 / gfx950 loads into LDS. The tools come with llvm-22
+// (deploy/install-deps.sh).
 void CheckCodeObjectStatically(const std::string& object, const std::string& arch,
-                               bool expect_mfma) {
+                               const std::string& mfma) {
   ASSERT_GE(object.size(), 64u);
   ASSERT_EQ(object.compare(0, 4,
                            "\x7f"
@@ -335,7 +340,7 @@ void CheckCodeObjectStatically(const std::string& object, const std::string& arc
   EXPECT_NE(text.find("s_endpgm"), std::string::npos) << "no kernel code disassembled";
   EXPECT_EQ(text.find("<unknown>"), std::string::npos)
       << "words that are no " << arch << " instruction";
-  if (expect_mfma) {
+  if (!mfma.empty()) {
     // gfx950 loads whole 16-byte chunks of the operand tiles straight into
     // LDS, gfx942 4-byte words.
     if (arch == "gfx950" || arch == "gfx942") {
@@ -343,7 +348,6 @@ void CheckCodeObjectStatically(const std::string& object, const std::string& arc
           arch == "gfx950" ? "global_load_lds_dwordx4" : "global_load_lds_dword";
       EXPECT_NE(text.find(load), std::string::npos) << "no " << load;
     }
-    const std::string mfma = MfmaOf(arch);
     EXPECT_NE(text.find(mfma), std::string::npos) << "no " << mfma;
     for (size_t at = text.find("v_mfma_"); at != std::string::npos;
          at = text.find("v_mfma_", at + 1)) {
@@ -367,7 +371,7 @@ void CompileForHip(runtime::RtcCompiler& compiler, const kernels::KernelSource& 
   const runtime::RtcOutput out =
       compiler.Compile(source.code, "kernel.hip", source.headers, options, arch);
   ASSERT_TRUE(out.ok) << source.entry << "\n" << out.log;
-  CheckCodeObjectStatically(out.binary, arch, expect_mfma);
+  CheckCodeObjectStatically(out.binary, arch, expect_mfma ? MfmaOf(arch, source) : "");
   const auto kernel = runtime::hip::ReadKernelMetadata(out.binary, source.entry);
   EXPECT_EQ(kernel.target, "amdgcn-amd-amdhsa--" + arch) << source.entry;
   EXPECT_EQ(kernel.wavefront_size, 64) << source.entry;

@@ -108,6 +108,10 @@ KernelSource TileGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
     // The blocks that split a tile's k form one cluster (gemm_sm90a_wgmma.h).
     spec.entry_attributes = "__cluster_dims__(" + std::to_string(tuned["split_k"]) + ", 1, 1) ";
   }
+  // 32x32 base tiles: the CDNA leaf's whole tile vocabulary switches (cdna_mfma.h).
+  if (const auto tile = variant.find("mma_tile"); tile != variant.end() && tile->second == 32) {
+    spec.defines.emplace_back("TT_MFMA_32 1");
+  }
   const TileGemmLaunch launch = TileGemmLaunchOf(p, target, tuned);
   spec.config.emplace_back("vec_a", VectorWidth(p.lda, p.element_bytes));
   spec.config.emplace_back("vec_b", VectorWidth(p.ldb, p.element_bytes));

@@ -66,6 +66,13 @@ bool Wgmma(const Variant& v) {
   return v.at("mma") == kMmaWarpgroup;
 }
 
+// The side of a variant's MMA base tiles: 32 where it runs the CDNA leaf's
+// 32x32 MFMAs (mma_tile, on targets with mma_tile_32), else 16.
+int64_t MmaTile(const Variant& v) {
+  const auto it = v.find("mma_tile");
+  return it == v.end() ? 16 : it->second;
+}
+
 // Registers a lane of the CDNA leaf's main loop holds: the f32
 // accumulators of its warp tile, two k tiles of operand fragments (LLVM
 // reads a whole tile's ahead of its MFMAs) and the copies it stages through
@@ -206,9 +213,17 @@ TileGemmLaunch TileGemmLaunchOf(const GemmProblem& p, const GemmTarget& target, 
 
 SearchSpace TileGemmSpace(const GemmProblem& p, const GemmTarget& target) {
   const int64_t m = p.m, n = p.n, k = p.k;
-  // The smallest k tile: two MMA k steps (32; 64 on gfx950).
+  // The smallest k tile: two MMA k steps (32; 64 on gfx950 and with 32x32
+  // base tiles, which span k = 32).
   const int64_t min_block_k = 2 * target.mma_k;
-  const int64_t k_rounded = CeilDiv(k, min_block_k) * min_block_k;
+  auto min_block_k_of = [target](const Variant& v) {
+    return 2 * (MmaTile(v) == 32 ? int64_t{32} : target.mma_k);
+  };
+  auto k_rounded_of = [k, min_block_k_of](const Variant& v) {
+    return CeilDiv(k, min_block_k_of(v)) * min_block_k_of(v);
+  };
+  const std::string k_step_text =
+      std::to_string(min_block_k) + (target.mma_tile_32 ? " (64 with mma_tile 32)" : "");
   SearchSpace space;
   space.Add("block_m", {16, 32, 64, 128, 256})
       .Add("block_n", {32, 64, 128, 256})
@@ -220,6 +235,18 @@ SearchSpace TileGemmSpace(const GemmProblem& p, const GemmTarget& target) {
       .Add("group_m", {1, kGroupM})
       .Add("mma", {kMmaSync, kMmaWarpgroup})
       .Add("split_k", {std::begin(kSplitK), std::end(kSplitK)});
+  if (target.mma_tile_32) {
+    space.Add("mma_tile", {16, 32});
+    // 32x32 MFMAs read each operand element once per 32 products instead
+    // of 16; a 32x32 tile's 16 accumulators a lane suit the compute-bound
+    // regime's warp tiles, not the small tiles of decode.
+    space.Require("mma_tile 32 only on tiles of 64+ rows with warp tiles of whole 32x32 base tiles",
+                  [](const Variant& v) {
+                    return MmaTile(v) == 16 ||
+                           (!SmallTile(v) && v.at("block_m") / v.at("warps_m") % 32 == 0 &&
+                            v.at("block_n") / v.at("warps_n") % 32 == 0);
+                  });
+  }
   // The rules of the mma.sync / MFMA main loop (gemm_mma_multistage.h); wgmma variants
   // have their own below.
   auto sync_rule = [&space](std::string description, std::function<bool(const Variant&)> holds) {
@@ -268,13 +295,15 @@ SearchSpace TileGemmSpace(const GemmProblem& p, const GemmTarget& target) {
       [target](const Variant& v) { return Warps(v) * target.vendor.warp_size <= kMaxThreads; });
   // gemm_mma_multistage.h asserts it: its fragment buffers alternate.
   space.Require("each k group of warps takes 2 or 4 MMA k steps a stage (block_k / warps_k is " +
-                    std::to_string(min_block_k) + " or " + std::to_string(2 * min_block_k) + ")",
-                [min_block_k](const Variant& v) {
+                    std::to_string(min_block_k) + " or " + std::to_string(2 * min_block_k) +
+                    (target.mma_tile_32 ? "; 64 or 128 with mma_tile 32" : "") + ")",
+                [min_block_k_of](const Variant& v) {
                   const int64_t bk = v.at("block_k"), wk = v.at("warps_k");
-                  return bk % wk == 0 && (bk / wk == min_block_k || bk / wk == 2 * min_block_k);
+                  const int64_t least = min_block_k_of(v);
+                  return bk % wk == 0 && (bk / wk == least || bk / wk == 2 * least);
                 });
-  sync_rule("block_k <= k rounded up to " + std::to_string(min_block_k),
-            [k_rounded](const Variant& v) { return v.at("block_k") <= k_rounded; });
+  sync_rule("block_k <= k rounded up to " + k_step_text,
+            [k_rounded_of](const Variant& v) { return v.at("block_k") <= k_rounded_of(v); });
   sync_rule("no more stages than k tiles + 1",
             [p](const Variant& v) { return v.at("stages") <= KTiles(p, v) + 1; });
 
@@ -311,10 +340,11 @@ SearchSpace TileGemmSpace(const GemmProblem& p, const GemmTarget& target) {
   sync_rule(
       "tiles of 64+ rows stage block_k <= 64, block_k * stages from 128 (or 2 k "
       "tiles) to 256",
-      [k_rounded](const Variant& v) {
+      [k_rounded_of](const Variant& v) {
         const int64_t depth = v.at("block_k") * v.at("stages");
-        return SmallTile(v) || (v.at("block_k") <= 64 &&
-                                depth >= std::min<int64_t>(128, 2 * k_rounded) && depth <= 256);
+        return SmallTile(v) ||
+               (v.at("block_k") <= 64 && depth >= std::min<int64_t>(128, 2 * k_rounded_of(v)) &&
+                depth <= 256);
       });
   if (target.async_copies) {
     space.Require(

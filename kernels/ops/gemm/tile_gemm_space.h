@@ -21,6 +21,9 @@ struct GemmTarget {
   int64_t multiprocessors;         // SMs (CUs): blocks of one wave at one block each
   int64_t max_registers_per_lane;  // what one lane may address (RegistersPerLane)
   int64_t mma_k = 16;              // the k of one MMA step (arch::mma_k)
+  // The leaf also runs 32x32 base tiles (TT_MFMA_32: the CDNA leaf's 32x32
+  // MFMAs), so spaces search the `mma_tile` parameter, 16 or 32.
+  bool mma_tile_32 = false;
 };
 
 // The sm80 leaf's cp.async pipeline and the sm_90a leaf's wgmma, on the H200
@@ -28,7 +31,8 @@ struct GemmTarget {
 inline constexpr GemmTarget kSm90Target{gpu::kCuda, 227 * 1024, 2, true, true, 132, 255};
 // The CDNA leaf stages copies synchronously; on the MI200 (kMi200: 64 KiB of
 // LDS, 110 CUs).
-inline constexpr GemmTarget kGfx90aTarget{gpu::kHip, 64 * 1024, 4, false, false, 110, 512};
+inline constexpr GemmTarget kGfx90aTarget{gpu::kHip, 64 * 1024, 4,  false, false,
+                                          110,       512,       16, true};
 
 // A target's leaf on a device: the device's shared memory and SM count, and
 // wgmma only where the leaf has it and the device compiles sm_90a.

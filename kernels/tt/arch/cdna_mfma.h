@@ -1,5 +1,7 @@
 // AMD leaf of the tile library, CDNA2 (gfx90a) and later wave64 targets:
-// v_mfma_f32_16x16x16{bf16_1k,f16} on registers (16x16x32 on gfx950), LDS reads into them, and
+// v_mfma_f32_16x16x16{bf16_1k,f16} on registers (16x16x32 on gfx950), or
+// with TT_MFMA_32 defined (a tile GEMM variant's choice) 32x32 base tiles on
+// v_mfma_f32_32x32x8{bf16_1k,f16} (32x32x16 on gfx950); LDS reads into them, and
 // global -> LDS copies staged through registers (gfx90a has no asynchronous
 // copy into LDS that a compiler builtin exposes, so "async" copies complete
 // at once and commit/wait are no-ops), and on gfx942 / gfx950 4- / 16-byte
@@ -16,8 +18,9 @@ constexpr int lanes = 64;
 static_assert(TT_WARP_SIZE == lanes, "the CDNA leaf runs wavefronts of 64 lanes");
 // The k of one MMA step. gfx950's 16x16x32 MFMAs run at twice the rate of
 // the 16x16x16 ones (which it keeps at CDNA3's): kernels step k by mma_k so
-// that tile_mma.h can issue them on two base tiles at once.
-#if defined(__gfx950__)
+// that tile_mma.h can issue them on two base tiles at once. A 32x32 base
+// tile spans k = 32 itself (four or two MFMAs, mma_op).
+#if defined(__gfx950__) || defined(TT_MFMA_32)
 constexpr int mma_k = 32;
 #else
 constexpr int mma_k = 16;
@@ -28,6 +31,7 @@ typedef _Float16 half4_t __attribute__((ext_vector_type(4)));
 typedef float float4_t __attribute__((ext_vector_type(4)));
 typedef unsigned uint2_t __attribute__((ext_vector_type(2)));
 typedef unsigned uint4_t __attribute__((ext_vector_type(4)));
+typedef float float16_t __attribute__((ext_vector_type(16)));
 
 TT_DEVICE int lane_id() {
   return static_cast<int>(threadIdx.x) & 63;
@@ -87,14 +91,51 @@ struct convert<f16> {
 };
 
 // ---- Fragment geometry -----------------------------------------------------
+#if defined(TT_MFMA_32)
+// A 32x32 base tile in row layout as the 32x32x8 MFMA's operands hold it (k
+// along columns) and, fed b before a (mma_op), its accumulator: lane l holds
+// row l%32, in four runs of 4 consecutive columns 8q + 4*(l/32), q = 0..3.
+struct frag {
+  static constexpr int side = 32;
+  static constexpr int elems = 16;
+  static constexpr int run = 4;
+  TT_DEVICE static constexpr int row(int lane, int) { return lane & 31; }
+  TT_DEVICE static constexpr int col(int lane, int e) {
+    return ((e >> 2) << 3) + ((lane >> 5) << 2) + (e & 3);
+  }
+
+  static constexpr int row_slots = 1;
+  static constexpr int col_slots = 16;
+  TT_DEVICE static int row_slot(int) { return 0; }
+  TT_DEVICE static int col_slot(int e) { return e; }
+  TT_DEVICE static int slot_row(int lane, int) { return lane & 31; }
+  TT_DEVICE static int slot_col(int lane, int s) { return col(lane, s); }
+
+  template <class Op>
+  TT_DEVICE static float across_row_lanes(float v, Op op) {
+    return op(v, shfl_xor(v, 32));
+  }
+  template <class Op>
+  TT_DEVICE static float across_col_lanes(float v, Op op) {
+    v = op(v, shfl_xor(v, 1));
+    v = op(v, shfl_xor(v, 2));
+    v = op(v, shfl_xor(v, 4));
+    v = op(v, shfl_xor(v, 8));
+    return op(v, shfl_xor(v, 16));
+  }
+  TT_DEVICE static bool row_owner(int lane) { return (lane >> 5) == 0; }
+  TT_DEVICE static bool col_owner(int lane) { return (lane & 31) == 0; }
+};
+#else
 // A 16x16 base tile in row layout is spread over the wavefront as the
 // 16x16x16 MFMA's operands hold it: lane l holds 4 consecutive elements of
 // row l%16, columns 4*(l/16) to 4*(l/16)+3.
 struct frag {
+  static constexpr int side = 16;
   static constexpr int elems = 4;
   static constexpr int run = 4;
-  TT_DEVICE static int row(int lane, int) { return lane & 15; }
-  TT_DEVICE static int col(int lane, int e) { return ((lane >> 4) << 2) + e; }
+  TT_DEVICE static constexpr int row(int lane, int) { return lane & 15; }
+  TT_DEVICE static constexpr int col(int lane, int e) { return ((lane >> 4) << 2) + e; }
 
   static constexpr int row_slots = 1;
   static constexpr int col_slots = 4;
@@ -118,6 +159,24 @@ struct frag {
   TT_DEVICE static bool row_owner(int lane) { return (lane >> 4) == 0; }
   TT_DEVICE static bool col_owner(int lane) { return (lane & 15) == 0; }
 };
+#endif
+
+// Every element of a base tile sits in exactly one lane's registers, and a
+// lane's runs are consecutive columns of one row.
+template <class F>
+constexpr bool frag_places_each_element_once() {
+  bool seen[F::side * F::side] = {};
+  for (int lane = 0; lane < lanes; ++lane) {
+    for (int e = 0; e < F::elems; ++e) {
+      const int r = F::row(lane, e), c = F::col(lane, e);
+      if (r < 0 || r >= F::side || c < 0 || c >= F::side || seen[r * F::side + c]) return false;
+      if (e % F::run && (r != F::row(lane, e - 1) || c != F::col(lane, e - 1) + 1)) return false;
+      seen[r * F::side + c] = true;
+    }
+  }
+  return lanes * F::elems == F::side * F::side;
+}
+static_assert(frag_places_each_element_once<frag>(), "a base tile's layout is a permutation");
 
 // ---- LDS -> registers --------------------------------------------------------
 // A row-layout read is a ds_read_b64 whose 16-lane passes take rows r to
@@ -162,6 +221,44 @@ constexpr bool lds_row_reads_conflict_free() {
   }
   return true;
 }
+#if defined(TT_MFMA_32)
+// Row layout: each of a lane's four runs is contiguous in a shared row (an
+// 8-byte read each, 8 columns apart). Column layout: they run down a
+// column (a read each). MFMA takes A and B operands alike, so the operand a
+// tile feeds (B_OPERAND) changes nothing here.
+template <bool B_OPERAND, class ST>
+TT_DEVICE void load_base(unsigned (&dst)[8], const ST& src, int row, int col, row_l) {
+  static_assert(lds_layout_places_each_element_once<ST>(), "a shared tile layout is a permutation");
+#if defined(TT_LDS_HALF_SWAP)
+  static_assert(lds_row_reads_conflict_free<ST>(), "row reads of this tile conflict in LDS banks");
+#endif
+  const int l = lane_id();
+  const char* base = reinterpret_cast<const char*>(src.data);
+  const int r = row + (l & 31), c = col + ((l >> 5) << 2);
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    const uint2_t v = *reinterpret_cast<const uint2_t*>(base + src.byte_offset(r, c + 8 * q));
+    dst[2 * q] = v.x;
+    dst[2 * q + 1] = v.y;
+  }
+}
+template <bool B_OPERAND, class ST>
+TT_DEVICE void load_base(unsigned (&dst)[8], const ST& src, int row, int col, col_l) {
+  const int l = lane_id();
+  const char* base = reinterpret_cast<const char*>(src.data);
+  const int r = row + ((l >> 5) << 2), c = col + (l & 31);
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    unsigned short e[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      e[i] = *reinterpret_cast<const unsigned short*>(base + src.byte_offset(r + 8 * q + i, c));
+    }
+    dst[2 * q] = static_cast<unsigned>(e[0]) | (static_cast<unsigned>(e[1]) << 16);
+    dst[2 * q + 1] = static_cast<unsigned>(e[2]) | (static_cast<unsigned>(e[3]) << 16);
+  }
+}
+#else
 // Row layout: each lane's 4 elements are contiguous in a shared row (one
 // 8-byte read). Column layout: they run down a column (4 reads). MFMA takes
 // A and B operands alike, so the operand a tile feeds (B_OPERAND) changes
@@ -192,27 +289,111 @@ TT_DEVICE void load_base(unsigned (&dst)[2], const ST& src, int row, int col, co
   dst[0] = static_cast<unsigned>(e[0]) | (static_cast<unsigned>(e[1]) << 16);
   dst[1] = static_cast<unsigned>(e[2]) | (static_cast<unsigned>(e[3]) << 16);
 }
+#endif
 
 // ---- Matrix cores -------------------------------------------------------------
-// acc (16x16, row layout) += a * b^T with a and b^T in row layout. The MFMA
-// computes X*Y with its result spread down columns; fed X = b (rows of B^T)
-// and Y = a, it yields (A*B^T)^T in that spread, which is A*B^T in our row
-// layout.
+// acc (a base tile, row layout) += a * b^T with a and b^T in row layout. The
+// MFMA computes X*Y with its result spread down columns; fed X = b (rows of
+// B^T) and Y = a, it yields (A*B^T)^T in that spread, which is A*B^T in our
+// row layout.
 // acc += one MFMA builtin of X = b and Y = a, their registers (2 or 4
-// packed words) cast to the vector type V it takes: the round trip every
-// wrapper below makes.
-template <class V, class Words, class Mfma>
-TT_DEVICE void mfma_accumulate(float (&acc)[4], const Words& a, const Words& b, Mfma mfma) {
-  float4_t c = {acc[0], acc[1], acc[2], acc[3]};
-  c = mfma(__builtin_bit_cast(V, b), __builtin_bit_cast(V, a), c);
-  acc[0] = c.x;
-  acc[1] = c.y;
-  acc[2] = c.z;
-  acc[3] = c.w;
+// packed words) cast to the vector type V it takes, the accumulators (4 or
+// 16) to a float vector: the round trip every wrapper below makes.
+template <int N>
+struct acc_vector;
+template <>
+struct acc_vector<4> {
+  using type = float4_t;
+};
+template <>
+struct acc_vector<16> {
+  using type = float16_t;
+};
+// Element by element with constant indices: a vector indexed in a loop is
+// an LDS-less stack array until the loop unrolls (scratch on gfx950).
+template <class T, T... I>
+struct index_list {};
+template <class V, int N, int... I>
+TT_DEVICE V to_vector(const float (&acc)[N], index_list<int, I...>) {
+  return V{acc[I]...};
 }
+template <class V, int N, int... I>
+TT_DEVICE void from_vector(float (&acc)[N], const V& c, index_list<int, I...>) {
+  ((acc[I] = c[I]), ...);
+}
+template <class V, int N, class Words, class Mfma>
+TT_DEVICE void mfma_accumulate(float (&acc)[N], const Words& a, const Words& b, Mfma mfma) {
+  using C = typename acc_vector<N>::type;
+  const __make_integer_seq<index_list, int, N> each;
+  C c = to_vector<C>(acc, each);
+  c = mfma(__builtin_bit_cast(V, b), __builtin_bit_cast(V, a), c);
+  from_vector(acc, c, each);
+}
+
+#if defined(__gfx950__)
+typedef __bf16 bf16x8_t __attribute__((ext_vector_type(8)));
+typedef _Float16 half8_t __attribute__((ext_vector_type(8)));
+#endif
 
 template <class T>
 struct mma_op;
+#if defined(TT_MFMA_32)
+// A 32x32 base tile spans k = 32: run q of a lane's elements (k 8q + 4(l/32)
+// + 0..3) is the k slice of 8 that one 32x32x8 MFMA takes, which gives lane
+// l k 4(l/32).. of it. gfx950's double-rate 32x32x16 gives lane l k 8(l/32)
+// + 0..7 of a slice of 16: fed runs 2p and 2p + 1 of both operands, it sums
+// the same products in another order, which a dot product does not see.
+TT_DEVICE uint2_t run_of(const unsigned (&w)[8], int q) {
+  return uint2_t{w[2 * q], w[2 * q + 1]};
+}
+TT_DEVICE uint4_t runs_of(const unsigned (&w)[8], int p) {
+  return uint4_t{w[4 * p], w[4 * p + 1], w[4 * p + 2], w[4 * p + 3]};
+}
+template <>
+struct mma_op<bf16> {
+  TT_DEVICE static void base(float (&acc)[16], const unsigned (&a)[8], const unsigned (&b)[8]) {
+#if defined(__gfx950__)
+#pragma unroll
+    for (int p = 0; p < 2; ++p) {
+      mfma_accumulate<bf16x8_t>(acc, runs_of(a, p), runs_of(b, p),
+                                [](bf16x8_t x, bf16x8_t y, float16_t c) {
+                                  return __builtin_amdgcn_mfma_f32_32x32x16_bf16(x, y, c, 0, 0, 0);
+                                });
+    }
+#else
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      mfma_accumulate<short4_t>(acc, run_of(a, q), run_of(b, q),
+                                [](short4_t x, short4_t y, float16_t c) {
+                                  return __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(x, y, c, 0, 0, 0);
+                                });
+    }
+#endif
+  }
+};
+template <>
+struct mma_op<f16> {
+  TT_DEVICE static void base(float (&acc)[16], const unsigned (&a)[8], const unsigned (&b)[8]) {
+#if defined(__gfx950__)
+#pragma unroll
+    for (int p = 0; p < 2; ++p) {
+      mfma_accumulate<half8_t>(acc, runs_of(a, p), runs_of(b, p),
+                               [](half8_t x, half8_t y, float16_t c) {
+                                 return __builtin_amdgcn_mfma_f32_32x32x16_f16(x, y, c, 0, 0, 0);
+                               });
+    }
+#else
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      mfma_accumulate<half4_t>(acc, run_of(a, q), run_of(b, q),
+                               [](half4_t x, half4_t y, float16_t c) {
+                                 return __builtin_amdgcn_mfma_f32_32x32x8f16(x, y, c, 0, 0, 0);
+                               });
+    }
+#endif
+  }
+};
+#else
 template <>
 struct mma_op<bf16> {
   TT_DEVICE static void base(float (&acc)[4], const unsigned (&a)[2], const unsigned (&b)[2]) {
@@ -238,8 +419,6 @@ struct mma_op<f16> {
 // indices 8(l/16)..8(l/16)+7 of both operands; fed a0's four elements then
 // a1's (k 4(l/16).. of each slice) and b's alike, it sums the same 32
 // products in another order, which a dot product does not see.
-typedef __bf16 bf16x8_t __attribute__((ext_vector_type(8)));
-typedef _Float16 half8_t __attribute__((ext_vector_type(8)));
 template <class T>
 struct mma_pair_op;
 template <>
@@ -264,6 +443,7 @@ struct mma_pair_op<f16> {
                              });
   }
 };
+#endif
 #endif
 
 // ---- Global memory -> LDS ------------------------------------------------------

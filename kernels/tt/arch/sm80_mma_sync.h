@@ -86,6 +86,7 @@ struct convert<f16> {
 // at row l/4 + 8*((e/2)%2), column 2*(l%4) + 8*(e/4) + e%2. Elements 2p and
 // 2p+1 are neighbours in a row (one packed register for 16-bit types).
 struct frag {
+  static constexpr int side = 16;  // base tiles are side x side
   static constexpr int elems = 8;
   static constexpr int run = 2;  // consecutive columns held together
   TT_DEVICE static int row(int lane, int e) { return (lane >> 2) + ((e & 2) << 2); }

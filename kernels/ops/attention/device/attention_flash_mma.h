@@ -39,6 +39,7 @@ struct plan {
   static constexpr int warps = C::warps, threads = warps * arch::lanes;
   static constexpr int tm = BQ / warps;  // query rows per warp
   static_assert(BQ % warps == 0 && tm % 16 == 0, "each warp owns whole base tiles of queries");
+  static_assert(base_side == 16, "the attention kernels walk 16x16 base tiles");
   // Operands go to the MMA in k steps of arch::mma_k (16, or 32 on gfx950).
   static constexpr int ks = arch::mma_k;
   static_assert(D % ks == 0 && BKV % ks == 0, "tiles are whole MMA k steps");

@@ -40,18 +40,19 @@ struct plan {
   static constexpr int warps = wm * wn * wk, threads = warps * arch::lanes;
   static constexpr int tm = bm / wm, tn = bn / wn;  // warp tile
   static constexpr int steps = bk / arch::mma_k;    // MMA k steps per stage
-  static_assert(bm % wm == 0 && bn % wn == 0 && tm % 16 == 0 && tn % 16 == 0,
+  static_assert(bm % wm == 0 && bn % wn == 0 && tm % base_side == 0 && tn % base_side == 0,
                 "warp tiles are whole base tiles");
   static_assert(steps % wk == 0, "every k group of warps takes as many steps");
   // Shared tiles hold operands as they lie in global memory.
   using a_tile = select_t<C::a_col_major, st<a_type, bk, bm>, st<a_type, bm, bk>>;
   using b_tile = select_t<C::b_col_major, st<b_type, bn, bk>, st<b_type, bk, bn>>;
-  // Register fragments of one MMA k step (arch::mma_k: 16, or 32 on gfx950).
+  // Register fragments of one MMA k step (arch::mma_k: 16, or 32 on gfx950
+  // and with 32x32 base tiles).
   static constexpr int ks = arch::mma_k;
   using a_frag = select_t<C::a_col_major, rt<a_type, ks, tm, col_l>, rt<a_type, tm, ks, row_l>>;
   using b_frag = select_t<C::b_col_major, rt<b_type, tn, ks, row_l>, rt<b_type, ks, tn, col_l>>;
   using acc_tile = rt<float, tm, tn, row_l>;
-  static constexpr int acc_floats = (tm / 16) * (tn / 16) * arch::frag::elems;
+  static constexpr int acc_floats = (tm / base_side) * (tn / base_side) * arch::frag::elems;
   static constexpr int pipeline_bytes = C::stages * (a_tile::bytes + b_tile::bytes);
   // k groups beyond the first park their accumulators here to be summed.
   static constexpr int reduce_bytes = (wk - 1) * wm * wn * acc_floats * arch::lanes * 4;
@@ -181,12 +182,12 @@ TT_DEVICE void reduce_groups(typename plan<C>::acc_tile& acc, float* scratch) {
     if (group > 0) {
       float* mine = scratch + ((group - 1) * P::wm * P::wn + tile) * P::acc_floats * arch::lanes;
 #pragma unroll
-      for (int i = 0; i < P::tm / 16; ++i)
+      for (int i = 0; i < P::tm / base_side; ++i)
 #pragma unroll
-        for (int j = 0; j < P::tn / 16; ++j)
+        for (int j = 0; j < P::tn / base_side; ++j)
 #pragma unroll
           for (int e = 0; e < arch::frag::elems; ++e)
-            mine[((i * (P::tn / 16) + j) * arch::frag::elems + e) * arch::lanes + lane] =
+            mine[((i * (P::tn / base_side) + j) * arch::frag::elems + e) * arch::lanes + lane] =
                 acc.tiles[i][j].data[e];
     }
     sync();
@@ -196,13 +197,14 @@ TT_DEVICE void reduce_groups(typename plan<C>::acc_tile& acc, float* scratch) {
         const float* theirs =
             scratch + ((g - 1) * P::wm * P::wn + tile) * P::acc_floats * arch::lanes;
 #pragma unroll
-        for (int i = 0; i < P::tm / 16; ++i)
+        for (int i = 0; i < P::tm / base_side; ++i)
 #pragma unroll
-          for (int j = 0; j < P::tn / 16; ++j)
+          for (int j = 0; j < P::tn / base_side; ++j)
 #pragma unroll
             for (int e = 0; e < arch::frag::elems; ++e)
               acc.tiles[i][j].data[e] +=
-                  theirs[((i * (P::tn / 16) + j) * arch::frag::elems + e) * arch::lanes + lane];
+                  theirs[((i * (P::tn / base_side) + j) * arch::frag::elems + e) * arch::lanes +
+                         lane];
       }
     }
   }

@@ -311,6 +311,37 @@ TEST(TmaWsGemmSpace, PrefersDeepestPipeline128x256TilesInRasterGroups) {
 
 // f32 read as tf32: 4-byte elements in shared memory, float fragments that
 // allow warp tiles of at most 1024 elements, mma.sync only.
+// 32x32 MFMA base tiles (mma_tile 32) are a CDNA choice, on the
+// compute-bound tiles only, each warp tile whole 32x32 tiles and a stage two
+// or four of their k = 32 steps; NVIDIA spaces have no such parameter.
+TEST(TileGemmSpace, MfmaTiles32x32OnlyOnCdnaComputeBoundTiles) {
+  for (const Variant& v : TileGemmSpace(Problem(4096, 4096, 4096), kSm90Target).ValidVariants()) {
+    EXPECT_FALSE(v.contains("mma_tile"));
+  }
+  for (const GemmTarget& target : {kGfx90aTarget, GemmTargetOn(kGfx90aTarget, kernels::kMi355x)}) {
+    std::set<int64_t> tiles;
+    for (const Variant& v : TileGemmSpace(Problem(4096, 4096, 4096), target).ValidVariants()) {
+      tiles.insert(v.at("mma_tile"));
+      if (v.at("mma_tile") != 32) continue;
+      EXPECT_GE(v.at("block_m"), 64);
+      EXPECT_EQ(v.at("block_m") / v.at("warps_m") % 32, 0);
+      EXPECT_EQ(v.at("block_n") / v.at("warps_n") % 32, 0);
+      const int64_t k_per_group = v.at("block_k") / v.at("warps_k");
+      EXPECT_TRUE(k_per_group == 64 || k_per_group == 128) << k_per_group;
+    }
+    EXPECT_EQ(tiles, (std::set<int64_t>{16, 32}));
+    for (const Variant& v : TileGemmSpace(Problem(16, 4096, 4096), target).ValidVariants()) {
+      EXPECT_EQ(v.at("mma_tile"), 16) << "decode keeps 16x16 tiles";
+    }
+  }
+  const Variant v = {{"block_m", 64},   {"block_n", 128}, {"block_k", 32}, {"warps_m", 2},
+                     {"warps_n", 2},    {"warps_k", 1},   {"stages", 2},   {"group_m", 1},
+                     {"mma", kMmaSync}, {"split_k", 1},   {"mma_tile", 32}};
+  EXPECT_EQ(TileGemmSpace(Problem(4096, 4096, 4096), kGfx90aTarget).Violation(v),
+            "each k group of warps takes 2 or 4 MMA k steps a stage (block_k / warps_k is 32 or "
+            "64; 64 or 128 with mma_tile 32)");
+}
+
 TEST(TileGemmSpace, Tf32VariantsFitFloatTilesAndRunMmaSync) {
   const int64_t shapes[][4] = {{4096, 4096, 4096, 1}, {2048, 2048, 2048, 1}, {16, 4096, 4096, 1},
                                {128, 14336, 4096, 1}, {77, 129, 65, 2},      {1, 1, 1, 1}};
