@@ -349,46 +349,53 @@ TT_DEVICE uint2_t run_of(const unsigned (&w)[8], int q) {
 TT_DEVICE uint4_t runs_of(const unsigned (&w)[8], int p) {
   return uint4_t{w[4 * p], w[4 * p + 1], w[4 * p + 2], w[4 * p + 3]};
 }
-template <>
-struct mma_op<bf16> {
-  TT_DEVICE static void base(float (&acc)[16], const unsigned (&a)[8], const unsigned (&b)[8]) {
+// The MFMA of one k slice: 32x32x8, or gfx950's 32x32x16 on two runs.
+template <class T>
+struct mfma32;
 #if defined(__gfx950__)
-#pragma unroll
-    for (int p = 0; p < 2; ++p) {
-      mfma_accumulate<bf16x8_t>(acc, runs_of(a, p), runs_of(b, p),
-                                [](bf16x8_t x, bf16x8_t y, float16_t c) {
-                                  return __builtin_amdgcn_mfma_f32_32x32x16_bf16(x, y, c, 0, 0, 0);
-                                });
-    }
-#else
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      mfma_accumulate<short4_t>(acc, run_of(a, q), run_of(b, q),
-                                [](short4_t x, short4_t y, float16_t c) {
-                                  return __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(x, y, c, 0, 0, 0);
-                                });
-    }
-#endif
+template <>
+struct mfma32<bf16> {
+  using operand = bf16x8_t;
+  TT_DEVICE static float16_t issue(operand x, operand y, float16_t c) {
+    return __builtin_amdgcn_mfma_f32_32x32x16_bf16(x, y, c, 0, 0, 0);
   }
 };
 template <>
-struct mma_op<f16> {
+struct mfma32<f16> {
+  using operand = half8_t;
+  TT_DEVICE static float16_t issue(operand x, operand y, float16_t c) {
+    return __builtin_amdgcn_mfma_f32_32x32x16_f16(x, y, c, 0, 0, 0);
+  }
+};
+#else
+template <>
+struct mfma32<bf16> {
+  using operand = short4_t;
+  TT_DEVICE static float16_t issue(operand x, operand y, float16_t c) {
+    return __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(x, y, c, 0, 0, 0);
+  }
+};
+template <>
+struct mfma32<f16> {
+  using operand = half4_t;
+  TT_DEVICE static float16_t issue(operand x, operand y, float16_t c) {
+    return __builtin_amdgcn_mfma_f32_32x32x8f16(x, y, c, 0, 0, 0);
+  }
+};
+#endif
+template <class T>
+struct mma_op {
   TT_DEVICE static void base(float (&acc)[16], const unsigned (&a)[8], const unsigned (&b)[8]) {
+    using M = mfma32<T>;
 #if defined(__gfx950__)
 #pragma unroll
     for (int p = 0; p < 2; ++p) {
-      mfma_accumulate<half8_t>(acc, runs_of(a, p), runs_of(b, p),
-                               [](half8_t x, half8_t y, float16_t c) {
-                                 return __builtin_amdgcn_mfma_f32_32x32x16_f16(x, y, c, 0, 0, 0);
-                               });
+      mfma_accumulate<typename M::operand>(acc, runs_of(a, p), runs_of(b, p), M::issue);
     }
 #else
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-      mfma_accumulate<half4_t>(acc, run_of(a, q), run_of(b, q),
-                               [](half4_t x, half4_t y, float16_t c) {
-                                 return __builtin_amdgcn_mfma_f32_32x32x8f16(x, y, c, 0, 0, 0);
-                               });
+      mfma_accumulate<typename M::operand>(acc, run_of(a, q), run_of(b, q), M::issue);
     }
 #endif
   }
