@@ -309,8 +309,8 @@ template <>
 struct acc_vector<16> {
   using type = float16_t;
 };
-// Element by element with constant indices: a vector indexed in a loop is
-// an LDS-less stack array until the loop unrolls (scratch on gfx950).
+// Element by element with constant indices, as the 16x16 path always wrote
+// them ({acc[0], ..., acc[3]}): its code objects stayed byte-identical.
 template <class T, T... I>
 struct index_list {};
 template <class V, int N, int... I>
