@@ -109,9 +109,7 @@ KernelSource TileGemmSource(const v1::KernelKey& raw, const GemmTarget& target,
     spec.entry_attributes = "__cluster_dims__(" + std::to_string(tuned["split_k"]) + ", 1, 1) ";
   }
   // 32x32 base tiles: the CDNA leaf's whole tile vocabulary switches (cdna_mfma.h).
-  if (const auto tile = variant.find("mma_tile"); tile != variant.end() && tile->second == 32) {
-    spec.defines.emplace_back("TT_MFMA_32 1");
-  }
+  if (MmaTile(variant) == 32) spec.defines.emplace_back("TT_MFMA_32 1");
   const TileGemmLaunch launch = TileGemmLaunchOf(p, target, tuned);
   spec.config.emplace_back("vec_a", VectorWidth(p.lda, p.element_bytes));
   spec.config.emplace_back("vec_b", VectorWidth(p.ldb, p.element_bytes));

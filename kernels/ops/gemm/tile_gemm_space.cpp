@@ -66,13 +66,6 @@ bool Wgmma(const Variant& v) {
   return v.at("mma") == kMmaWarpgroup;
 }
 
-// The side of a variant's MMA base tiles: 32 where it runs the CDNA leaf's
-// 32x32 MFMAs (mma_tile, on targets with mma_tile_32), else 16.
-int64_t MmaTile(const Variant& v) {
-  const auto it = v.find("mma_tile");
-  return it == v.end() ? 16 : it->second;
-}
-
 // Registers a lane of the CDNA leaf's main loop holds: the f32
 // accumulators of its warp tile, two k tiles of operand fragments (LLVM
 // reads a whole tile's ahead of its MFMAs) and the copies it stages through
@@ -184,6 +177,11 @@ GemmProblem ProblemOf(const v1::KernelKey& raw) {
   p.out_element_bytes = key.output_dtype() == v1::DTYPE_F32 ? 4 : 2;
   p.gated = Gated(key);
   return p;
+}
+
+int64_t MmaTile(const Variant& v) {
+  const auto it = v.find("mma_tile");
+  return it == v.end() ? 16 : it->second;
 }
 
 int64_t VectorWidth(int64_t leading_dimension, int64_t element_bytes) {

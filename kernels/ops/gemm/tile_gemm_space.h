@@ -60,6 +60,10 @@ struct GemmProblem {
 };
 GemmProblem ProblemOf(const v1::KernelKey& key);
 
+// The side of a variant's MMA base tiles: 32 where it runs the CDNA leaf's
+// 32x32 MFMAs (mma_tile, on targets with mma_tile_32), else 16.
+int64_t MmaTile(const Variant& v);
+
 // Elements per global load for a leading dimension: the widest count of
 // elements in 16 bytes or fewer (8, 4, 2, 1 for 16-bit elements; 4, 2, 1 for
 // floats) that divides it.
